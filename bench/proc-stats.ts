@@ -1,0 +1,41 @@
+import { readFileSync, writeFileSync } from "node:fs";
+
+/** Memory figures of one process, in bytes, from /proc/<pid>/status. */
+export interface MemoryFigures {
+  /** Resident set size now (VmRSS). */
+  rss: number;
+  /** Peak resident set size since start or since the last resetPeak (VmHWM). */
+  peakRss: number;
+}
+
+function field(status: string, name: string): number {
+  const match = new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status);
+  return match ? Number(match[1]) * 1024 : NaN;
+}
+
+export function memoryOf(pid: number): MemoryFigures {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return { rss: field(status, "VmRSS"), peakRss: field(status, "VmHWM") };
+}
+
+/**
+ * Resets VmHWM to the current RSS (Linux: write 5 to /proc/<pid>/clear_refs), so each round
+ * reports its own peak. Returns false where the kernel or permissions do not allow it; the
+ * peak is then the peak since the process started.
+ */
+export function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** CPU time (user + system) used by a process so far, in seconds. */
+export function cpuSecondsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields[11] is utime, fields[12] stime (the 14th and 15th of the whole line), in clock ticks.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

@@ -1,0 +1,47 @@
+import { join } from "node:path";
+import type { ServerConfig } from "./server-config";
+
+/** One kind of server under test: which script, with which settings on top of the case's. */
+export interface ServerKind {
+  /** Stable id used in results and env filters. */
+  id: string;
+  /** Name shown in tables and the chart. */
+  label: string;
+  /** Compiled child entry. */
+  script: string;
+  /** Settings added to the case's (ack mode, store). */
+  config: Partial<ServerConfig>;
+  /** The baseline every ratio divides by. */
+  baseline?: boolean;
+}
+
+export const BARE_NODE: ServerKind = {
+  id: "bare-node",
+  label: "bare node:http",
+  script: join(__dirname, "bare-node.js"),
+  config: {},
+  baseline: true,
+};
+
+export const BARE_EXPRESS: ServerKind = {
+  id: "bare-express",
+  label: "Express 5 route",
+  script: join(__dirname, "bare-express.js"),
+  config: {},
+};
+
+export const FRAMEWORK_RECEIVED: ServerKind = {
+  id: "framework-received",
+  label: "webhook-tasks ack=received (memory store)",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "received", store: "memory" },
+};
+
+export const FRAMEWORK_PERSISTED: ServerKind = {
+  id: "framework-persisted",
+  label: "webhook-tasks ack=persisted (embedded store)",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "embedded" },
+};
+
+export const ALL_SERVERS: readonly ServerKind[] = [BARE_NODE, BARE_EXPRESS, FRAMEWORK_RECEIVED, FRAMEWORK_PERSISTED];

@@ -1,0 +1,61 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { pinnedNode, SERVER_CORE } from "../pinning";
+import type { ServerKind } from "./catalog";
+import type { ReadyLine, ServerConfig } from "./server-config";
+
+/** A server child running on the server core, ready for traffic. */
+export interface RunningServer {
+  kind: ServerKind;
+  pid: number;
+  port: number;
+  paths: string[];
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Extra node flags for server children, e.g. BENCH_SERVER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof". */
+function nodeFlags(): string[] {
+  return (process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
+}
+
+export async function launch(kind: ServerKind, caseConfig: ServerConfig, timeoutMs = 60_000): Promise<RunningServer> {
+  const config: ServerConfig = { ...caseConfig, ...kind.config };
+  const { command, args } = pinnedNode(SERVER_CORE, [...nodeFlags(), kind.script, JSON.stringify(config)]);
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production" } });
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+  const ready = await new Promise<ReadyLine>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${kind.id} not ready after ${timeoutMs} ms\n${stderr}`)), timeoutMs);
+    const lines = createInterface({ input: child.stdout! });
+    lines.on("line", (line) => {
+      if (!line.startsWith("READY ")) return;
+      clearTimeout(timer);
+      resolve(JSON.parse(line.slice(6)) as ReadyLine);
+    });
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${kind.id} exited before ready (code ${code}, signal ${signal})\n${stderr}`));
+    });
+  });
+
+  return {
+    kind,
+    pid: ready.pid,
+    port: ready.port,
+    paths: config.paths,
+    stop: (graceMs = 15_000) => stopChild(child, exited, graceMs),
+  };
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,57 @@
+/**
+ * What the harness tells a server child (one JSON argument) and how the child answers
+ * (one `READY {...}` line on stdout). Shared by the three server kinds.
+ */
+export interface ServerConfig {
+  /** Exact paths served, one per source (one source: ["/hooks/0"]). */
+  paths: string[];
+  /** Port to listen on; 0 lets the OS pick. */
+  port: number;
+  /** Framework only: what the 2xx promises. */
+  ack?: "received" | "persisted";
+  /** Framework only: the store engine. */
+  store?: "memory" | "embedded";
+  /** Framework only: the store's directory (embedded store). */
+  dataDir?: string;
+  /** Most events one queue may hold before 503 (backlog cases raise it). */
+  maxQueued?: number;
+  /** Milliseconds each task run takes: 0 is a no-op task; more makes the task slower than arrivals. */
+  taskDelayMs?: number;
+  /** Task runs at once (backlog cases use 1). */
+  concurrency?: number;
+}
+
+export interface ReadyLine {
+  port: number;
+  pid: number;
+}
+
+export function readConfig(): ServerConfig {
+  const text = process.argv[2];
+  if (text === undefined) throw new Error("usage: node <server>.js '<ServerConfig JSON>'");
+  return JSON.parse(text) as ServerConfig;
+}
+
+export function announce(port: number): void {
+  const line: ReadyLine = { port, pid: process.pid };
+  process.stdout.write(`READY ${JSON.stringify(line)}\n`);
+}
+
+/** Ends the process on SIGTERM/SIGINT after `close` resolves (or after 10 s, whichever is first). */
+export function exitOnSignal(close: () => Promise<void>): void {
+  let closing = false;
+  const stop = () => {
+    if (closing) return;
+    closing = true;
+    setTimeout(() => process.exit(0), 10_000).unref();
+    close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`close failed: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}

@@ -1,0 +1,213 @@
+import type { Express } from "express";
+import { ListenerRegistry } from "../http/listener-registry";
+import type { ListenerTimeouts } from "../http/listener";
+import type { TrustProxy } from "../http/trust-proxy";
+import { createStore, type StoreSpec } from "../store/create-store";
+import type { DeadLetterStore, StateStore, Store } from "../store/store";
+import { createConsoleLogger, errorMessage, type Logger, type LogLevel } from "./logger";
+import { OutcomeRegistry } from "./outcome-registry";
+import type { TaskHandler, TaskOptions } from "./task";
+import { TaskInbox } from "./task-inbox";
+import { TaskRegistry, type RegisteredTask } from "./task-registry";
+import { TaskRunner } from "./task-runner";
+import type { WebhookEvent } from "../sources/webhook/webhook-event";
+
+export interface CoreAppOptions {
+  /** Where queues, state and dead letters live (default "embedded": on disk, durable). */
+  store?: StoreSpec;
+  /** Directory of the embedded store (default $WEBHOOK_TASKS_DATA_DIR, else ./.data/<app name>). */
+  dataDir?: string;
+  /** Most messages a queue may hold before sources answer 503 (engine default when unset). */
+  maxQueued?: number;
+  logger?: Logger;
+  /** Level of the default logger (default "info"; ignored when `logger` is given). */
+  logLevel?: LogLevel;
+  /** Proxies trusted to name the client, for every source that does not set its own. */
+  trustProxy?: TrustProxy;
+  /** How long stop() waits for requests and tasks in flight (default 10 s). */
+  shutdownTimeoutMs?: number;
+  /** Timeouts of the HTTP listeners. */
+  http?: ListenerTimeouts;
+}
+
+type AppState = "new" | "starting" | "running" | "stopping" | "stopped";
+
+/**
+ * An application: tasks, their sources and the store between them. `start()` opens the store,
+ * attaches sources, starts listeners and runners; `stop()` undoes it gracefully.
+ */
+export class CoreApp {
+  readonly name: string;
+  readonly logger: Logger;
+  private readonly options: CoreAppOptions;
+  private readonly registry = new TaskRegistry();
+  private readonly listeners: ListenerRegistry;
+  private readonly outcomes = new OutcomeRegistry();
+  private runners: TaskRunner[] = [];
+  private appState: AppState = "new";
+  private storeInstance: Store | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(name: string, options: CoreAppOptions = {}) {
+    if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
+      throw new TypeError(`CoreApp: name must be 1-100 letters, digits or _ . - (it names the data directory), got ${JSON.stringify(name)}`);
+    }
+    this.name = name;
+    this.options = options;
+    this.logger = options.logger ?? createConsoleLogger(options.logLevel ?? "info", { app: name });
+    this.listeners = new ListenerRegistry(options.http);
+  }
+
+  /** Registers a task. Its handler gets `(ctx, event)`; its return value goes to `emit`. */
+  task<E = WebhookEvent, R = unknown>(options: TaskOptions, handler: TaskHandler<E, R>): this {
+    if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": tasks must be added before start()`);
+    this.registry.add(options, handler as TaskHandler<never, unknown>, { state: unopenedState, logger: this.logger });
+    return this;
+  }
+
+  /** Registered tasks, in order. */
+  get tasks(): ReadonlyArray<Pick<RegisteredTask, "name" | "queue" | "emit" | "source" | "concurrency" | "retry">> {
+    return this.registry.all();
+  }
+
+  /** The store; available after start(). */
+  get store(): Store {
+    if (!this.storeInstance) throw new Error(`CoreApp "${this.name}": the store is open only between start() and stop()`);
+    return this.storeInstance;
+  }
+
+  get deadLetters(): DeadLetterStore {
+    return this.store.deadLetters;
+  }
+
+  /** State outside any task (a task's own is `ctx.state`). */
+  state(namespace: string): StateStore {
+    return this.store.state(`app:${namespace}`);
+  }
+
+  get running(): boolean {
+    return this.appState === "running";
+  }
+
+  /**
+   * The Express application serving host:port, for your own middleware and routes (health
+   * checks, admin pages). Add them before start(); webhook paths are matched first.
+   */
+  express(host = "127.0.0.1", port = 8080): Express {
+    return this.listeners.get(host, port).express;
+  }
+
+  async start(): Promise<this> {
+    if (this.appState !== "new") throw new Error(`CoreApp "${this.name}" was started already`);
+    this.appState = "starting";
+    const tasks = this.registry.all();
+    if (tasks.length === 0) this.logger.warn("the app has no tasks");
+    const store = createStore(this.options.store ?? "memory", {
+      appName: this.name,
+      dataDir: this.options.dataDir,
+      maxQueued: this.options.maxQueued,
+    });
+    const attached: RegisteredTask[] = [];
+    try {
+      await store.open();
+      this.storeInstance = store;
+      for (const task of tasks) {
+        task.state = store.state(`task:${task.name}`);
+        task.logger = childLogger(this.logger, { task: task.name });
+        if (task.source) {
+          task.source.attach(new TaskInbox(task.name, task.queue, store, this.outcomes), {
+            listeners: this.listeners,
+            trustProxy: this.options.trustProxy,
+            logger: task.logger,
+          });
+          attached.push(task);
+        }
+      }
+      for (const { task, queue } of this.registry.unconsumedEmits()) {
+        this.logger.warn(`task "${task}" emits to queue "${queue}", which no task consumes: its messages will wait in the store`);
+      }
+      this.runners = tasks.map((task) => new TaskRunner(task, this, store, this.outcomes, task.logger));
+      await this.listeners.listenAll();
+    } catch (error) {
+      for (const task of attached) task.source?.detach();
+      this.storeInstance = undefined;
+      await store.close().catch(() => undefined);
+      this.appState = "stopped";
+      throw error;
+    }
+    for (const runner of this.runners) runner.start();
+    this.appState = "running";
+    this.logger.info("started", {
+      store: store.engine,
+      listeners: this.listeners.all().map((l) => l.origin),
+      tasks: tasks.map((t) => t.name),
+    });
+    return this;
+  }
+
+  /**
+   * Graceful stop: listeners stop accepting and finish requests in flight, runners stop
+   * claiming and let running handlers finish (up to `timeoutMs`), then the store closes.
+   * Work not finished stays in a durable store for the next start.
+   */
+  stop(options: { timeoutMs?: number } = {}): Promise<void> {
+    if (this.stopping) return this.stopping;
+    if (this.appState === "new" || this.appState === "stopped") {
+      this.appState = "stopped";
+      return Promise.resolve();
+    }
+    this.stopping = this.shutdown(options.timeoutMs ?? this.options.shutdownTimeoutMs ?? 10_000);
+    return this.stopping;
+  }
+
+  /** Starts, then stops gracefully on SIGINT or SIGTERM and exits; a second signal exits at once. */
+  async run(): Promise<void> {
+    await this.start();
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) {
+        this.logger.warn(`second ${signal}: exiting without waiting`);
+        process.exit(130);
+      }
+      signalled = true;
+      this.logger.info(`${signal} received: stopping`);
+      this.stop().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          this.logger.error("stop failed", { error: errorMessage(error) });
+          process.exit(1);
+        },
+      );
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+  }
+
+  private async shutdown(timeoutMs: number): Promise<void> {
+    this.appState = "stopping";
+    const deadline = Date.now() + timeoutMs;
+    await this.listeners.closeAll(timeoutMs);
+    this.outcomes.releaseAll();
+    const remaining = Math.max(0, deadline - Date.now());
+    await Promise.all(this.runners.map((r) => r.stop(remaining)));
+    for (const task of this.registry.all()) task.source?.detach();
+    await this.storeInstance?.close();
+    this.storeInstance = undefined;
+    this.appState = "stopped";
+    this.logger.info("stopped");
+  }
+}
+
+function childLogger(parent: Logger, fields: Record<string, unknown>): Logger {
+  return {
+    debug: (m, f) => parent.debug(m, { ...fields, ...f }),
+    info: (m, f) => parent.info(m, { ...fields, ...f }),
+    warn: (m, f) => parent.warn(m, { ...fields, ...f }),
+    error: (m, f) => parent.error(m, { ...fields, ...f }),
+  };
+}
+
+const notOpen = (): never => {
+  throw new Error("ctx.state is available once the app has started");
+};
+const unopenedState: StateStore = { get: notOpen, set: notOpen, delete: notOpen, setIfAbsent: notOpen };

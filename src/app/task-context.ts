@@ -1,0 +1,19 @@
+import type { Logger } from "./logger";
+import type { StateStore } from "../store/store";
+import type { CoreApp } from "./core-app";
+
+/** What a task receives besides its event. */
+export interface TaskContext {
+  readonly app: CoreApp;
+  /** The task's name (a method task: "Class.method"). */
+  readonly task: string;
+  /** Id of the event or message being handled; stable across retries of it. */
+  readonly eventId: string;
+  /** 1 on the first delivery, 2 on the first retry, ... */
+  readonly attempt: number;
+  /** State kept in the app's store, scoped to this task. */
+  readonly state: StateStore;
+  readonly logger: Logger;
+  /** Exact bytes of the webhook request (an empty Buffer for queue messages): verify signatures over these. */
+  readonly rawBody: Buffer;
+}

@@ -1,0 +1,90 @@
+import { isSource, type Source } from "../sources/source";
+import type { StateStore } from "../store/store";
+import type { Logger } from "./logger";
+import { resolveRetry, type RetryPolicy } from "./retry-policy";
+import type { TaskHandler, TaskOptions } from "./task";
+
+export const DEFAULT_CONCURRENCY = 16;
+
+/** A task as the runner sees it: options validated, queue named, handler bound. */
+export interface RegisteredTask {
+  readonly name: string;
+  readonly source: Source | undefined;
+  /** Queue the task consumes: the named queue, or its push source's inbox. */
+  readonly queue: string;
+  readonly emit: string | undefined;
+  readonly handler: TaskHandler<unknown, unknown>;
+  readonly concurrency: number;
+  readonly retry: RetryPolicy;
+  /** Set when the app starts. */
+  state: StateStore;
+  logger: Logger;
+}
+
+const QUEUE_NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
+
+/** Tasks of one app; checks names, queues and sources once, when they are added. */
+export class TaskRegistry {
+  private readonly tasks = new Map<string, RegisteredTask>();
+
+  add(options: TaskOptions, handler: TaskHandler<never, unknown>, placeholder: { state: StateStore; logger: Logger }): RegisteredTask {
+    if (typeof options !== "object" || options === null) throw new TypeError("task: options { source, emit? } are required");
+    if (typeof handler !== "function") throw new TypeError("task: the handler must be a function (ctx, event) => result");
+    const name = options.name ?? handler.name;
+    if (typeof name !== "string" || name.length === 0) throw new TypeError("task: give the task a name (options.name) or use a named function");
+    const where = `task "${name}"`;
+    if (this.tasks.has(name)) throw new Error(`${where}: a task with this name exists already; task names must be unique`);
+    const { source, emit } = options;
+    let queue: string;
+    if (typeof source === "string") {
+      checkQueueName(source, `${where}: source`);
+      queue = source;
+    } else if (isSource(source)) {
+      queue = `${source.kind}:${name}`;
+    } else {
+      throw new TypeError(`${where}: source must be a WebhookSource (or another Source) or the name of a queue`);
+    }
+    if (emit !== undefined) checkQueueName(emit, `${where}: emit`);
+    for (const other of this.tasks.values()) {
+      if (other.queue === queue) throw new Error(`${where}: queue "${queue}" is consumed by task "${other.name}" already; a queue feeds one task`);
+      if (other.source !== undefined && other.source === source) throw new Error(`${where}: ${other.source.describe()} feeds task "${other.name}" already; a source feeds one task`);
+    }
+    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`${where}: concurrency must be an integer >= 1`);
+    const task: RegisteredTask = {
+      name,
+      source: typeof source === "string" ? undefined : source,
+      queue,
+      emit,
+      handler: handler as TaskHandler<unknown, unknown>,
+      concurrency,
+      retry: resolveRetry(options.retry, where),
+      state: placeholder.state,
+      logger: placeholder.logger,
+    };
+    this.tasks.set(name, task);
+    return task;
+  }
+
+  all(): RegisteredTask[] {
+    return [...this.tasks.values()];
+  }
+
+  get(name: string): RegisteredTask | undefined {
+    return this.tasks.get(name);
+  }
+
+  /** Emit queues no task consumes: their messages would only pile up. */
+  unconsumedEmits(): Array<{ task: string; queue: string }> {
+    const consumed = new Set(this.all().map((t) => t.queue));
+    return this.all()
+      .filter((t) => t.emit !== undefined && !consumed.has(t.emit))
+      .map((t) => ({ task: t.name, queue: t.emit! }));
+  }
+}
+
+function checkQueueName(name: unknown, where: string): void {
+  if (typeof name !== "string" || !QUEUE_NAME.test(name)) {
+    throw new TypeError(`${where} must be a queue name of 1-200 letters, digits or _ . : - /`);
+  }
+}

@@ -1,0 +1,38 @@
+import "reflect-metadata";
+import type { TaskOptions } from "../app/task";
+import { TASKS_METADATA } from "./metadata-keys";
+
+/** What @Task records about one method. */
+export interface TaskMethodMetadata {
+  readonly method: string | symbol;
+  readonly options: TaskOptions;
+}
+
+/**
+ * Marks an async method `(ctx, event)` as a task. Its name defaults to "Class.method".
+ *
+ *   class GitHubHandlers {
+ *     @Task({ source: githubHook, emit: "pushes" })
+ *     async onPush(ctx: TaskContext, event: WebhookEvent) { ... }
+ *   }
+ */
+export function Task(options: TaskOptions): MethodDecorator {
+  return (target, propertyKey, descriptor) => {
+    if (typeof descriptor.value !== "function") {
+      throw new TypeError(`@Task can only decorate methods; ${String(propertyKey)} is not one`);
+    }
+    const paramTypes: unknown[] | undefined = Reflect.getMetadata("design:paramtypes", target, propertyKey);
+    if (paramTypes !== undefined && paramTypes.length > 2) {
+      throw new TypeError(`@Task ${target.constructor.name}.${String(propertyKey)}: a task takes (ctx, event), not ${paramTypes.length} parameters`);
+    }
+    const existing: TaskMethodMetadata[] = Reflect.getOwnMetadata(TASKS_METADATA, target.constructor) ?? [];
+    Reflect.defineMetadata(TASKS_METADATA, [...existing, { method: propertyKey, options }], target.constructor);
+  };
+}
+
+/** @Task methods of a class, its ancestors' first. */
+export function taskMethodsOf(cls: Function): TaskMethodMetadata[] {
+  const chain: Function[] = [];
+  for (let c: Function | null = cls; c && c !== Function.prototype && c !== Object; c = Object.getPrototypeOf(c)) chain.unshift(c);
+  return chain.flatMap((c) => (Reflect.getOwnMetadata(TASKS_METADATA, c) as TaskMethodMetadata[] | undefined) ?? []);
+}

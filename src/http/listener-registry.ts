@@ -1,0 +1,52 @@
+import { Listener, ListenError, type ListenerTimeouts } from "./listener";
+
+/** The app's listeners, one per host:port, created on first use and started together. */
+export class ListenerRegistry {
+  private readonly listeners = new Map<string, Listener>();
+
+  constructor(private readonly timeouts: ListenerTimeouts = {}) {}
+
+  /** The listener for host:port, created if needed. Sources with port 0 on one host share one. */
+  get(host: string, port: number): Listener {
+    const key = `${host}|${port}`;
+    let listener = this.listeners.get(key);
+    if (!listener) this.listeners.set(key, (listener = new Listener(host, port, this.timeouts)));
+    return listener;
+  }
+
+  all(): Listener[] {
+    return [...this.listeners.values()];
+  }
+
+  /** Starts every listener; if one cannot bind, those already started are closed again. */
+  async listenAll(): Promise<void> {
+    const started: Listener[] = [];
+    try {
+      for (const listener of this.listeners.values()) {
+        await listener.listen().catch((error: unknown) => {
+          throw explainConflict(error, listener, started);
+        });
+        started.push(listener);
+      }
+    } catch (error) {
+      await Promise.all(started.map((l) => l.close(0)));
+      throw error;
+    }
+  }
+
+  async closeAll(timeoutMs: number): Promise<void> {
+    await Promise.all(this.all().map((l) => l.close(timeoutMs)));
+  }
+}
+
+/** When the clash is with another listener of this same app, say which. */
+function explainConflict(error: unknown, listener: Listener, started: readonly Listener[]): unknown {
+  if (!(error instanceof ListenError) || error.code !== "EADDRINUSE") return error;
+  const sibling = started.find((l) => l.port === listener.requestedPort && l.host !== listener.host);
+  if (!sibling) return error;
+  return new ListenError(
+    `cannot listen on ${listener.host}:${listener.requestedPort}: this app already listens on ${sibling.host}:${sibling.port}, and the two cannot both bind`,
+    error.code,
+    { cause: error },
+  );
+}

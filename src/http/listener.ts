@@ -1,0 +1,180 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import { RouteTable } from "./route-table";
+import { rawErrorResponse, sendError } from "./http-errors";
+
+export interface ListenerTimeouts {
+  /** Time allowed to send the request headers (default 30 s); then 408 and the connection closes. */
+  readonly headersTimeoutMs?: number;
+  /** Time allowed to send the whole request, body included (default 60 s); then 408. */
+  readonly requestTimeoutMs?: number;
+  /** Idle time before a keep-alive connection is closed (default 5 s). */
+  readonly keepAliveTimeoutMs?: number;
+}
+
+/** Raised when a listener cannot bind; the message names host and port, never a stack trace. */
+export class ListenError extends Error {
+  readonly code: string;
+  constructor(message: string, code: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ListenError";
+    this.code = code;
+  }
+}
+
+/**
+ * One HTTP server per host:port. Webhook routes are served straight from an exact-path table;
+ * every other request goes to the Express app, where users mount their own middleware and
+ * routes. Keeping webhooks off Express's middleware chain is what makes the hot path cheap.
+ */
+export class Listener {
+  readonly routes = new RouteTable();
+  readonly express: Express;
+  private server: Server | undefined;
+  private boundPort: number | undefined;
+
+  constructor(
+    readonly host: string,
+    readonly requestedPort: number,
+    private readonly timeouts: ListenerTimeouts = {},
+  ) {
+    this.express = express();
+    this.express.disable("x-powered-by");
+  }
+
+  /** The bound port once listening; the requested one before. */
+  get port(): number {
+    return this.boundPort ?? this.requestedPort;
+  }
+
+  get listening(): boolean {
+    return this.server?.listening === true;
+  }
+
+  /** Base URL, e.g. "http://127.0.0.1:8080". */
+  get origin(): string {
+    const host = this.host.includes(":") ? `[${this.host}]` : this.host;
+    return `http://${host}:${this.port}`;
+  }
+
+  async listen(): Promise<void> {
+    if (this.server) return;
+    // Added last so that routes users mounted before start() come first.
+    this.express.use(notFound);
+    this.express.use(expressErrorHandler);
+    const routes = this.routes;
+    const app = this.express;
+    const headersTimeout = this.timeouts.headersTimeoutMs ?? 30_000;
+    const requestTimeout = this.timeouts.requestTimeoutMs ?? 60_000;
+    const server = createServer(
+      {
+        headersTimeout,
+        requestTimeout,
+        keepAliveTimeout: this.timeouts.keepAliveTimeoutMs ?? 5_000,
+        // Node checks the two timeouts above on this period; keep it below the shortest one.
+        connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(Math.min(headersTimeout, requestTimeout) / 4))),
+      },
+      (req: IncomingMessage, res: ServerResponse) => {
+        const url = req.url ?? "/";
+        const queryStart = url.indexOf("?");
+        const path = queryStart === -1 ? url : url.slice(0, queryStart);
+        const route = routes.match(path);
+        if (route === undefined) {
+          app(req, res);
+          return;
+        }
+        const handler = route.handlers.get(req.method ?? "");
+        if (handler !== undefined) handler.handle(req, res, path, queryStart);
+        else sendError(res, 405, "method_not_allowed", `${req.method} is not allowed on ${route.path}`, { allow: route.allow });
+      },
+    );
+    server.on("clientError", onClientError);
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: NodeJS.ErrnoException) => {
+        server.off("listening", onListening);
+        reject(listenError(error, this.host, this.requestedPort));
+      };
+      const onListening = () => {
+        server.off("error", onError);
+        resolve();
+      };
+      server.once("error", onError);
+      server.once("listening", onListening);
+      server.listen(this.requestedPort, this.host);
+    });
+    const address = server.address();
+    this.boundPort = typeof address === "object" && address !== null ? address.port : this.requestedPort;
+    this.server = server;
+  }
+
+  /**
+   * Stops accepting connections, lets requests in flight finish, closes idle keep-alive
+   * connections, and after `timeoutMs` cuts whatever is left.
+   */
+  async close(timeoutMs: number): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    // Connections that finish a request after close() started become idle: keep sweeping them.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const deadline = setTimeout(() => server.closeAllConnections(), timeoutMs);
+    try {
+      await closed;
+    } finally {
+      clearInterval(sweep);
+      clearTimeout(deadline);
+    }
+  }
+}
+
+function notFound(req: Request, res: Response): void {
+  sendError(res, 404, "not_found", `no webhook or route at ${req.path}`);
+}
+
+function expressErrorHandler(error: unknown, _req: Request, res: Response, _next: NextFunction): void {
+  const status = typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500;
+  const expose = status < 500;
+  sendError(res, status, expose ? "bad_request" : "internal_error", expose ? String((error as Error).message) : "internal server error");
+}
+
+/** Answers what Node's parser refused before any handler ran, in the same JSON shape. */
+function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  const inProgress = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (!socket.writable || inProgress?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  let response: string;
+  switch (error.code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      response = rawErrorResponse(408, "Request Timeout", "request_timeout", "the request was not received in time");
+      break;
+    case "HPE_HEADER_OVERFLOW":
+      response = rawErrorResponse(431, "Request Header Fields Too Large", "headers_too_large", "request headers are too large");
+      break;
+    case "ECONNRESET":
+      socket.destroy();
+      return;
+    default:
+      response = rawErrorResponse(400, "Bad Request", "bad_request", "malformed HTTP request");
+  }
+  socket.end(response);
+}
+
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): ListenError {
+  const where = `${host}:${port}`;
+  switch (error.code) {
+    case "EADDRINUSE":
+      return new ListenError(`cannot listen on ${where}: the address is already in use`, error.code, { cause: error });
+    case "EACCES":
+      return new ListenError(`cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, error.code, { cause: error });
+    case "EADDRNOTAVAIL":
+    case "ENOTFOUND":
+      return new ListenError(`cannot listen on ${where}: no such local address`, error.code, { cause: error });
+    default:
+      return new ListenError(`cannot listen on ${where}: ${error.message}`, error.code ?? "ELISTEN", { cause: error });
+  }
+}

@@ -1,0 +1,73 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** Handles one request on a matched route. `queryStart` is the index of "?" in req.url, or -1. */
+export interface RouteHandler {
+  handle(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number): void;
+}
+
+export interface Route {
+  readonly path: string;
+  readonly handlers: ReadonlyMap<string, RouteHandler>;
+  /** Value of the Allow header for 405 answers. */
+  readonly allow: string;
+}
+
+interface MutableRoute {
+  path: string;
+  handlers: Map<string, RouteHandler>;
+  owners: Map<string, string>;
+  allow: string;
+}
+
+/**
+ * Exact-path routing for webhook sources: one Map lookup per request, no regular expressions.
+ * A trailing slash is ignored ("/hooks/" matches "/hooks").
+ */
+export class RouteTable {
+  private readonly routes = new Map<string, MutableRoute>();
+
+  get size(): number {
+    return this.routes.size;
+  }
+
+  /** Adds `methods` on `path`; throws naming both owners when one is taken already. */
+  add(path: string, methods: readonly string[], handler: RouteHandler, owner: string): void {
+    const key = normalizePath(path);
+    let route = this.routes.get(key);
+    if (!route) this.routes.set(key, (route = { path: key, handlers: new Map(), owners: new Map(), allow: "" }));
+    for (const method of methods) {
+      const taken = route.owners.get(method);
+      if (taken !== undefined) {
+        throw new Error(`route conflict: ${method} ${key} is claimed by both ${taken} and ${owner}`);
+      }
+    }
+    for (const method of methods) {
+      route.handlers.set(method, handler);
+      route.owners.set(method, owner);
+    }
+    route.allow = [...route.handlers.keys()].join(", ");
+  }
+
+  remove(path: string, owner: string): void {
+    const key = normalizePath(path);
+    const route = this.routes.get(key);
+    if (!route) return;
+    for (const [method, o] of route.owners) {
+      if (o !== owner) continue;
+      route.owners.delete(method);
+      route.handlers.delete(method);
+    }
+    if (route.handlers.size === 0) this.routes.delete(key);
+    else route.allow = [...route.handlers.keys()].join(", ");
+  }
+
+  match(path: string): Route | undefined {
+    const route = this.routes.get(path);
+    if (route !== undefined || path.length <= 1 || path.charCodeAt(path.length - 1) !== 47 /* "/" */) return route;
+    return this.routes.get(path.slice(0, -1));
+  }
+}
+
+export function normalizePath(path: string): string {
+  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+}

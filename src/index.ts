@@ -1,0 +1,28 @@
+import "reflect-metadata";
+
+export { CoreApp, type CoreAppOptions } from "./app/core-app";
+export type { TaskOptions, TaskHandler, TaskSource } from "./app/task";
+export type { TaskContext } from "./app/task-context";
+export { DEFAULT_RETRY, type RetryPolicy } from "./app/retry-policy";
+export { createConsoleLogger, silentLogger, type Logger, type LogLevel, type LogFields } from "./app/logger";
+
+export { Task } from "./decorators/task.decorator";
+export { Module, type ModuleOptions, type HandlerClass } from "./decorators/module.decorator";
+export { bootstrap, createApp } from "./decorators/bootstrap";
+
+export type { Source, Inbox, SourceRuntime, DeliveryOutcome, OutcomeWait } from "./sources/source";
+export { WebhookSource } from "./sources/webhook/webhook-source";
+export type { WebhookSourceOptions, AckMode } from "./sources/webhook/webhook-options";
+export type { WebhookEvent, ParserMode } from "./sources/webhook/webhook-event";
+export { WebhookResponse, type WebhookResponseInit, type JsonValue } from "./sources/webhook/webhook-response";
+export { WebhookError } from "./sources/webhook/webhook-error";
+export { BearerAuth } from "./sources/webhook/bearer-auth";
+export type { WebhookAuth, AuthRequest, AuthFailure } from "./sources/webhook/auth";
+export { constantTimeEqual } from "./sources/webhook/constant-time";
+
+export { ListenError, type ListenerTimeouts } from "./http/listener";
+export type { TrustProxy } from "./http/trust-proxy";
+
+export type { Store, StateStore, StateSetOptions, QueuedMessage, DeadLetter, DeadLetterStore, StoreRefusal } from "./store/store";
+export { StoreRefusedError } from "./store/store-errors";
+export { MemoryStore } from "./store/memory/memory-store";

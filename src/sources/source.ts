@@ -1,0 +1,61 @@
+import type { Logger } from "../app/logger";
+import type { ListenerRegistry } from "../http/listener-registry";
+import type { TrustProxy } from "../http/trust-proxy";
+import type { QueuedMessage, StateStore, StoreRefusal } from "../store/store";
+
+/** How the first delivery of an event ended, for sources that answer with it. */
+export type DeliveryOutcome =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: unknown }
+  | { readonly ok: false; readonly timedOut: true };
+
+/** A pending wait for an event's first delivery (see Inbox.expect). */
+export interface OutcomeWait {
+  readonly promise: Promise<DeliveryOutcome>;
+  /** Stops waiting; the event is then retried and dead-lettered as usual. */
+  cancel(): void;
+}
+
+/**
+ * The door a source pushes events through: one per task. It hides the store and the runner,
+ * so a source knows nothing of either.
+ */
+export interface Inbox {
+  readonly task: string;
+  /** Synchronous check done before reading a request: a refusal means 503 and no event. */
+  admit(): StoreRefusal | undefined;
+  /** Stores the event; resolves once it is as durable as the app's store makes it. */
+  accept(message: QueuedMessage): Promise<void>;
+  /**
+   * Registers interest in the first delivery of `id` before it is accepted. A failure reported
+   * to a waiter is final: the caller is told, so the event is not retried.
+   */
+  expect(id: string, timeoutMs: number): OutcomeWait;
+  /** State kept in the app's store (per source, e.g. deduplication markers). */
+  state(namespace: string): StateStore;
+}
+
+/** What the app gives a source when it attaches it. */
+export interface SourceRuntime {
+  readonly listeners: ListenerRegistry;
+  readonly trustProxy: TrustProxy | undefined;
+  readonly logger: Logger;
+}
+
+/**
+ * A push source: something outside the app that produces events for one task. Queue sources
+ * are plain strings and need no object. New kinds of source implement this interface.
+ */
+export interface Source {
+  readonly kind: string;
+  /** Human description for errors and logs, e.g. "WebhookSource POST 127.0.0.1:8080/hooks". */
+  describe(): string;
+  /** Registers routes or subscriptions; throws on a conflict. Called before anything listens. */
+  attach(inbox: Inbox, runtime: SourceRuntime): void;
+  /** Undoes attach (the app stopped). */
+  detach(): void;
+}
+
+export function isSource(value: unknown): value is Source {
+  return typeof value === "object" && value !== null && typeof (value as Source).attach === "function" && typeof (value as Source).kind === "string";
+}

@@ -1,0 +1,41 @@
+import type { AuthFailure, AuthRequest, WebhookAuth } from "./auth";
+import { constantTimeEqual } from "./constant-time";
+
+const UNAUTHORIZED: AuthFailure = {
+  status: 401,
+  code: "unauthorized",
+  message: "missing or invalid bearer token",
+  headers: { "www-authenticate": 'Bearer realm="webhook"' },
+};
+
+/** `Authorization: Bearer <token>`, compared in constant time. Several tokens allow rotation. */
+export class BearerAuth implements WebhookAuth {
+  readonly scheme = "bearer";
+  readonly needsBody = false;
+  readonly credentialHeaders = ["authorization"] as const;
+  readonly #tokens: readonly string[];
+
+  constructor(token: string | readonly string[]) {
+    const tokens = typeof token === "string" ? [token] : [...token];
+    if (tokens.length === 0 || tokens.some((t) => typeof t !== "string" || t.length === 0)) {
+      throw new TypeError("BearerAuth: the token must be a non-empty string");
+    }
+    this.#tokens = tokens;
+  }
+
+  verify(request: AuthRequest): AuthFailure | undefined {
+    const header = request.headers.authorization;
+    if (typeof header !== "string" || header.length > 4096) return UNAUTHORIZED;
+    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+    if (!match) return UNAUTHORIZED;
+    let ok = false;
+    // Every token is compared, so timing does not tell which one matched.
+    for (const token of this.#tokens) ok = constantTimeEqual(match[1], token) || ok;
+    return ok ? undefined : UNAUTHORIZED;
+  }
+
+  /** Keeps the token out of logs and `util.inspect`. */
+  toJSON(): { scheme: string } {
+    return { scheme: this.scheme };
+  }
+}

@@ -1,0 +1,46 @@
+import type { TrustProxy } from "../../http/trust-proxy";
+import type { WebhookAuth } from "./auth";
+import type { ParserMode } from "./webhook-event";
+import type { WebhookResponse } from "./webhook-response";
+
+/**
+ * What a 2xx promises the sender:
+ * - `persisted`: the event is on disk (group-committed) before the answer;
+ * - `received`: the event is in memory only; fastest, lost if the process crashes;
+ * - `processed`: the answer waits for the task's first attempt; a failure answers 500 so the
+ *   sender retries; past `ackTimeoutMs` the event stays queued and 202 is sent.
+ */
+export type AckMode = "persisted" | "received" | "processed";
+export const ACK_MODES: readonly AckMode[] = ["persisted", "received", "processed"];
+
+export interface WebhookSourceOptions {
+  /** URL path, beginning with "/". A trailing slash is ignored when matching. */
+  path: string;
+  /** Allowed methods (default ["POST"]). */
+  methods?: readonly string[];
+  /** Listen address (default "127.0.0.1"; "0.0.0.0" for all interfaces). */
+  host?: string;
+  /** Listen port (default 8080; 0 picks a free port, readable as `source.port` after start). */
+  port?: number;
+  /** BearerAuth or a sender's signature verifier. */
+  auth?: WebhookAuth;
+  /** Body parser mode (default "auto": chosen from Content-Type). */
+  parser?: ParserMode;
+  /** Fixed answer to accepted requests instead of the default 202. */
+  response?: WebhookResponse;
+  /** Largest body accepted, in bytes (default 1 MiB); larger ones get 413. */
+  maxBodyBytes?: number;
+  /** What the 2xx promises (default "persisted"). */
+  ack?: AckMode;
+  /** How long `processed` acknowledgement and `reply: "result"` wait for the task (default 10 s). */
+  ackTimeoutMs?: number;
+  /**
+   * `"result"`: the task's return value (or a WebhookResponse it returns) is the HTTP answer,
+   * within `ackTimeoutMs`; past it the fixed response is sent and the task goes on.
+   */
+  reply?: "fixed" | "result";
+  /** Proxies allowed to name the client (overrides the app's setting). */
+  trustProxy?: TrustProxy;
+  /** The public URL senders call (for schemes that sign it, such as Twilio). */
+  publicUrl?: string;
+}

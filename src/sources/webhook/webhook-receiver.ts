@@ -1,0 +1,208 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { parse as parseQueryString } from "node:querystring";
+import { errorMessage, type Logger } from "../../app/logger";
+import { clientAddress, requestPublicUrl } from "../../http/forwarded";
+import { sendError } from "../../http/http-errors";
+import type { RouteHandler } from "../../http/route-table";
+import type { TrustFunction } from "../../http/trust-proxy";
+import { toRefusal } from "../../store/store-errors";
+import type { QueuedMessage, StoreRefusal } from "../../store/store";
+import type { DeliveryOutcome, Inbox } from "../source";
+import type { AuthFailure, AuthRequest } from "./auth";
+import { BodyParseError, parseBody } from "./parse-body";
+import { BodyReadError, readBody } from "./read-body";
+import type { WebhookEvent } from "./webhook-event";
+import { WebhookError } from "./webhook-error";
+import { WebhookResponse } from "./webhook-response";
+import type { ResolvedWebhookOptions } from "./webhook-source";
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * The per-request pipeline of one WebhookSource: admission, auth, body, parse, event, store,
+ * answer. Everything static was validated when the source was built; this path only works.
+ */
+export class WebhookReceiver implements RouteHandler {
+  readonly taskName: string;
+  private readonly stripHeaders: readonly string[];
+
+  constructor(
+    private readonly options: ResolvedWebhookOptions,
+    private readonly inbox: Inbox,
+    private readonly trust: TrustFunction | undefined,
+    private readonly logger: Logger,
+  ) {
+    this.taskName = inbox.task;
+    this.stripHeaders = options.auth?.credentialHeaders ?? [];
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number): void {
+    const receivedAt = Date.now();
+    const refusal = this.inbox.admit();
+    if (refusal !== undefined) return refuse(res, refusal);
+    const auth = this.options.auth;
+    if (auth !== undefined) {
+      const early = auth.handshake?.beforeVerify?.(this.authRequest(req, path, EMPTY));
+      if (early !== undefined) return sendResponse(res, early);
+      if (!auth.needsBody) {
+        const failure = safeVerify(auth.verify.bind(auth), this.authRequest(req, path, EMPTY));
+        if (failure !== undefined) return sendAuthFailure(res, failure);
+      }
+    }
+    readBody(req, this.options.maxBodyBytes).then(
+      (raw) => {
+        try {
+          this.withBody(req, res, path, queryStart, raw, receivedAt);
+        } catch (error) {
+          this.bodyFailed(res, error);
+        }
+      },
+      (error: unknown) => this.bodyFailed(res, error),
+    );
+  }
+
+  private withBody(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number, raw: Buffer, receivedAt: number): void {
+    const auth = this.options.auth;
+    let authRequest: AuthRequest | undefined;
+    if (auth?.needsBody) {
+      authRequest = this.authRequest(req, path, raw);
+      const failure = safeVerify(auth.verify.bind(auth), authRequest);
+      if (failure !== undefined) return sendAuthFailure(res, failure);
+    }
+    let body: unknown;
+    try {
+      body = parseBody(this.options.parser, raw, req.headers["content-type"]);
+    } catch (error) {
+      if (error instanceof BodyParseError) return sendError(res, error.status, error.code, error.message);
+      throw error;
+    }
+    const afterVerify = auth?.handshake?.afterVerify;
+    if (afterVerify !== undefined) {
+      const answer = afterVerify.call(auth!.handshake, authRequest ?? this.authRequest(req, path, raw), body);
+      if (answer !== undefined) return sendResponse(res, answer);
+    }
+    const event: WebhookEvent = {
+      body,
+      headers: this.eventHeaders(req),
+      query: queryStart === -1 ? {} : ({ ...parseQueryString(req.url!.slice(queryStart + 1)) } as Record<string, string | string[]>),
+      method: req.method!,
+      path,
+      client: clientAddress(req, this.trust),
+      received_at: receivedAt / 1000,
+    };
+    const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt };
+    this.store(res, message);
+  }
+
+  private store(res: ServerResponse, message: QueuedMessage<WebhookEvent>): void {
+    const { ack, reply } = this.options;
+    if (reply === "result" || ack === "processed") {
+      const wait = this.inbox.expect(message.id, this.options.ackTimeoutMs);
+      this.inbox.accept(message).then(
+        () => wait.promise.then((outcome) => this.answerOutcome(res, message.id, outcome)),
+        (error: unknown) => {
+          wait.cancel();
+          refuse(res, toRefusal(error));
+        },
+      );
+      return;
+    }
+    if (ack === "received") {
+      this.inbox.accept(message).catch((error: unknown) => {
+        this.logger.error("event acknowledged as received was not stored", { task: this.taskName, eventId: message.id, error: errorMessage(error) });
+      });
+      this.accepted(res, message.id);
+      return;
+    }
+    this.inbox.accept(message).then(
+      () => this.accepted(res, message.id),
+      (error: unknown) => refuse(res, toRefusal(error)),
+    );
+  }
+
+  private answerOutcome(res: ServerResponse, id: string, outcome: DeliveryOutcome): void {
+    if (outcome.ok) {
+      if (this.options.reply === "result" && outcome.value !== undefined) return sendResponse(res, toResponse(outcome.value));
+      return this.accepted(res, id);
+    }
+    if ("timedOut" in outcome) return this.accepted(res, id);
+    const error = outcome.error;
+    if (this.options.reply === "result" && error instanceof WebhookError) {
+      return sendResponse(res, new WebhookResponse({ status_code: error.status, body: error.body }));
+    }
+    sendError(res, 500, "task_failed", "the task failed; send the webhook again");
+  }
+
+  private accepted(res: ServerResponse, id: string): void {
+    const fixed = this.options.response;
+    if (fixed !== undefined) return sendResponse(res, fixed);
+    const body = `{"accepted":true,"id":"${id}"}`;
+    res.writeHead(202, { "content-type": "application/json", "content-length": body.length });
+    res.end(body);
+  }
+
+  private bodyFailed(res: ServerResponse, error: unknown): void {
+    if (error instanceof BodyReadError) {
+      if (error.status === 499) return; // nobody is left to answer
+      res.setHeader("connection", "close");
+      return sendError(res, error.status, error.code, error.message);
+    }
+    this.logger.error("webhook request failed", { task: this.taskName, error: errorMessage(error) });
+    sendError(res, 500, "internal_error", "internal server error");
+  }
+
+  private eventHeaders(req: IncomingMessage): Record<string, string> {
+    const headers: Record<string, string> = {};
+    const source = req.headers;
+    for (const name in source) {
+      const value = source[name];
+      if (value !== undefined) headers[name] = typeof value === "string" ? value : value.join(", ");
+    }
+    // Credentials stay out of the event, and so out of the store and the logs.
+    for (const name of this.stripHeaders) delete headers[name];
+    return headers;
+  }
+
+  private authRequest(req: IncomingMessage, path: string, rawBody: Buffer): AuthRequest {
+    const publicUrl = this.options.publicUrl;
+    const trust = this.trust;
+    return {
+      method: req.method!,
+      path,
+      url: req.url!,
+      headers: req.headers,
+      rawBody,
+      publicUrl: () => (publicUrl !== undefined ? publicUrl + req.url!.slice(path.length) : requestPublicUrl(req, trust)),
+    };
+  }
+}
+
+/** A verifier that throws has found something it did not expect: that is a failure, never a pass. */
+function safeVerify(verify: (request: AuthRequest) => AuthFailure | undefined, request: AuthRequest): AuthFailure | undefined {
+  try {
+    return verify(request);
+  } catch {
+    return { status: 401, code: "signature_invalid", message: "the request could not be verified" };
+  }
+}
+
+function sendAuthFailure(res: ServerResponse, failure: AuthFailure): void {
+  sendError(res, failure.status, failure.code, failure.message, failure.headers);
+}
+
+function refuse(res: ServerResponse, refusal: StoreRefusal): void {
+  sendError(res, 503, refusal.code, refusal.message, { "retry-after": String(refusal.retryAfterSeconds) });
+}
+
+function sendResponse(res: ServerResponse, response: WebhookResponse): void {
+  res.writeHead(response.status_code, { ...response.headers, "content-length": response.payload.length });
+  res.end(response.payload);
+}
+
+/** A task's return value as an HTTP answer: a WebhookResponse as is, anything else as a 200 body. */
+function toResponse(value: unknown): WebhookResponse {
+  if (value instanceof WebhookResponse) return value;
+  if (Buffer.isBuffer(value) || typeof value === "string") return new WebhookResponse({ status_code: 200, body: value });
+  return new WebhookResponse({ status_code: 200, body: JSON.parse(JSON.stringify(value)) });
+}

@@ -1,0 +1,126 @@
+import type { Listener } from "../../http/listener";
+import { compileTrust, type TrustFunction } from "../../http/trust-proxy";
+import { normalizePath } from "../../http/route-table";
+import type { Inbox, Source, SourceRuntime } from "../source";
+import type { WebhookAuth } from "./auth";
+import { PARSER_MODES, type ParserMode } from "./webhook-event";
+import { ACK_MODES, type AckMode, type WebhookSourceOptions } from "./webhook-options";
+import type { WebhookResponse } from "./webhook-response";
+import { WebhookReceiver } from "./webhook-receiver";
+
+const METHOD = /^[A-Z]+$/;
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Settings after validation: what the receiver reads on every request, fixed at construction. */
+export interface ResolvedWebhookOptions {
+  readonly path: string;
+  readonly methods: readonly string[];
+  readonly host: string;
+  readonly port: number;
+  readonly auth: WebhookAuth | undefined;
+  readonly parser: ParserMode;
+  readonly response: WebhookResponse | undefined;
+  readonly maxBodyBytes: number;
+  readonly ack: AckMode;
+  readonly ackTimeoutMs: number;
+  readonly reply: "fixed" | "result";
+  readonly publicUrl: string | undefined;
+}
+
+/**
+ * An HTTP endpoint that turns each matching request into one event for its task. Sources on
+ * the same host:port share one server and are told apart by path.
+ */
+export class WebhookSource implements Source {
+  readonly kind = "webhook";
+  readonly options: ResolvedWebhookOptions;
+  private readonly trustOverride: TrustFunction | undefined;
+  private listener: Listener | undefined;
+  private receiver: WebhookReceiver | undefined;
+
+  constructor(options: WebhookSourceOptions) {
+    this.options = resolveOptions(options);
+    this.trustOverride = options.trustProxy === undefined ? undefined : compileTrust(options.trustProxy);
+  }
+
+  get path(): string {
+    return this.options.path;
+  }
+
+  /** The bound port after the app started (useful with `port: 0`); the configured one before. */
+  get port(): number {
+    return this.listener?.port ?? this.options.port;
+  }
+
+  /** Full URL of the endpoint, e.g. "http://127.0.0.1:8080/hooks/github". */
+  get url(): string {
+    const host = this.options.host.includes(":") ? `[${this.options.host}]` : this.options.host;
+    return `http://${host}:${this.port}${this.options.path}`;
+  }
+
+  describe(): string {
+    return `WebhookSource ${this.options.methods.join("|")} ${this.options.host}:${this.options.port}${this.options.path}`;
+  }
+
+  attach(inbox: Inbox, runtime: SourceRuntime): void {
+    if (this.receiver) throw new Error(`${this.describe()} is already attached to task "${this.receiver.taskName}"; a source feeds one task`);
+    const trust = this.trustOverride ?? (runtime.trustProxy === undefined ? undefined : compileTrust(runtime.trustProxy));
+    const listener = runtime.listeners.get(this.options.host, this.options.port);
+    const receiver = new WebhookReceiver(this.options, inbox, trust, runtime.logger);
+    const methods = [...new Set([...this.options.methods, ...(this.options.auth?.handshake?.methods ?? [])])];
+    listener.routes.add(this.options.path, methods, receiver, `${this.describe()} (task "${inbox.task}")`);
+    this.listener = listener;
+    this.receiver = receiver;
+  }
+
+  detach(): void {
+    if (this.listener && this.receiver) {
+      this.listener.routes.remove(this.options.path, `${this.describe()} (task "${this.receiver.taskName}")`);
+    }
+    this.receiver = undefined;
+  }
+}
+
+function resolveOptions(options: WebhookSourceOptions): ResolvedWebhookOptions {
+  const where = `WebhookSource(${JSON.stringify(options?.path)})`;
+  if (typeof options !== "object" || options === null) throw new TypeError("WebhookSource: options are required");
+  const { path } = options;
+  if (typeof path !== "string" || !path.startsWith("/") || /[?#\s]/.test(path)) {
+    throw new TypeError(`${where}: path must be a string beginning with "/", without query, fragment or spaces`);
+  }
+  const methods = (options.methods ?? ["POST"]).map((m) => (typeof m === "string" ? m.toUpperCase() : m));
+  if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => typeof m !== "string" || !METHOD.test(m))) {
+    throw new TypeError(`${where}: methods must be a non-empty list of HTTP method names`);
+  }
+  const port = options.port ?? 8080;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`${where}: port must be an integer from 0 to 65535`);
+  const host = options.host ?? "127.0.0.1";
+  if (typeof host !== "string" || host.length === 0) throw new TypeError(`${where}: host must be a non-empty string`);
+  const parser = options.parser ?? "auto";
+  if (!PARSER_MODES.includes(parser)) throw new TypeError(`${where}: parser must be one of ${PARSER_MODES.join(", ")}`);
+  const ack = options.ack ?? "persisted";
+  if (!ACK_MODES.includes(ack)) throw new TypeError(`${where}: ack must be one of ${ACK_MODES.join(", ")}`);
+  const reply = options.reply ?? "fixed";
+  if (reply !== "fixed" && reply !== "result") throw new TypeError(`${where}: reply must be "fixed" or "result"`);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) throw new TypeError(`${where}: maxBodyBytes must be a positive integer`);
+  const ackTimeoutMs = options.ackTimeoutMs ?? 10_000;
+  if (!(ackTimeoutMs > 0)) throw new TypeError(`${where}: ackTimeoutMs must be a positive number`);
+  if (options.auth !== undefined && (typeof options.auth !== "object" || typeof options.auth.verify !== "function")) {
+    throw new TypeError(`${where}: auth must be BearerAuth or a signature verifier`);
+  }
+  return {
+    path: normalizePath(path),
+    methods: [...new Set(methods)],
+    host,
+    port,
+    auth: options.auth,
+    parser,
+    response: options.response,
+    maxBodyBytes,
+    ack,
+    ackTimeoutMs,
+    reply,
+    publicUrl: options.publicUrl,
+  };
+}

@@ -1,0 +1,51 @@
+import type { StateSetOptions, StateStore } from "../store";
+
+interface Entry {
+  value: unknown;
+  expiresAt: number;
+}
+
+/** State held in a Map; entries with a time-to-live are dropped when read after expiry or swept. */
+export class MemoryState implements StateStore {
+  constructor(
+    private readonly entries: Map<string, Entry>,
+    private readonly prefix: string,
+  ) {}
+
+  async get<V = unknown>(key: string): Promise<V | undefined> {
+    return this.live(this.prefix + key)?.value as V | undefined;
+  }
+
+  async set<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<void> {
+    this.entries.set(this.prefix + key, { value, expiresAt: expiry(options) });
+  }
+
+  async delete(key: string): Promise<boolean> {
+    return this.entries.delete(this.prefix + key);
+  }
+
+  async setIfAbsent<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<boolean> {
+    const full = this.prefix + key;
+    if (this.live(full)) return false;
+    this.entries.set(full, { value, expiresAt: expiry(options) });
+    return true;
+  }
+
+  private live(fullKey: string): Entry | undefined {
+    const entry = this.entries.get(fullKey);
+    if (entry && entry.expiresAt <= Date.now()) {
+      this.entries.delete(fullKey);
+      return undefined;
+    }
+    return entry;
+  }
+}
+
+function expiry(options: StateSetOptions | undefined): number {
+  return options?.ttlMs === undefined ? Infinity : Date.now() + options.ttlMs;
+}
+
+/** Removes expired entries so markers with a TTL do not pile up when nobody reads them. */
+export function sweepExpired(entries: Map<string, Entry>, now = Date.now()): void {
+  for (const [key, entry] of entries) if (entry.expiresAt <= now) entries.delete(key);
+}

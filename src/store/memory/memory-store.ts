@@ -1,0 +1,172 @@
+import type {
+  DeadLetter,
+  DeadLetterStore,
+  EmitRecord,
+  QueuedMessage,
+  StateStore,
+  Store,
+  StoreRefusal,
+} from "../store";
+import { StoreRefusedError } from "../store-errors";
+import { DEFAULT_MEMORY_LIMITS, type StoreLimits } from "../store-limits";
+import { Fifo } from "../fifo";
+import { MemoryState, sweepExpired } from "./memory-state";
+
+interface MemoryQueue {
+  ready: Fifo<QueuedMessage>;
+  delayed: Array<{ visibleAt: number; message: QueuedMessage }>;
+  claimed: Map<string, QueuedMessage>;
+}
+
+/**
+ * Everything in process memory: fastest, and lost when the process ends. For tests and for
+ * users who say so (`store: "memory"`).
+ */
+export class MemoryStore implements Store {
+  readonly engine = "memory";
+  readonly durable = false;
+  readonly deadLetters: DeadLetterStore;
+
+  private readonly queues = new Map<string, MemoryQueue>();
+  private readonly dead = new Map<string, DeadLetter>();
+  private readonly stateEntries = new Map<string, { value: unknown; expiresAt: number }>();
+  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly limits: StoreLimits;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(limits: Partial<StoreLimits> = {}) {
+    this.limits = { ...DEFAULT_MEMORY_LIMITS, ...limits };
+    this.deadLetters = {
+      list: async (queue) => [...this.dead.values()].filter((l) => queue === undefined || l.queue === queue),
+      get: async (id) => this.dead.get(id),
+      replay: async (id) => {
+        const letter = this.dead.get(id);
+        if (!letter) return false;
+        this.dead.delete(id);
+        this.queue(letter.queue).ready.push({ ...letter.message, attempts: 0, lastError: undefined });
+        this.notify(letter.queue);
+        return true;
+      },
+      purge: async (filter = {}) => {
+        let count = 0;
+        for (const [id, letter] of this.dead) {
+          if ((filter.id === undefined || filter.id === id) && (filter.queue === undefined || filter.queue === letter.queue)) {
+            this.dead.delete(id);
+            count++;
+          }
+        }
+        return count;
+      },
+    };
+  }
+
+  async open(): Promise<void> {
+    this.sweeper = setInterval(() => sweepExpired(this.stateEntries), 60_000);
+    this.sweeper.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+  }
+
+  admit(queue: string): StoreRefusal | undefined {
+    const q = this.queues.get(queue);
+    if (q && size(q) >= this.limits.maxQueued) {
+      return { code: "queue_full", message: `queue "${queue}" holds ${this.limits.maxQueued} messages`, retryAfterSeconds: 1 };
+    }
+    return undefined;
+  }
+
+  async enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
+    if (!options?.internal) {
+      const refusal = this.admit(queue);
+      if (refusal) throw new StoreRefusedError(refusal);
+    }
+    this.queue(queue).ready.push(message);
+    this.notify(queue);
+  }
+
+  async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
+    const q = this.queues.get(queue);
+    if (!q) return [];
+    promoteDue(q, Date.now());
+    const out: QueuedMessage[] = [];
+    while (out.length < limit) {
+      const message = q.ready.shift();
+      if (!message) break;
+      q.claimed.set(message.id, message);
+      out.push(message);
+    }
+    return out;
+  }
+
+  async complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+    this.queues.get(queue)?.claimed.delete(id);
+    if (emit) await this.enqueue(emit.queue, emit.message, { internal: true });
+  }
+
+  async retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
+    const q = this.queue(queue);
+    q.claimed.delete(message.id);
+    q.delayed.push({ visibleAt, message });
+  }
+
+  async release(queue: string, ids: readonly string[]): Promise<void> {
+    const q = this.queues.get(queue);
+    if (!q) return;
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const message = q.claimed.get(ids[i]);
+      if (!message) continue;
+      q.claimed.delete(ids[i]);
+      q.ready.unshift(message);
+    }
+    this.notify(queue);
+  }
+
+  async deadLetter(letter: DeadLetter): Promise<void> {
+    this.queues.get(letter.queue)?.claimed.delete(letter.message.id);
+    this.dead.set(letter.message.id, letter);
+  }
+
+  state(namespace: string): StateStore {
+    return new MemoryState(this.stateEntries, `${namespace}\u0000`);
+  }
+
+  async depth(queue: string): Promise<number> {
+    const q = this.queues.get(queue);
+    return q ? size(q) : 0;
+  }
+
+  watch(queue: string, listener: () => void): () => void {
+    let set = this.watchers.get(queue);
+    if (!set) this.watchers.set(queue, (set = new Set()));
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  private queue(name: string): MemoryQueue {
+    let q = this.queues.get(name);
+    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], claimed: new Map() }));
+    return q;
+  }
+
+  private notify(queue: string): void {
+    const set = this.watchers.get(queue);
+    if (set) for (const listener of set) listener();
+  }
+}
+
+function size(q: MemoryQueue): number {
+  return q.ready.length + q.delayed.length + q.claimed.size;
+}
+
+function promoteDue(q: MemoryQueue, now: number): void {
+  if (q.delayed.length === 0) return;
+  const keep: MemoryQueue["delayed"] = [];
+  for (const entry of q.delayed) {
+    if (entry.visibleAt <= now) q.ready.push(entry.message);
+    else keep.push(entry);
+  }
+  q.delayed = keep;
+}

@@ -1,0 +1,128 @@
+/**
+ * The store contract. Everything that must survive a crash (webhook inboxes, emit queues,
+ * task state, dead letters) goes through these interfaces; the app, the runner and the sources
+ * never know which engine sits behind them. Adding an engine adds a folder under src/store/.
+ */
+
+/** One unit of work waiting for a task: a webhook event or a value another task emitted. */
+export interface QueuedMessage<T = unknown> {
+  /** Stable id: the webhook event id, or an id derived from the emitting task's input. */
+  readonly id: string;
+  readonly payload: T;
+  /** Exact request bytes of a webhook event, kept so signatures can be checked later. */
+  readonly raw?: Buffer;
+  /** Failed deliveries so far. */
+  readonly attempts: number;
+  /** Milliseconds since the epoch when the message entered its first queue. */
+  readonly enqueuedAt: number;
+  /** Message of the last error thrown by the task, when there was one. */
+  readonly lastError?: string;
+}
+
+/** A message whose task kept failing, kept until someone replays or purges it. */
+export interface DeadLetter<T = unknown> {
+  /** Queue the message was taken from; a replay puts it back there. */
+  readonly queue: string;
+  readonly message: QueuedMessage<T>;
+  readonly task: string;
+  readonly error: string;
+  readonly attempts: number;
+  /** Milliseconds since the epoch. */
+  readonly diedAt: number;
+}
+
+export interface StateSetOptions {
+  /** Forget the value after this many milliseconds. */
+  readonly ttlMs?: number;
+}
+
+/** Key/value state for tasks (for example processed-markers of delivered webhooks). */
+export interface StateStore {
+  get<V = unknown>(key: string): Promise<V | undefined>;
+  set<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  /**
+   * Sets the key only when it is absent (or expired) and tells whether it did; used to
+   * deduplicate deliveries without a read-then-write race.
+   */
+  setIfAbsent<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<boolean>;
+}
+
+/** Why a store refuses new work right now; the HTTP layer turns it into 503 + Retry-After. */
+export interface StoreRefusal {
+  readonly code: "queue_full" | "store_full" | "store_unavailable";
+  readonly message: string;
+  /** Seconds the sender should wait before trying again. */
+  readonly retryAfterSeconds: number;
+}
+
+export interface EmitRecord {
+  readonly queue: string;
+  readonly message: QueuedMessage;
+}
+
+export interface DeadLetterStore {
+  list(queue?: string): Promise<DeadLetter[]>;
+  get(id: string): Promise<DeadLetter | undefined>;
+  /** Moves the letter back to its queue with its attempt count reset; false when unknown. */
+  replay(id: string): Promise<boolean>;
+  /** Deletes one letter, or all of them (optionally of one queue); returns how many. */
+  purge(filter?: { id?: string; queue?: string }): Promise<number>;
+}
+
+export interface Store {
+  /** Engine name, for logs and `check` output ("memory", "embedded", ...). */
+  readonly engine: string;
+  /** True when an enqueued message survives a crash of this process. */
+  readonly durable: boolean;
+
+  open(): Promise<void>;
+  close(): Promise<void>;
+
+  /**
+   * Synchronous admission check done before a request body is read, so that a full or
+   * broken store answers 503 at once and nothing is half-made.
+   */
+  admit(queue: string): StoreRefusal | undefined;
+
+  /**
+   * Appends a message. Resolves once the message is as durable as the engine makes it
+   * (committed to disk for the embedded store); rejects with StoreRefusedError when the store
+   * refuses it. `internal` messages (a task's emitted value) skip the ingress limits: the input
+   * that produced them is consumed in the same step.
+   */
+  enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void>;
+
+  /**
+   * Hands out up to `limit` visible messages of a queue. A claimed message is not handed out
+   * again until it is completed, retried, dead-lettered or released, or its claimer dies
+   * (for the in-process engines: the process restarts).
+   */
+  claim(queue: string, limit: number): Promise<QueuedMessage[]>;
+
+  /** Removes a claimed message and, in the same atomic step, appends what the task emitted. */
+  complete(queue: string, id: string, emit?: EmitRecord): Promise<void>;
+
+  /** Puts a claimed message back, invisible until `visibleAt` (ms since epoch), with its new attempt count and error. */
+  retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void>;
+
+  /** Returns claimed messages to the queue untouched (shutdown of a runner that did not start them). */
+  release(queue: string, ids: readonly string[]): Promise<void>;
+
+  /** Moves a claimed message to the dead letters in one atomic step. */
+  deadLetter(letter: DeadLetter): Promise<void>;
+
+  readonly deadLetters: DeadLetterStore;
+
+  /** State scoped to a namespace (one per task, one per source for deduplication). */
+  state(namespace: string): StateStore;
+
+  /** Messages waiting or claimed in a queue. */
+  depth(queue: string): Promise<number>;
+
+  /**
+   * Calls `listener` when messages may have become available in `queue` (after an enqueue by
+   * this process, or a notification from a shared engine). Returns an unsubscribe function.
+   */
+  watch(queue: string, listener: () => void): () => void;
+}
