@@ -1,17 +1,19 @@
-import { CoreApp, WebhookSource } from "webhook-tasks";
+import { CoreApp, silentLogger, WebhookSource, type CoreAppOptions } from "webhook-tasks";
 import { freePort } from "./free-port";
 import { announce, exitOnSignal, readConfig } from "./server-config";
 
 /** Our framework: one WebhookSource (and task) per path, all on one port, in the asked ack mode and store. */
 const config = readConfig();
-const noop = { debug() {}, info() {}, warn() {}, error() {} };
 
 async function main(): Promise<void> {
   const port = config.port === 0 && config.paths.length > 1 ? await freePort() : config.port;
   const app = new CoreApp("bench", {
-    store: config.store ?? "memory",
+    // "embedded" is the durable engine's name (the default store); the cast keeps this file
+    // compiling while the engine's type is not in StoreSpec yet.
+    store: (config.store ?? "memory") as CoreAppOptions["store"],
     dataDir: config.dataDir,
-    logger: noop,
+    maxQueued: config.maxQueued,
+    logger: silentLogger,
   });
   const delayMs = config.taskDelayMs ?? 0;
   const handler = delayMs > 0

@@ -11,6 +11,7 @@ import { TaskInbox } from "./task-inbox";
 import { TaskRegistry, type RegisteredTask } from "./task-registry";
 import { TaskRunner } from "./task-runner";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
+import type { Source } from "../sources/source";
 
 export interface CoreAppOptions {
   /** Where queues, state and dead letters live (default "embedded": on disk, durable). */
@@ -97,6 +98,28 @@ export class CoreApp {
     return this.listeners.get(host, port).express;
   }
 
+  /**
+   * Checks what start() would refuse, without opening the store or listening: two sources on
+   * one method and path of a host:port, for now. Throws an Error naming both.
+   */
+  check(): void {
+    const dryRun = new ListenerRegistry(this.options.http);
+    const attached: Source[] = [];
+    const noStore = (): never => {
+      throw new Error("check(): the store is not opened");
+    };
+    try {
+      for (const task of this.registry.all()) {
+        if (!task.source) continue;
+        const inbox = { task: task.name, admit: () => undefined, accept: noStore, expect: noStore, state: noStore };
+        task.source.attach(inbox, { listeners: dryRun, trustProxy: this.options.trustProxy, logger: this.logger });
+        attached.push(task.source);
+      }
+    } finally {
+      for (const source of attached) source.detach();
+    }
+  }
+
   async start(): Promise<this> {
     if (this.appState !== "new") throw new Error(`CoreApp "${this.name}" was started already`);
     this.appState = "starting";
@@ -160,9 +183,12 @@ export class CoreApp {
     return this.stopping;
   }
 
-  /** Starts, then stops gracefully on SIGINT or SIGTERM and exits; a second signal exits at once. */
+  /**
+   * Starts (unless started already), then stops gracefully on SIGINT or SIGTERM and exits the
+   * process; a second signal exits at once.
+   */
   async run(): Promise<void> {
-    await this.start();
+    if (this.appState === "new") await this.start();
     let signalled = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (signalled) {

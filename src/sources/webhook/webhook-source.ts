@@ -78,6 +78,7 @@ export class WebhookSource implements Source {
       this.listener.routes.remove(this.options.path, `${this.describe()} (task "${this.receiver.taskName}")`);
     }
     this.receiver = undefined;
+    this.listener = undefined;
   }
 }
 

@@ -1,0 +1,123 @@
+import { fmt, mib, ms, pct, ratio } from "./format";
+import { checkGoals, perRoundRatio } from "./goals";
+import type { MachineInfo } from "./machine";
+import type { BacklogResults, BenchResults, CaseResult } from "./results";
+
+/** bench/results/RESULTS.md: the summary first, then every round, then memory under load and backlog. */
+export function renderMarkdown(results: BenchResults, backlog: BacklogResults | undefined): string {
+  const out: string[] = [];
+  const s = results.settings;
+  out.push("# Benchmark results", "");
+  out.push(
+    `Taken ${results.startedAt.slice(0, 16).replace("T", " ")} UTC by \`npm run bench\` ` +
+      `(${s.rounds} interleaved rounds × ${s.seconds} s per server, ${s.warmupSeconds} s warm-up before each, ${s.connections} connections).`,
+    "",
+  );
+  out.push(machineLine(results.machine), "");
+  out.push("![requests/s and p99 latency per case](chart.svg)", "");
+
+  const goals = checkGoals(results);
+  if (goals.length > 0) {
+    out.push("## Goals (main case: 1 source, 312 B, keep-alive, 50 connections; medians of per-round ratios)", "");
+    out.push("| goal | measured | target | met |", "|---|---:|---|---|");
+    for (const g of goals) out.push(`| ${g.goal} | ${ratio(g.measured)} | ${g.target} | ${g.met === undefined ? "–" : g.met ? "yes" : "**no**"} |`);
+    out.push("");
+  }
+
+  out.push("## Summary (median over rounds)", "");
+  for (const result of results.cases) out.push(...summaryTable(result));
+
+  out.push("## Every round", "");
+  out.push("Ratios are to bare `node:http` in the same round. Server CPU is the share of its core the server used (1 core = 100%); load CPU the same for the load generator — near 100% means the generator, not the server, was the limit.", "");
+  for (const result of results.cases) out.push(...roundsTable(result));
+
+  if (results.soak.length > 0) {
+    out.push(`## Memory at full load`, "");
+    out.push("RSS sampled every second during one long run at full load (50 keep-alive connections, 312 B). Early = median over the second sixth of the run (after warm-up), late = median over the last sixth.", "");
+    out.push("| server | seconds | req/s | p99 ms | RSS early | RSS late | growth | flat |", "|---|---:|---:|---:|---:|---:|---:|---|");
+    for (const run of results.soak) {
+      if (run.skipped !== undefined) {
+        out.push(`| ${run.label} | ${run.seconds} | skipped: ${run.skipped} | | | | | |`);
+        continue;
+      }
+      out.push(
+        `| ${run.label} | ${run.seconds} | ${fmt(run.rps)} | ${ms(run.p99Ms)} | ${mib(run.rssEarlyBytes)} | ${mib(run.rssLateBytes)} | ${mib(run.growthBytes)} | ${run.flat ? "yes" : "**no**"} |`,
+      );
+    }
+    out.push("");
+    for (const run of results.soak) {
+      if (run.samples.length === 0) continue;
+      const every = Math.max(1, Math.round(run.samples.length / 12));
+      const points = run.samples.filter((_, i) => i % every === 0).map((p) => `${fmt(p.second)} s: ${fmt(p.rssBytes / 2 ** 20, 0)}`);
+      out.push(`- ${run.label}, RSS in MiB: ${points.join(", ")}`);
+    }
+    out.push("");
+  }
+
+  out.push(...backlogSection(backlog));
+  out.push("Reproduce: `npm ci && npm run bench` (quick: `BENCH_ROUNDS=1 BENCH_SECONDS=2 BENCH_SOAK_SECONDS=10 npm run bench`); backlog: `npm run bench:backlog`. See docs/benchmark.md.", "");
+  return out.join("\n");
+}
+
+function machineLine(m: MachineInfo): string {
+  return (
+    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB RAM, ${m.kernel}, Node ${m.node}, autocannon ${m.autocannon}; ` +
+    (m.pinned ? "servers pinned to core 0 and the load generator to core 1 with `taskset`" : "**not pinned** (no taskset or one core)") +
+    `; durable store on ${m.dataDisk}.`
+  );
+}
+
+function summaryTable(result: CaseResult): string[] {
+  const c = result.case;
+  const out = [`### ${c.title}`, "", `Measures ${c.measures}.`, ""];
+  out.push("| server | req/s | ÷ bare node | p50 ms | p99 ms | p99 ÷ bare | peak RSS | server CPU | non-2xx / errors |");
+  out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const s of result.summary) {
+    out.push(
+      `| ${s.label} | ${fmt(s.medianRps)} | ${ratio(s.medianRatio)} | ${ms(s.medianP50Ms)} | ${ms(s.medianP99Ms)} | ${ratio(s.medianP99Ratio)} | ${mib(s.maxPeakRssBytes)} | ${pct(s.medianServerCpu)} | ${s.non2xx} / ${s.errors} |`,
+    );
+  }
+  for (const skip of result.skipped) out.push(`| ${skip.server} | did not start: ${skip.reason} | | | | | | | |`);
+  const hasBoth = result.summary.some((s) => s.server === "framework-received") && result.summary.some((s) => s.server === "framework-persisted");
+  out.push("");
+  if (hasBoth) out.push(`ack=persisted ÷ ack=received (median of per-round ratios): ${ratio(perRoundRatio(result, "framework-persisted", "framework-received", "rps"))}.`, "");
+  return out;
+}
+
+function roundsTable(result: CaseResult): string[] {
+  const out = [`### ${result.case.title}`, ""];
+  out.push("| round | server | req/s | ÷ bare | p50 ms | p99 ms | p99 ÷ bare | max ms | peak RSS | server CPU | load CPU |");
+  out.push("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const m of result.measurements) {
+    out.push(
+      `| ${m.round} | ${m.server} | ${fmt(m.rps)} | ${ratio(m.ratio)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ratio(m.p99Ratio)} | ${ms(m.maxMs)} | ${mib(m.peakRssBytes)} | ${pct(m.serverCpu)} | ${pct(m.loadCpu)} |`,
+    );
+  }
+  out.push("");
+  return out;
+}
+
+function backlogSection(backlog: BacklogResults | undefined): string[] {
+  if (backlog === undefined) return ["## Backlog", "", "Not run yet: `npm run bench:backlog` adds it here.", ""];
+  const out = ["## Backlog: a task slower than arrivals", ""];
+  out.push(
+    `Taken ${backlog.startedAt.slice(0, 16).replace("T", " ")} UTC by \`npm run bench:backlog\`. The task sleeps on every event, with concurrency 1, ` +
+      "so nearly every accepted event waits in the queue; RSS is read after each step of the fill.",
+    "",
+  );
+  for (const r of backlog.results) {
+    out.push(`### ${r.title}`, "");
+    if (r.skipped !== undefined) {
+      out.push(`Skipped: ${r.skipped}`, "");
+      continue;
+    }
+    out.push(`Server: ${r.server}; task ${r.taskDelayMs} ms per event; RSS before the fill ${mib(r.baselineRssBytes)}; fill took ${fmt(r.seconds, 0)} s.`, "");
+    out.push("| events accepted | RSS | peak RSS | store on disk | fill req/s |", "|---:|---:|---:|---:|---:|");
+    for (const step of r.steps) {
+      out.push(`| ${fmt(step.accepted)} | ${mib(step.rssBytes)} | ${mib(step.peakRssBytes)} | ${step.diskBytes === undefined ? "–" : mib(step.diskBytes)} | ${fmt(step.rps)} |`);
+    }
+    const statuses = Object.entries(r.statuses).map(([code, n]) => `${code}: ${fmt(n)}`).join(", ");
+    out.push("", `Answers: ${statuses || "none"}; connection errors: ${r.errors}.`, "");
+  }
+  return out;
+}

@@ -1,0 +1,88 @@
+import { fmt, ms } from "./format";
+import type { BenchResults } from "./results";
+
+/**
+ * bench/results/chart.svg, drawn by hand: for every case, one bar per server for requests/s as
+ * a ratio to bare node:http (left, goal line at 0.8) and for p99 latency (right, scaled per case).
+ */
+const COLORS: Record<string, string> = {
+  "bare-node": "#4e79a7",
+  "bare-express": "#bab0ac",
+  "framework-received": "#59a14f",
+  "framework-persisted": "#f28e2b",
+};
+
+const WIDTH = 960;
+const LEFT = { x: 20, width: 420 };
+const RIGHT = { x: 510, width: 330 };
+const BAR = 16;
+const GAP = 4;
+const HEADER = 22;
+const GROUP_GAP = 16;
+
+export function renderSvg(results: BenchResults): string {
+  const parts: string[] = [];
+  let y = 54;
+  const servers = new Map<string, string>();
+  for (const c of results.cases) for (const s of c.summary) servers.set(s.server, s.label);
+  const maxRatio = Math.max(1.2, ...results.cases.flatMap((c) => c.summary.map((s) => (Number.isFinite(s.medianRatio) ? s.medianRatio : 0))));
+  const ratioScale = (LEFT.width - 150) / maxRatio;
+
+  parts.push(text(LEFT.x, 20, "requests/s, ratio to bare node:http (median of rounds)", "title"));
+  parts.push(text(RIGHT.x, 20, "p99 latency, ms (median of rounds; scaled per case)", "title"));
+  let lx = LEFT.x;
+  for (const [id, label] of servers) {
+    parts.push(`<rect x="${lx}" y="32" width="12" height="12" fill="${COLORS[id] ?? "#999"}"/>`);
+    parts.push(text(lx + 16, 42, label, "legend"));
+    lx += 24 + label.length * 6.2;
+  }
+  y += 6;
+
+  const groupTops: number[] = [];
+  for (const c of results.cases) {
+    groupTops.push(y);
+    parts.push(text(LEFT.x, y + 14, c.case.title, "case"));
+    y += HEADER;
+    const maxP99 = Math.max(...c.summary.map((s) => (Number.isFinite(s.medianP99Ms) ? s.medianP99Ms : 0)), 0.001);
+    const p99Scale = (RIGHT.width - 70) / maxP99;
+    for (const s of c.summary) {
+      const color = COLORS[s.server] ?? "#999";
+      const r = Number.isFinite(s.medianRatio) ? s.medianRatio : 0;
+      const w = Math.max(1, r * ratioScale);
+      parts.push(`<rect x="${LEFT.x}" y="${y}" width="${w.toFixed(1)}" height="${BAR}" fill="${color}"><title>${esc(s.label)}: ${fmt(s.medianRps)} req/s</title></rect>`);
+      parts.push(text(LEFT.x + w + 6, y + 12, `${fmt(r, 2)}  (${fmt(s.medianRps)}/s)`, "value"));
+      const p = Number.isFinite(s.medianP99Ms) ? s.medianP99Ms : 0;
+      const pw = Math.max(1, p * p99Scale);
+      parts.push(`<rect x="${RIGHT.x}" y="${y}" width="${pw.toFixed(1)}" height="${BAR}" fill="${color}"><title>${esc(s.label)}: p99 ${ms(p)} ms</title></rect>`);
+      parts.push(text(RIGHT.x + pw + 6, y + 12, `${ms(p)} ms`, "value"));
+      y += BAR + GAP;
+    }
+    y += GROUP_GAP;
+  }
+  const top = groupTops[0] ?? y;
+  for (const [value, label] of [[1, "1.0"], [0.8, "goal 0.8"]] as const) {
+    const x = LEFT.x + value * ratioScale;
+    parts.push(`<line x1="${x.toFixed(1)}" y1="${top}" x2="${x.toFixed(1)}" y2="${y - GROUP_GAP}" stroke="#555" stroke-dasharray="3,3" stroke-width="1"/>`);
+    parts.push(text(x - 10, y - GROUP_GAP + 12, label, "axis"));
+  }
+  const m = results.machine;
+  y += 10;
+  parts.push(text(LEFT.x, y, `${m.cpu}, ${m.cores} cores, Node ${m.node}; ${results.settings.rounds} rounds × ${results.settings.seconds} s, ${results.settings.connections} connections; server on core 0, load on core 1`, "axis"));
+  const height = y + 12;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif">`,
+    `<style>.title{font-size:13px;font-weight:bold}.legend{font-size:11px}.case{font-size:12px;font-weight:bold}.value{font-size:11px}.axis{font-size:10px;fill:#555}</style>`,
+    `<rect width="100%" height="100%" fill="#fff"/>`,
+    ...parts,
+    `</svg>`,
+    "",
+  ].join("\n");
+}
+
+function text(x: number, y: number, content: string, cls: string): string {
+  return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" class="${cls}">${esc(content)}</text>`;
+}
+
+function esc(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}

@@ -1,0 +1,133 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { BenchCase } from "./cases";
+import type { MachineInfo } from "./machine";
+
+/** One server, one round, one case. */
+export interface Measurement {
+  round: number;
+  server: string;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  meanMs: number;
+  maxMs: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  /** VmHWM of the server during this measurement (reset before it where the kernel allows). */
+  peakRssBytes: number;
+  /** Share of its core the server used while measured (1 = saturated). */
+  serverCpu: number;
+  /** Share of its core the load generator used while measured. */
+  loadCpu: number;
+  /** rps / bare node's rps in the same round. */
+  ratio: number;
+  /** p99 / bare node's p99 in the same round. */
+  p99Ratio: number;
+}
+
+export interface ServerSummary {
+  server: string;
+  label: string;
+  rounds: number;
+  medianRps: number;
+  medianRatio: number;
+  medianP50Ms: number;
+  medianP99Ms: number;
+  medianP99Ratio: number;
+  maxPeakRssBytes: number;
+  medianServerCpu: number;
+  medianLoadCpu: number;
+  non2xx: number;
+  errors: number;
+}
+
+export interface CaseResult {
+  case: BenchCase;
+  measurements: Measurement[];
+  summary: ServerSummary[];
+  /** Servers that did not start, with the reason. */
+  skipped: { server: string; reason: string }[];
+}
+
+export interface SoakSample {
+  second: number;
+  rssBytes: number;
+}
+
+export interface SoakResult {
+  server: string;
+  label: string;
+  seconds: number;
+  rps: number;
+  p99Ms: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  samples: SoakSample[];
+  /** Median RSS over the second sixth of the run (after warm-up). */
+  rssEarlyBytes: number;
+  /** Median RSS over the last sixth. */
+  rssLateBytes: number;
+  growthBytes: number;
+  /** Flat: grew less than 10% and less than 16 MiB from early to late. */
+  flat: boolean;
+  skipped?: string;
+}
+
+export interface BenchResults {
+  startedAt: string;
+  finishedAt: string;
+  machine: MachineInfo;
+  settings: { rounds: number; seconds: number; warmupSeconds: number; connections: number };
+  cases: CaseResult[];
+  soak: SoakResult[];
+}
+
+export interface BacklogStep {
+  /** Events accepted (2xx) so far. */
+  accepted: number;
+  rssBytes: number;
+  peakRssBytes: number;
+  /** Bytes the store's directory holds (durable store only). */
+  diskBytes?: number;
+  /** Accepted per second while this step was sent. */
+  rps: number;
+}
+
+export interface BacklogResult {
+  id: string;
+  title: string;
+  server: string;
+  taskDelayMs: number;
+  target: number;
+  baselineRssBytes: number;
+  steps: BacklogStep[];
+  non2xx: number;
+  errors: number;
+  statuses: Record<string, number>;
+  seconds: number;
+  skipped?: string;
+}
+
+export interface BacklogResults {
+  startedAt: string;
+  finishedAt: string;
+  machine: MachineInfo;
+  results: BacklogResult[];
+}
+
+export const RESULTS_JSON = "results.json";
+export const BACKLOG_JSON = "backlog.json";
+
+export function writeJson(dir: string, name: string, value: unknown): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, name), `${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function readJson<T>(dir: string, name: string): T | undefined {
+  const file = join(dir, name);
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, "utf8")) as T;
+}

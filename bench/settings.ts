@@ -1,0 +1,54 @@
+import { join } from "node:path";
+
+/** Run settings, all from the environment so that a quick run is one line. */
+export interface BenchSettings {
+  /** Interleaved rounds per case (BENCH_ROUNDS, default 3). */
+  rounds: number;
+  /** Measured seconds per server per round (BENCH_SECONDS, default 5). */
+  seconds: number;
+  /** Unmeasured warm-up before each measurement (BENCH_WARMUP_SECONDS, default 1). */
+  warmupSeconds: number;
+  /** Case ids to run (BENCH_CASES, comma list; default all). */
+  cases: string[] | undefined;
+  /** Server ids to run (BENCH_SERVERS, comma list; default all; bare-node always runs). */
+  servers: string[] | undefined;
+  /** Full-load run checking memory (BENCH_SOAK_SECONDS, default 60; 0 skips it). */
+  soakSeconds: number;
+  /** Servers of the full-load run (BENCH_SOAK_SERVERS, default both framework modes). */
+  soakServers: string[];
+  /** Where results are written (BENCH_RESULTS_DIR, default bench/results). */
+  resultsDir: string;
+  /** Where durable stores put their files (BENCH_DATA_DIR, default bench/results/tmp: a real disk, not tmpfs). */
+  dataDir: string;
+}
+
+export const REPO_ROOT = join(__dirname, "..", "..");
+
+function num(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number, got "${text}"`);
+  return value;
+}
+
+function list(name: string): string[] | undefined {
+  const text = process.env[name];
+  if (text === undefined || text.trim() === "") return undefined;
+  return text.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+export function readSettings(): BenchSettings {
+  const resultsDir = process.env.BENCH_RESULTS_DIR ?? join(REPO_ROOT, "bench", "results");
+  return {
+    rounds: Math.max(1, Math.floor(num("BENCH_ROUNDS", 3))),
+    seconds: num("BENCH_SECONDS", 5),
+    warmupSeconds: num("BENCH_WARMUP_SECONDS", 1),
+    cases: list("BENCH_CASES"),
+    servers: list("BENCH_SERVERS"),
+    soakSeconds: num("BENCH_SOAK_SECONDS", 60),
+    soakServers: list("BENCH_SOAK_SERVERS") ?? ["framework-received", "framework-persisted"],
+    resultsDir,
+    dataDir: process.env.BENCH_DATA_DIR ?? join(resultsDir, "tmp"),
+  };
+}

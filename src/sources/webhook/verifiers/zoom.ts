@@ -1,0 +1,68 @@
+import type { AuthRequest } from "../auth";
+import { WebhookResponse } from "../webhook-response";
+import { decodeDigest } from "./digest";
+import { refuse } from "./failures";
+import { malformed, requireHeader } from "./header-value";
+import { jsonObjectOf } from "./json-body";
+import { booleanOption, checkOptions } from "./options";
+import { normaliseSecrets, type SecretInput } from "./secrets";
+import { SignatureVerifier, type Verified } from "./signature-verifier";
+import { checkTimestamp, toleranceOption } from "./timestamp";
+
+export interface ZoomSignatureOptions {
+  /** How far `x-zm-request-timestamp` may be from now, either way, in seconds (default 300). */
+  toleranceSeconds?: number;
+  /** Answer `endpoint.url_validation` without an event (default true). */
+  handshake?: boolean;
+}
+
+const SIGNATURE = "x-zm-signature";
+const TIMESTAMP = "x-zm-request-timestamp";
+const PREFIX = "v0=";
+const MAX_TOKEN_CHARS = 1024;
+
+/**
+ * Zoom: `x-zm-signature: v0=<hex HMAC-SHA256 of "v0:<timestamp>:<raw body>">` keyed with the
+ * app's secret token, `x-zm-request-timestamp` in Unix seconds. The `endpoint.url_validation`
+ * request (sent when the URL is saved and every 72 hours) is verified like any other, then
+ * answered with `{plainToken, encryptedToken}`, `encryptedToken` being the hex HMAC-SHA256 of
+ * `plainToken` keyed with the current (first) secret token.
+ */
+export class ZoomSignature extends SignatureVerifier {
+  readonly scheme = "zoom";
+  readonly credentialHeaders: readonly string[] = ["x-zm-signature"];
+  readonly toleranceSeconds: number;
+  readonly handshake?: { afterVerify(request: AuthRequest, body: unknown): WebhookResponse | undefined };
+
+  constructor(secret: SecretInput, options?: ZoomSignatureOptions) {
+    const opts = checkOptions("ZoomSignature", options, ["toleranceSeconds", "handshake"]);
+    super(normaliseSecrets("ZoomSignature", secret));
+    this.toleranceSeconds = toleranceOption("ZoomSignature", opts.toleranceSeconds);
+    if (booleanOption("ZoomSignature", "handshake", opts.handshake, true)) {
+      this.handshake = { afterVerify: (request, body) => this.#urlValidation(request, body) };
+    }
+  }
+
+  protected check(request: AuthRequest): Verified {
+    const header = requireHeader(request.headers, SIGNATURE, "signature", SIGNATURE);
+    const digest = header.startsWith(PREFIX) ? decodeDigest(header.slice(PREFIX.length), "hex", 32) : undefined;
+    if (digest === undefined) refuse(malformed("signature", SIGNATURE, "is not v0=<64 hex digits>"));
+    const timestamp = requireHeader(request.headers, TIMESTAMP, "timestamp", TIMESTAMP);
+    checkTimestamp(timestamp, this.toleranceSeconds, TIMESTAMP);
+    return this.expectMatch(SIGNATURE, "sha256", [digest], ["v0:", timestamp, ":", request.rawBody]);
+  }
+
+  #urlValidation(request: AuthRequest, body: unknown): WebhookResponse | undefined {
+    try {
+      const json = jsonObjectOf(body, request.rawBody, "endpoint.url_validation");
+      if (json === undefined || json.event !== "endpoint.url_validation") return undefined;
+      const payload = json.payload;
+      const plainToken = typeof payload === "object" && payload !== null ? (payload as Record<string, unknown>).plainToken : undefined;
+      if (typeof plainToken !== "string" || plainToken.length === 0 || plainToken.length > MAX_TOKEN_CHARS) return undefined;
+      const encryptedToken = this.signWithCurrentSecret("sha256", [plainToken]).toString("hex");
+      return new WebhookResponse({ status_code: 200, body: { plainToken, encryptedToken }, headers: { "cache-control": "no-store" } });
+    } catch {
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,64 @@
+import { expect } from "chai";
+import { CoreApp, silentLogger, WebhookSource } from "../../src/index";
+
+describe("CoreApp", () => {
+  it("refuses a name that cannot name a data directory", () => {
+    expect(() => new CoreApp("../etc")).to.throw(/name must be/);
+    expect(() => new CoreApp("")).to.throw(/name must be/);
+  });
+
+  it("refuses a task without a usable source, with a duplicate name, or sharing a queue or source", () => {
+    const app = new CoreApp("t", { logger: silentLogger });
+    expect(() => app.task({ source: 42 as unknown as string }, async function bad() {})).to.throw(/source must be/);
+    expect(() => app.task({ source: "q" }, async () => {})).to.throw(/give the task a name/);
+    app.task({ source: "q", name: "one" }, async () => {});
+    expect(() => app.task({ source: "q2", name: "one" }, async () => {})).to.throw(/unique/);
+    expect(() => app.task({ source: "q", name: "two" }, async () => {})).to.throw(/consumed by task "one"/);
+    const hook = new WebhookSource({ path: "/h", port: 0 });
+    app.task({ source: hook, name: "three" }, async () => {});
+    expect(() => app.task({ source: hook, name: "four" }, async () => {})).to.throw(/feeds task "three"/);
+    expect(() => app.task({ source: "bad queue name!", name: "five" }, async () => {})).to.throw(/queue name/);
+    expect(() => app.task({ source: "q9", name: "six", concurrency: 0 }, async () => {})).to.throw(/concurrency/);
+    expect(() => app.task({ source: "q9", name: "seven", retry: { attempts: 0 } }, async () => {})).to.throw(/retry.attempts/);
+  });
+
+  it("refuses tasks added after start, and a second start", async () => {
+    const app = new CoreApp("late", { store: "memory", logger: silentLogger });
+    app.task({ source: "q", name: "t" }, async () => {});
+    await app.start();
+    try {
+      expect(() => app.task({ source: "q2", name: "u" }, async () => {})).to.throw(/before start/);
+      let error: unknown;
+      await app.start().catch((e: unknown) => (error = e));
+      expect(String(error)).to.match(/started already/);
+    } finally {
+      await app.stop();
+    }
+  });
+
+  it("refuses bad WebhookSource options with a message naming the option", () => {
+    expect(() => new WebhookSource({ path: "hooks" })).to.throw(/path must be/);
+    expect(() => new WebhookSource({ path: "/h", port: 70000 })).to.throw(/port must be/);
+    expect(() => new WebhookSource({ path: "/h", port: 1.5 })).to.throw(/port must be/);
+    expect(() => new WebhookSource({ path: "/h", methods: [] })).to.throw(/methods/);
+    expect(() => new WebhookSource({ path: "/h", methods: ["PO ST"] })).to.throw(/methods/);
+    expect(() => new WebhookSource({ path: "/h", parser: "xml" as "json" })).to.throw(/parser must be one of/);
+    expect(() => new WebhookSource({ path: "/h", ack: "never" as "received" })).to.throw(/ack must be one of/);
+    expect(() => new WebhookSource({ path: "/h", maxBodyBytes: 0 })).to.throw(/maxBodyBytes/);
+  });
+
+  it("check() finds two sources on one method and path before anything listens", () => {
+    const app = new CoreApp("dup", { logger: silentLogger })
+      .task({ source: new WebhookSource({ path: "/same", port: 0 }), name: "a" }, async () => {})
+      .task({ source: new WebhookSource({ path: "/same/", port: 0, methods: ["PUT", "POST"] }), name: "b" }, async () => {});
+    expect(() => app.check()).to.throw(/POST \/same is claimed by both .*task "a".* and .*task "b"/);
+    // A failed check leaves the sources attachable.
+    expect(() => app.check()).to.throw(/claimed by both/);
+  });
+
+  it("stop() before start() and twice is harmless", async () => {
+    const app = new CoreApp("idle", { logger: silentLogger });
+    await app.stop();
+    await app.stop();
+  });
+});
