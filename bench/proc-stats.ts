@@ -39,3 +39,11 @@ export function cpuSecondsOf(pid: number): number {
   // fields[11] is utime, fields[12] stime (the 14th and 15th of the whole line), in clock ticks.
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/** CPU time all cores spent busy so far (not idle, not waiting for I/O), in seconds. */
+export function machineBusySeconds(): number {
+  const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!;
+  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
+  return (total - ticks[3]! - ticks[4]!) / 100;
+}

@@ -14,6 +14,9 @@ export function renderMarkdown(results: BenchResults, backlog: BacklogResults | 
     "",
   );
   out.push(machineLine(results.machine), "");
+  if (results.busyCoresAtStart > 0.25) {
+    out.push(`**Warning:** other processes kept ${fmt(results.busyCoresAtStart, 2)} cores busy just before this run; absolute figures are noisy (ratios, taken within a round, less so).`, "");
+  }
   out.push("![requests/s and p99 latency per case](chart.svg)", "");
 
   const goals = checkGoals(results);
@@ -28,7 +31,7 @@ export function renderMarkdown(results: BenchResults, backlog: BacklogResults | 
   for (const result of results.cases) out.push(...summaryTable(result));
 
   out.push("## Every round", "");
-  out.push("Ratios are to bare `node:http` in the same round. Server CPU is the share of its core the server used (1 core = 100%); load CPU the same for the load generator — near 100% means the generator, not the server, was the limit.", "");
+  out.push("Ratios are to bare `node:http` in the same round. Server CPU is the share of its core the server used (1 core = 100%); load CPU the same for the load generator — near 100% means the generator, not the server, was the limit. Other CPU is what the rest of the machine used meanwhile (other processes, kernel work such as loopback TCP and disk writes) — a high value on a round means it was disturbed.", "");
   for (const result of results.cases) out.push(...roundsTable(result));
 
   if (results.soak.length > 0) {
@@ -86,11 +89,11 @@ function summaryTable(result: CaseResult): string[] {
 
 function roundsTable(result: CaseResult): string[] {
   const out = [`### ${result.case.title}`, ""];
-  out.push("| round | server | req/s | ÷ bare | p50 ms | p99 ms | p99 ÷ bare | max ms | peak RSS | server CPU | load CPU |");
-  out.push("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  out.push("| round | server | req/s | ÷ bare | p50 ms | p99 ms | p99 ÷ bare | max ms | peak RSS | server CPU | load CPU | other CPU |");
+  out.push("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const m of result.measurements) {
     out.push(
-      `| ${m.round} | ${m.server} | ${fmt(m.rps)} | ${ratio(m.ratio)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ratio(m.p99Ratio)} | ${ms(m.maxMs)} | ${mib(m.peakRssBytes)} | ${pct(m.serverCpu)} | ${pct(m.loadCpu)} |`,
+      `| ${m.round} | ${m.server} | ${fmt(m.rps)} | ${ratio(m.ratio)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ratio(m.p99Ratio)} | ${ms(m.maxMs)} | ${mib(m.peakRssBytes)} | ${pct(m.serverCpu)} | ${pct(m.loadCpu)} | ${pct(m.otherCpu)} |`,
     );
   }
   out.push("");

@@ -21,6 +21,11 @@ export interface Measurement {
   serverCpu: number;
   /** Share of its core the load generator used while measured. */
   loadCpu: number;
+  /**
+   * CPU used by everything else on the machine while measured (other processes, kernel
+   * threads), in cores: a high figure means the round was disturbed.
+   */
+  otherCpu: number;
   /** rps / bare node's rps in the same round. */
   ratio: number;
   /** p99 / bare node's p99 in the same round. */
@@ -39,6 +44,7 @@ export interface ServerSummary {
   maxPeakRssBytes: number;
   medianServerCpu: number;
   medianLoadCpu: number;
+  maxOtherCpu: number;
   non2xx: number;
   errors: number;
 }
@@ -81,6 +87,8 @@ export interface BenchResults {
   finishedAt: string;
   machine: MachineInfo;
   settings: { rounds: number; seconds: number; warmupSeconds: number; connections: number };
+  /** Cores other processes kept busy in the 2 s before the run (should be near 0). */
+  busyCoresAtStart: number;
   cases: CaseResult[];
   soak: SoakResult[];
 }

@@ -1,6 +1,6 @@
 import type { BenchCase } from "./cases";
 import type { LoadGenerator } from "./load";
-import { cpuSecondsOf, memoryOf, resetPeak } from "./proc-stats";
+import { cpuSecondsOf, machineBusySeconds, memoryOf, resetPeak } from "./proc-stats";
 import type { CaseResult, Measurement, ServerSummary } from "./results";
 import type { RunningServer } from "./servers/launch";
 import type { BenchSettings } from "./settings";
@@ -27,7 +27,7 @@ export async function runRounds(
       log(
         `  ${benchCase.id} round ${round}/${settings.rounds} ${server.kind.id.padEnd(20)} ` +
           `${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms  ` +
-          `peak RSS ${(m.peakRssBytes / 2 ** 20).toFixed(1)} MiB  server CPU ${(m.serverCpu * 100).toFixed(0)}%  load CPU ${(m.loadCpu * 100).toFixed(0)}%` +
+          `peak RSS ${(m.peakRssBytes / 2 ** 20).toFixed(1)} MiB  CPU server ${(m.serverCpu * 100).toFixed(0)}% load ${(m.loadCpu * 100).toFixed(0)}% other ${(m.otherCpu * 100).toFixed(0)}%` +
           (m.non2xx || m.errors ? `  non-2xx ${m.non2xx} errors ${m.errors}` : ""),
       );
     }
@@ -44,6 +44,9 @@ export async function runRounds(
 async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGenerator, settings: BenchSettings, round: number): Promise<Measurement> {
   resetPeak(server.pid);
   const cpuBefore = cpuSecondsOf(server.pid);
+  const loadBefore = cpuSecondsOf(load.pid);
+  const busyBefore = machineBusySeconds();
+  const wallBefore = process.hrtime.bigint();
   const result = await load.run({
     port: server.port,
     paths: server.paths,
@@ -53,7 +56,10 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
     seconds: settings.seconds,
     warmupSeconds: settings.warmupSeconds,
   });
+  const wall = Number(process.hrtime.bigint() - wallBefore) / 1e9;
   const cpuAfter = cpuSecondsOf(server.pid);
+  const ours = cpuAfter - cpuBefore + (cpuSecondsOf(load.pid) - loadBefore);
+  const otherCpu = Math.max(0, (machineBusySeconds() - busyBefore - ours) / wall);
   const memory = memoryOf(server.pid);
   // Let the server finish what it queued (tasks, group commits) before the next one is measured.
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -69,7 +75,8 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
     non2xx: result.non2xx,
     errors: result.errors,
     peakRssBytes: memory.peakRss,
-    serverCpu: (cpuAfter - cpuBefore) / (result.seconds + settings.warmupSeconds),
+    serverCpu: (cpuAfter - cpuBefore) / wall,
+    otherCpu,
     loadCpu: result.loadCpuSeconds / result.seconds,
     ratio: NaN,
     p99Ratio: NaN,
@@ -91,6 +98,7 @@ function summarize(servers: readonly RunningServer[], measurements: readonly Mea
       maxPeakRssBytes: max(own.map((m) => m.peakRssBytes)),
       medianServerCpu: median(own.map((m) => m.serverCpu)),
       medianLoadCpu: median(own.map((m) => m.loadCpu)),
+      maxOtherCpu: max(own.map((m) => m.otherCpu)),
       non2xx: own.reduce((n, m) => n + m.non2xx, 0),
       errors: own.reduce((n, m) => n + m.errors, 0),
     };

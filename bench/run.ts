@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { CASES, CONNECTIONS, pathsFor, type BenchCase } from "./cases";
 import { LoadGenerator } from "./load";
 import { describeMachine } from "./machine";
+import { machineBusySeconds } from "./proc-stats";
 import { renderMarkdown } from "./report-markdown";
 import { renderSvg } from "./report-svg";
 import { BACKLOG_JSON, readJson, RESULTS_JSON, writeJson, type BacklogResults, type BenchResults, type CaseResult } from "./results";
@@ -31,9 +32,12 @@ async function main(): Promise<void> {
     finishedAt: "",
     machine,
     settings: { rounds: settings.rounds, seconds: settings.seconds, warmupSeconds: settings.warmupSeconds, connections: CONNECTIONS },
+    busyCoresAtStart: NaN,
     cases: [],
     soak: [],
   };
+  results.busyCoresAtStart = await busyCores(2000);
+  if (results.busyCoresAtStart > 0.25) log(`warning: the machine was already busy (${results.busyCoresAtStart.toFixed(2)} cores used by others) — figures will be noisy`);
   log(`machine: ${machine.cpu}, ${machine.cores} cores, ${machine.kernel}, node ${machine.node}, pinned: ${machine.pinned}, data on ${machine.dataDisk}`);
   log(`servers: ${kinds.map((k) => k.id).join(", ")}; ${settings.rounds} rounds x ${settings.seconds} s (+${settings.warmupSeconds} s warm-up)`);
 
@@ -76,6 +80,13 @@ async function main(): Promise<void> {
   results.finishedAt = new Date().toISOString();
   save(settings.resultsDir, results);
   log(`wrote ${join(settings.resultsDir, "RESULTS.md")} and chart.svg`);
+}
+
+/** Cores kept busy by everything on the machine over `ms`, before any of our processes start. */
+async function busyCores(ms: number): Promise<number> {
+  const before = machineBusySeconds();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return (machineBusySeconds() - before) / (ms / 1000);
 }
 
 function groupBySources(cases: readonly BenchCase[]): Map<number, BenchCase[]> {

@@ -20,7 +20,11 @@ export class RawClient {
   private readonly closedPromise: Promise<void>;
   private wake: (() => void) | undefined;
 
+  /** Local port of the connection (kept after it closes). */
+  readonly localPort: number;
+
   private constructor(readonly socket: Socket) {
+    this.localPort = socket.localPort!;
     socket.on("data", (chunk: Buffer) => {
       this.buffer = Buffer.concat([this.buffer, chunk]);
       this.wake?.();
@@ -49,10 +53,6 @@ export class RawClient {
         resolve(new RawClient(socket));
       });
     });
-  }
-
-  get localPort(): number {
-    return this.socket.localPort!;
   }
 
   get closed(): boolean {
@@ -122,10 +122,14 @@ export async function rawRequest(port: number, data: string | Buffer | Array<str
   }
 }
 
-/** A request's bytes: request line, headers (Host added when missing), blank line, body. */
+/** A request's bytes: request line, headers (Host and Content-Length added when missing), blank line, body. */
 export function httpRequest(method: string, target: string, headers: Record<string, string | number> = {}, body?: string | Buffer): Buffer {
   const lines = [`${method} ${target} HTTP/1.1`];
   if (!Object.keys(headers).some((h) => h.toLowerCase() === "host")) lines.push("Host: localhost");
+  const names = Object.keys(headers).map((h) => h.toLowerCase());
+  if (body !== undefined && !names.includes("content-length") && !names.includes("transfer-encoding")) {
+    lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+  }
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
   const head = Buffer.from(`${lines.join("\r\n")}\r\n\r\n`, "latin1");
   return body === undefined ? head : Buffer.concat([head, typeof body === "string" ? Buffer.from(body, "utf8") : body]);

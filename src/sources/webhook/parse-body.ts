@@ -55,7 +55,7 @@ export function modeFor(contentType: string | undefined): Exclude<ParserMode, "a
 function decode(raw: Buffer, contentType: string | undefined, mode: "json" | "form" | "text"): string {
   const charset = contentType === undefined ? undefined : /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase();
   if (charset === undefined || charset === "utf-8" || charset === "utf8" || charset === "us-ascii") {
-    if (mode !== "json" && !isUtf8(raw)) throw new BodyParseError(400, `invalid_${mode}`, "the body is not valid UTF-8");
+    if (!isUtf8(raw)) throw new BodyParseError(400, `invalid_${mode}`, "the body is not valid UTF-8");
     return raw.toString("utf8");
   }
   let decoder: TextDecoder;

@@ -1,5 +1,6 @@
 import type { TrustProxy } from "../../http/trust-proxy";
 import type { WebhookAuth } from "./auth";
+import type { DedupeOptions, DedupePreset } from "./dedupe";
 import type { ParserMode } from "./webhook-event";
 import type { WebhookResponse } from "./webhook-response";
 
@@ -43,4 +44,10 @@ export interface WebhookSourceOptions {
   trustProxy?: TrustProxy;
   /** The public URL senders call (for schemes that sign it, such as Twilio). */
   publicUrl?: string;
+  /**
+   * Drop repeated deliveries at the source: a delivery id from a header or body field is
+   * remembered (in the app's store, with a time-to-live); a repeat is answered 200 with
+   * `"duplicate": true` and makes no event.
+   */
+  dedupe?: DedupeOptions | DedupePreset;
 }

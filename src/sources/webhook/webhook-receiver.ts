@@ -15,6 +15,7 @@ import { BodyReadError, readBody } from "./read-body";
 import type { WebhookEvent } from "./webhook-event";
 import { WebhookError } from "./webhook-error";
 import { WebhookResponse } from "./webhook-response";
+import { Deduplicator, deliveryKey } from "./dedupe";
 import type { ResolvedWebhookOptions } from "./webhook-source";
 
 const EMPTY = Buffer.alloc(0);
@@ -26,6 +27,7 @@ const EMPTY = Buffer.alloc(0);
 export class WebhookReceiver implements RouteHandler {
   readonly taskName: string;
   private readonly stripHeaders: readonly string[];
+  private readonly deduplicator: Deduplicator | undefined;
 
   constructor(
     private readonly options: ResolvedWebhookOptions,
@@ -35,6 +37,7 @@ export class WebhookReceiver implements RouteHandler {
   ) {
     this.taskName = inbox.task;
     this.stripHeaders = options.auth?.credentialHeaders ?? [];
+    this.deduplicator = options.dedupe && new Deduplicator(inbox.state(`dedupe:${inbox.task}`), options.dedupe.ttlMs);
   }
 
   handle(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number): void {
@@ -92,32 +95,38 @@ export class WebhookReceiver implements RouteHandler {
       received_at: receivedAt / 1000,
     };
     const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt };
-    this.store(res, message);
+    const key = this.deduplicator && deliveryKey(this.options.dedupe!, req.headers, body);
+    this.store(res, message, key);
   }
 
-  private store(res: ServerResponse, message: QueuedMessage<WebhookEvent>): void {
+  /** Stores the event and answers as the ack and reply modes say (or as a duplicate). */
+  private store(res: ServerResponse, message: QueuedMessage<WebhookEvent>, dedupeKey: string | undefined): void {
     const { ack, reply } = this.options;
-    if (reply === "result" || ack === "processed") {
-      const wait = this.inbox.expect(message.id, this.options.ackTimeoutMs);
-      this.inbox.accept(message).then(
-        () => wait.promise.then((outcome) => this.answerOutcome(res, message.id, outcome)),
-        (error: unknown) => {
-          wait.cancel();
-          refuse(res, toRefusal(error));
-        },
-      );
-      return;
-    }
-    if (ack === "received") {
+    if (ack === "received" && reply === "fixed" && dedupeKey === undefined) {
       this.inbox.accept(message).catch((error: unknown) => {
         this.logger.error("event acknowledged as received was not stored", { task: this.taskName, eventId: message.id, error: errorMessage(error) });
       });
-      this.accepted(res, message.id);
-      return;
+      return this.accepted(res, message.id);
     }
-    this.inbox.accept(message).then(
-      () => this.accepted(res, message.id),
-      (error: unknown) => refuse(res, toRefusal(error)),
+    // Registered before storing, so that a task finishing at once is still seen.
+    const wait = reply === "result" || ack === "processed" ? this.inbox.expect(message.id, this.options.ackTimeoutMs) : undefined;
+    const stored: Promise<string | undefined> =
+      dedupeKey === undefined
+        ? this.inbox.accept(message).then(() => undefined)
+        : this.deduplicator!.run(dedupeKey, message.id, () => this.inbox.accept(message));
+    stored.then(
+      (original) => {
+        if (original !== undefined) {
+          wait?.cancel();
+          return duplicate(res, original);
+        }
+        if (wait === undefined) return this.accepted(res, message.id);
+        wait.promise.then((outcome) => this.answerOutcome(res, message.id, outcome));
+      },
+      (error: unknown) => {
+        wait?.cancel();
+        refuse(res, toRefusal(error));
+      },
     );
   }
 
@@ -193,6 +202,12 @@ function sendAuthFailure(res: ServerResponse, failure: AuthFailure): void {
 
 function refuse(res: ServerResponse, refusal: StoreRefusal): void {
   sendError(res, 503, refusal.code, refusal.message, { "retry-after": String(refusal.retryAfterSeconds) });
+}
+
+function duplicate(res: ServerResponse, originalId: string): void {
+  const body = JSON.stringify({ accepted: true, duplicate: true, id: originalId });
+  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
 }
 
 function sendResponse(res: ServerResponse, response: WebhookResponse): void {

@@ -6,6 +6,7 @@ import type { WebhookAuth } from "./auth";
 import { PARSER_MODES, type ParserMode } from "./webhook-event";
 import { ACK_MODES, type AckMode, type WebhookSourceOptions } from "./webhook-options";
 import type { WebhookResponse } from "./webhook-response";
+import { resolveDedupe, type DedupeRule } from "./dedupe";
 import { WebhookReceiver } from "./webhook-receiver";
 
 const METHOD = /^[A-Z]+$/;
@@ -25,6 +26,7 @@ export interface ResolvedWebhookOptions {
   readonly ackTimeoutMs: number;
   readonly reply: "fixed" | "result";
   readonly publicUrl: string | undefined;
+  readonly dedupe: DedupeRule | undefined;
 }
 
 /**
@@ -123,5 +125,6 @@ function resolveOptions(options: WebhookSourceOptions): ResolvedWebhookOptions {
     ackTimeoutMs,
     reply,
     publicUrl: options.publicUrl,
+    dedupe: options.dedupe === undefined ? undefined : resolveDedupe(options.dedupe, where),
   };
 }

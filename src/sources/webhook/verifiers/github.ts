@@ -5,7 +5,6 @@ import { normaliseSecrets, type SecretInput } from "./secrets";
 import { SignatureVerifier, type Verified } from "./signature-verifier";
 
 /** GitHub signs nothing but the body: there is no option beyond the secret. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface GitHubSignatureOptions {}
 
 /**

@@ -7,7 +7,6 @@ import { normaliseSecrets, type SecretInput } from "./secrets";
 import { SignatureVerifier, type Verified } from "./signature-verifier";
 
 /** Shopify signs nothing but the body: there is no option beyond the secret. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface ShopifySignatureOptions {}
 
 const LABEL = "X-Shopify-Hmac-Sha256";

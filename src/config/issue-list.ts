@@ -1,0 +1,29 @@
+import type { ConfigIssue } from "./config-error";
+import { formatKeyPath, type KeySegment } from "./key-path";
+
+/** Finds the line of a key path in the file (the line of the key itself). */
+export type LineLookup = (segments: readonly KeySegment[]) => number | undefined;
+
+/**
+ * Collects the problems of one file. A problem at a path that is not in the file (a missing
+ * key) takes the line of the nearest enclosing key that is.
+ */
+export class IssueList {
+  readonly items: ConfigIssue[] = [];
+
+  constructor(private readonly lineOf: LineLookup = () => undefined) {}
+
+  add(segments: readonly KeySegment[], message: string): void {
+    let line: number | undefined;
+    for (let n = segments.length; n >= 0 && line === undefined; n--) line = this.lineOf(segments.slice(0, n));
+    this.items.push({ path: formatKeyPath(segments), message, ...(line === undefined ? {} : { line }) });
+  }
+
+  push(issue: ConfigIssue): void {
+    this.items.push(issue);
+  }
+
+  get empty(): boolean {
+    return this.items.length === 0;
+  }
+}

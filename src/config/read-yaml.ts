@@ -1,0 +1,61 @@
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import type { ConfigIssue } from "./config-error";
+import { formatKeyPath, type KeySegment } from "./key-path";
+import type { LineLookup } from "./issue-list";
+
+/** A parsed YAML file: its syntax tree, and where each key sits. */
+export interface YamlFile {
+  readonly document: Document.Parsed;
+  /** 1-based line of the key (or list item) at a path, when the path is in the file. */
+  readonly lineOf: LineLookup;
+}
+
+export type ReadYamlResult = { readonly ok: true; readonly file: YamlFile } | { readonly ok: false; readonly issues: ConfigIssue[] };
+
+/**
+ * Parses YAML text keeping positions, so later errors can name lines. Syntax errors (and
+ * duplicate keys) are returned as issues with their line and column; nothing is thrown.
+ */
+export function readYaml(text: string): ReadYamlResult {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  const position = (offset: number) => lineCounter.linePos(offset);
+  if (document.errors.length > 0) {
+    return {
+      ok: false,
+      issues: document.errors.map((error) => {
+        const { line, col } = position(error.pos[0]);
+        return { path: "", message: `YAML syntax error: ${firstLine(error.message)}`, line, column: col };
+      }),
+    };
+  }
+  const lines = new Map<string, number>();
+  recordLines(document.contents, [], lines, (offset) => position(offset).line);
+  return { ok: true, file: { document, lineOf: (segments) => lines.get(formatKeyPath(segments)) } };
+}
+
+function recordLines(node: unknown, path: KeySegment[], lines: Map<string, number>, lineAt: (offset: number) => number): void {
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      if (!isPair(pair)) continue;
+      const key = isScalar(pair.key) ? String(pair.key.value) : undefined;
+      if (key === undefined) continue;
+      const keyPath = [...path, key];
+      const start = (pair.key as Node).range?.[0];
+      if (start !== undefined) lines.set(formatKeyPath(keyPath), lineAt(start));
+      recordLines(pair.value, keyPath, lines, lineAt);
+    }
+  } else if (isSeq(node)) {
+    node.items.forEach((item, index) => {
+      const itemPath = [...path, index];
+      const start = isAlias(item) || isScalar(item) || isMap(item) || isSeq(item) ? item.range?.[0] : undefined;
+      if (start !== undefined) lines.set(formatKeyPath(itemPath), lineAt(start));
+      recordLines(item, itemPath, lines, lineAt);
+    });
+  }
+}
+
+function firstLine(message: string): string {
+  const line = message.split("\n")[0].trim();
+  return line.endsWith(":") ? line.slice(0, -1) : line;
+}

@@ -1,0 +1,110 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { StateStore } from "../../store/store";
+
+/** Where a sender puts its delivery id. */
+export type DedupePreset = "github" | "standard-webhooks" | "svix" | "stripe" | "shopify" | "slack";
+
+export interface DedupeOptions {
+  /** A preset, or your own `header` / `bodyField`. */
+  preset?: DedupePreset;
+  /** Header holding the delivery id (lower or any case). */
+  header?: string;
+  /** Dot path of the delivery id in a JSON or form body, e.g. "id" or "event.id". */
+  bodyField?: string;
+  /** How long a delivery id is remembered (default 72 hours: longer than senders retry). */
+  ttlMs?: number;
+}
+
+const PRESETS: Record<DedupePreset, { headers?: string[]; bodyField?: string }> = {
+  github: { headers: ["x-github-delivery"] },
+  "standard-webhooks": { headers: ["webhook-id", "svix-id"] },
+  svix: { headers: ["svix-id", "webhook-id"] },
+  stripe: { bodyField: "id" },
+  shopify: { headers: ["x-shopify-event-id", "x-shopify-webhook-id"] },
+  slack: { bodyField: "event_id" },
+};
+
+export const DEFAULT_DEDUPE_TTL_MS = 72 * 3600 * 1000;
+
+/** The resolved rule: which header(s) or body field give the key. */
+export interface DedupeRule {
+  readonly headers: readonly string[];
+  readonly bodyPath: readonly string[] | undefined;
+  readonly ttlMs: number;
+}
+
+export function resolveDedupe(options: DedupeOptions | DedupePreset, where: string): DedupeRule {
+  const opts: DedupeOptions = typeof options === "string" ? { preset: options } : options;
+  if (opts.preset !== undefined && !(opts.preset in PRESETS)) {
+    throw new TypeError(`${where}: dedupe.preset must be one of ${Object.keys(PRESETS).join(", ")}`);
+  }
+  const preset = opts.preset ? PRESETS[opts.preset] : {};
+  const headers = opts.header !== undefined ? [opts.header.toLowerCase()] : (preset.headers ?? []);
+  const bodyField = opts.bodyField ?? (opts.header === undefined ? preset.bodyField : undefined);
+  if (headers.length === 0 && bodyField === undefined) throw new TypeError(`${where}: dedupe needs a preset, a header or a bodyField`);
+  const ttlMs = opts.ttlMs ?? DEFAULT_DEDUPE_TTL_MS;
+  if (!(ttlMs > 0)) throw new TypeError(`${where}: dedupe.ttlMs must be a positive number`);
+  return { headers, bodyPath: bodyField?.split("."), ttlMs };
+}
+
+/** The delivery id of a request, or undefined when it carries none (it is then not deduplicated). */
+export function deliveryKey(rule: DedupeRule, headers: IncomingHttpHeaders, body: unknown): string | undefined {
+  for (const name of rule.headers) {
+    const value = headers[name];
+    if (typeof value === "string" && value.length > 0 && value.length <= 512) return value;
+  }
+  if (rule.bodyPath === undefined) return undefined;
+  let value: unknown = body;
+  for (const part of rule.bodyPath) {
+    if (typeof value !== "object" || value === null || Buffer.isBuffer(value)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  if (typeof value === "number") return String(value);
+  return typeof value === "string" && value.length > 0 && value.length <= 512 ? value : undefined;
+}
+
+/**
+ * Remembers delivery ids once their event is stored. The marker is written only after the
+ * event is safely stored, so a store failure never turns the sender's retry into a "duplicate";
+ * two copies arriving at the same moment are settled in process: the second waits for the first.
+ */
+export class Deduplicator {
+  private readonly pending = new Map<string, Promise<string | undefined>>();
+
+  constructor(
+    private readonly state: StateStore,
+    private readonly ttlMs: number,
+  ) {}
+
+  /**
+   * Runs `store` unless `key` was seen; resolves to the id of the event first stored under
+   * it when this one is a duplicate, or undefined when `store` ran (and succeeded).
+   */
+  async run(key: string, eventId: string, store: () => Promise<void>): Promise<string | undefined> {
+    for (;;) {
+      const inFlight = this.pending.get(key);
+      if (inFlight !== undefined) {
+        const original = await inFlight;
+        if (original !== undefined) return original;
+        continue; // the first copy failed to store: this one tries in its place
+      }
+      const seen = await this.state.get<string>(key);
+      if (seen !== undefined) return seen;
+      if (!this.pending.has(key)) break; // nobody started storing it while we looked
+    }
+    let settle!: (id: string | undefined) => void;
+    this.pending.set(key, new Promise((resolve) => (settle = resolve)));
+    try {
+      await store();
+      // The event is stored: a marker that fails to write only means a later copy is not recognised.
+      await this.state.set(key, eventId, { ttlMs: this.ttlMs }).catch(() => undefined);
+      settle(eventId);
+      return undefined;
+    } catch (error) {
+      settle(undefined);
+      throw error;
+    } finally {
+      this.pending.delete(key);
+    }
+  }
+}

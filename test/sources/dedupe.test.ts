@@ -1,0 +1,97 @@
+import { expect } from "chai";
+import { CoreApp, silentLogger, WebhookSource, type TaskContext, type WebhookEvent } from "../../src/index";
+
+async function until(predicate: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe("deduplication at the source", () => {
+  let app: CoreApp;
+  afterEach(async () => app?.stop());
+
+  async function start(source: WebhookSource, handler: (ctx: TaskContext, e: WebhookEvent) => Promise<unknown>, maxQueued?: number) {
+    app = new CoreApp("dedupe", { store: "memory", logger: silentLogger, maxQueued });
+    app.task({ source, name: "t" }, handler);
+    await app.start();
+  }
+
+  it("github preset: a repeated X-GitHub-Delivery is answered 200 duplicate with the first event's id, and makes no event", async () => {
+    const source = new WebhookSource({ path: "/gh", port: 0, dedupe: "github" });
+    const events: string[] = [];
+    await start(source, async (ctx) => void events.push(ctx.eventId));
+    const send = (delivery: string) =>
+      fetch(source.url, { method: "POST", headers: { "x-github-delivery": delivery, "content-type": "application/json" }, body: "{}" });
+    const first = await send("d-1");
+    expect(first.status).to.equal(202);
+    const { id } = (await first.json()) as { id: string };
+    const again = await send("d-1");
+    expect(again.status).to.equal(200);
+    expect(await again.json()).to.deep.equal({ accepted: true, duplicate: true, id });
+    expect((await send("d-2")).status).to.equal(202);
+    await until(() => events.length === 2);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(events).to.have.length(2);
+    expect(events[0]).to.equal(id);
+  });
+
+  it("stripe preset reads the event id from the JSON body; copies sent at the same moment make one event", async () => {
+    const source = new WebhookSource({ path: "/stripe", port: 0, dedupe: "stripe" });
+    const events: unknown[] = [];
+    await start(source, async (_ctx, e) => void events.push(e.body));
+    const body = JSON.stringify({ id: "evt_123", type: "invoice.paid" });
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => fetch(source.url, { method: "POST", headers: { "content-type": "application/json" }, body })),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).to.deep.equal([200, 200, 200, 200, 202]);
+    await until(() => events.length === 1);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(events).to.have.length(1);
+  });
+
+  it("a request without the delivery id is not deduplicated", async () => {
+    const source = new WebhookSource({ path: "/h", port: 0, dedupe: { header: "X-Delivery-Id" } });
+    let count = 0;
+    await start(source, async () => void count++);
+    for (let i = 0; i < 3; i++) expect((await fetch(source.url, { method: "POST", body: "x" })).status).to.equal(202);
+    await until(() => count === 3);
+  });
+
+  it("a delivery the store refused (503) is not remembered: the sender's retry is accepted", async () => {
+    const source = new WebhookSource({ path: "/full", port: 0, dedupe: { header: "x-delivery-id" } });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const seen: string[] = [];
+    app = new CoreApp("dedupe-full", { store: "memory", logger: silentLogger, maxQueued: 1 });
+    app.task({ source, name: "blocked", concurrency: 1 }, async (_ctx, e: WebhookEvent) => {
+      seen.push(e.headers["x-delivery-id"]);
+      await gate;
+    });
+    await app.start();
+    const send = (id: string) => fetch(source.url, { method: "POST", headers: { "x-delivery-id": id }, body: "x" });
+    expect((await send("a")).status).to.equal(202);
+    const refused = await send("b");
+    expect(refused.status).to.equal(503);
+    expect(refused.headers.get("retry-after")).to.match(/^\d+$/);
+    release();
+    await until(() => seen.length === 1);
+    let retry = await send("b");
+    for (let i = 0; retry.status === 503 && i < 100; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      retry = await send("b");
+    }
+    expect(retry.status).to.equal(202);
+    await until(() => seen.length === 2);
+    expect(seen).to.deep.equal(["a", "b"]);
+  });
+
+  it("refuses a dedupe rule without a key source, or with an unknown preset", () => {
+    expect(() => new WebhookSource({ path: "/x", dedupe: {} })).to.throw(/dedupe needs/);
+    expect(() => new WebhookSource({ path: "/x", dedupe: "gitlab" as "github" })).to.throw(/dedupe.preset must be one of/);
+    expect(() => new WebhookSource({ path: "/x", dedupe: { header: "x-id", ttlMs: 0 } })).to.throw(/ttlMs/);
+  });
+});
