@@ -36,6 +36,11 @@ export function checkGoals(results: BenchResults): GoalCheck[] {
   if (received && persisted) {
     add("ack=persisted req/s ÷ ack=received", perRoundRatio(main, "framework-persisted", "framework-received", "rps"), "≥ 0.60", (v) => v >= 0.6);
   }
+  if (received) add("(for reference) ack=received capacity by CPU per request ÷ bare node:http", received.medianCpuRatio, "≥ 0.80", (v) => v >= 0.8);
+  if (received && persisted) {
+    const cpu = received.medianCpuUsPerRequest / persisted.medianCpuUsPerRequest;
+    add("(for reference) ack=persisted capacity by CPU per request ÷ ack=received", cpu, "≥ 0.60", (v) => v >= 0.6);
+  }
   if (received) add("ack=received p99 ÷ bare node:http p99", received.medianP99Ratio, "≤ 2.0", (v) => v <= 2);
   if (persisted) add("ack=persisted p99 ÷ bare node:http p99", persisted.medianP99Ratio, "≤ 2.0", (v) => v <= 2);
   for (const run of results.soak) {

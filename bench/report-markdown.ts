@@ -4,10 +4,15 @@ import type { MachineInfo } from "./machine";
 import type { BacklogResults, BenchResults, CaseResult } from "./results";
 
 /** bench/results/RESULTS.md: the summary first, then every round, then memory under load and backlog. */
-export function renderMarkdown(results: BenchResults, backlog: BacklogResults | undefined): string {
-  const out: string[] = [];
+export function renderMarkdown(results: BenchResults | undefined, backlog: BacklogResults | undefined): string {
+  const out: string[] = ["# Benchmark results", ""];
+  if (results === undefined) {
+    out.push("`npm run bench` has not written results.json yet.", "");
+    if (backlog !== undefined) out.push(machineLine(backlog.machine), "");
+    out.push(...backlogSection(backlog));
+    return out.join("\n");
+  }
   const s = results.settings;
-  out.push("# Benchmark results", "");
   out.push(
     `Taken ${results.startedAt.slice(0, 16).replace("T", " ")} UTC by \`npm run bench\` ` +
       `(${s.rounds} interleaved rounds × ${s.seconds} s per server, ${s.warmupSeconds} s warm-up before each, ${s.connections} connections).`,
@@ -28,10 +33,15 @@ export function renderMarkdown(results: BenchResults, backlog: BacklogResults | 
   }
 
   out.push("## Summary (median over rounds)", "");
+  out.push(
+    "CPU µs/req is the server's CPU time per answered request, measured from /proc: unlike req/s it barely moves when something else " +
+      "runs on the machine, and on a saturated core (server CPU near 100%) its inverse is the capacity. \"bare µs ÷ this\" is that capacity as a ratio to bare node:http.",
+    "",
+  );
   for (const result of results.cases) out.push(...summaryTable(result));
 
   out.push("## Every round", "");
-  out.push("Ratios are to bare `node:http` in the same round. Server CPU is the share of its core the server used (1 core = 100%); load CPU the same for the load generator — near 100% means the generator, not the server, was the limit. Other CPU is what the rest of the machine used meanwhile (other processes, kernel work such as loopback TCP and disk writes) — a high value on a round means it was disturbed.", "");
+  out.push("Ratios are to bare `node:http` in the same round. Server CPU is the share of its core the server used (1 core = 100%); load CPU the same for the load generator — near 100% means the generator, not the server, was the limit. Other CPU is what the rest of the machine used meanwhile (other processes, kernel work such as loopback TCP and disk writes) — a high value on a round means it was disturbed; such a measurement is taken again (up to BENCH_RETRY_DISTURBED times) and the least disturbed attempt kept.", "");
   for (const result of results.cases) out.push(...roundsTable(result));
 
   if (results.soak.length > 0) {
@@ -40,7 +50,7 @@ export function renderMarkdown(results: BenchResults, backlog: BacklogResults | 
     out.push("| server | seconds | req/s | p99 ms | RSS early | RSS late | growth | flat |", "|---|---:|---:|---:|---:|---:|---:|---|");
     for (const run of results.soak) {
       if (run.skipped !== undefined) {
-        out.push(`| ${run.label} | ${run.seconds} | skipped: ${run.skipped} | | | | | |`);
+        out.push(`| ${run.label} | ${run.seconds} | skipped: ${cell(run.skipped)} | | | | | |`);
         continue;
       }
       out.push(
@@ -73,27 +83,27 @@ function machineLine(m: MachineInfo): string {
 function summaryTable(result: CaseResult): string[] {
   const c = result.case;
   const out = [`### ${c.title}`, "", `Measures ${c.measures}.`, ""];
-  out.push("| server | req/s | ÷ bare node | p50 ms | p99 ms | p99 ÷ bare | peak RSS | server CPU | non-2xx / errors |");
-  out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  out.push("| server | req/s | ÷ bare node | p50 ms | p99 ms | p99 ÷ bare | CPU µs/req | bare µs ÷ this | peak RSS | server CPU | non-2xx / errors |");
+  out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const s of result.summary) {
     out.push(
-      `| ${s.label} | ${fmt(s.medianRps)} | ${ratio(s.medianRatio)} | ${ms(s.medianP50Ms)} | ${ms(s.medianP99Ms)} | ${ratio(s.medianP99Ratio)} | ${mib(s.maxPeakRssBytes)} | ${pct(s.medianServerCpu)} | ${s.non2xx} / ${s.errors} |`,
+      `| ${s.label} | ${fmt(s.medianRps)} | ${ratio(s.medianRatio)} | ${ms(s.medianP50Ms)} | ${ms(s.medianP99Ms)} | ${ratio(s.medianP99Ratio)} | ${fmt(s.medianCpuUsPerRequest, 1)} | ${ratio(s.medianCpuRatio)} | ${mib(s.maxPeakRssBytes)} | ${pct(s.medianServerCpu)} | ${s.non2xx} / ${s.errors} |`,
     );
   }
-  for (const skip of result.skipped) out.push(`| ${skip.server} | did not start: ${skip.reason} | | | | | | | |`);
   const hasBoth = result.summary.some((s) => s.server === "framework-received") && result.summary.some((s) => s.server === "framework-persisted");
   out.push("");
+  for (const skip of result.skipped) out.push(`Not measured: ${skip.server} did not start (${cell(skip.reason)}).`, "");
   if (hasBoth) out.push(`ack=persisted ÷ ack=received (median of per-round ratios): ${ratio(perRoundRatio(result, "framework-persisted", "framework-received", "rps"))}.`, "");
   return out;
 }
 
 function roundsTable(result: CaseResult): string[] {
   const out = [`### ${result.case.title}`, ""];
-  out.push("| round | server | req/s | ÷ bare | p50 ms | p99 ms | p99 ÷ bare | max ms | peak RSS | server CPU | load CPU | other CPU |");
-  out.push("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  out.push("| round | server | req/s | ÷ bare | p50 ms | p99 ms | p99 ÷ bare | max ms | CPU µs/req | peak RSS | server CPU | load CPU | other CPU |");
+  out.push("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const m of result.measurements) {
     out.push(
-      `| ${m.round} | ${m.server} | ${fmt(m.rps)} | ${ratio(m.ratio)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ratio(m.p99Ratio)} | ${ms(m.maxMs)} | ${mib(m.peakRssBytes)} | ${pct(m.serverCpu)} | ${pct(m.loadCpu)} | ${pct(m.otherCpu)} |`,
+      `| ${m.round} | ${m.server} | ${fmt(m.rps)} | ${ratio(m.ratio)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ratio(m.p99Ratio)} | ${ms(m.maxMs)} | ${fmt(m.cpuUsPerRequest, 1)} | ${mib(m.peakRssBytes)} | ${pct(m.serverCpu)} | ${pct(m.loadCpu)} | ${pct(m.otherCpu)}${m.attempts > 1 ? ` (try ${m.attempts})` : ""} |`,
     );
   }
   out.push("");
@@ -111,7 +121,7 @@ function backlogSection(backlog: BacklogResults | undefined): string[] {
   for (const r of backlog.results) {
     out.push(`### ${r.title}`, "");
     if (r.skipped !== undefined) {
-      out.push(`Skipped: ${r.skipped}`, "");
+      out.push(`Skipped: ${cell(r.skipped)}`, "");
       continue;
     }
     out.push(`Server: ${r.server}; task ${r.taskDelayMs} ms per event; RSS before the fill ${mib(r.baselineRssBytes)}; fill took ${fmt(r.seconds, 0)} s.`, "");
@@ -123,4 +133,9 @@ function backlogSection(backlog: BacklogResults | undefined): string[] {
     out.push("", `Answers: ${statuses || "none"}; connection errors: ${r.errors}.`, "");
   }
   return out;
+}
+
+/** Text safe inside a markdown table cell or a one-line paragraph. */
+function cell(text: string): string {
+  return text.replace(/\|/g, "/").replace(/\s+/g, " ").trim();
 }

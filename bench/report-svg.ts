@@ -38,11 +38,16 @@ export function renderSvg(results: BenchResults): string {
   }
   y += 6;
 
-  const groupTops: number[] = [];
+  const background: string[] = [];
   for (const c of results.cases) {
-    groupTops.push(y);
     parts.push(text(LEFT.x, y + 14, c.case.title, "case"));
     y += HEADER;
+    const barsTop = y - 2;
+    const barsBottom = y + c.summary.length * (BAR + GAP) - GAP + 2;
+    for (const value of [0.8, 1]) {
+      const x = (LEFT.x + value * ratioScale).toFixed(1);
+      background.push(`<line x1="${x}" y1="${barsTop}" x2="${x}" y2="${barsBottom}" stroke="#555" stroke-dasharray="3,3" stroke-width="1"/>`);
+    }
     const maxP99 = Math.max(...c.summary.map((s) => (Number.isFinite(s.medianP99Ms) ? s.medianP99Ms : 0)), 0.001);
     const p99Scale = (RIGHT.width - 70) / maxP99;
     for (const s of c.summary) {
@@ -59,20 +64,18 @@ export function renderSvg(results: BenchResults): string {
     }
     y += GROUP_GAP;
   }
-  const top = groupTops[0] ?? y;
-  for (const [value, label] of [[1, "1.0"], [0.8, "goal 0.8"]] as const) {
-    const x = LEFT.x + value * ratioScale;
-    parts.push(`<line x1="${x.toFixed(1)}" y1="${top}" x2="${x.toFixed(1)}" y2="${y - GROUP_GAP}" stroke="#555" stroke-dasharray="3,3" stroke-width="1"/>`);
-    parts.push(text(x - 10, y - GROUP_GAP + 12, label, "axis"));
-  }
+  const axisY = y - GROUP_GAP + 14;
+  parts.push(`<text x="${(LEFT.x + 0.8 * ratioScale - 3).toFixed(1)}" y="${axisY}" class="axis" text-anchor="end">goal 0.8</text>`);
+  parts.push(`<text x="${(LEFT.x + ratioScale + 3).toFixed(1)}" y="${axisY}" class="axis">1.0 = bare node:http</text>`);
   const m = results.machine;
   y += 10;
   parts.push(text(LEFT.x, y, `${m.cpu}, ${m.cores} cores, Node ${m.node}; ${results.settings.rounds} rounds × ${results.settings.seconds} s, ${results.settings.connections} connections; server on core 0, load on core 1`, "axis"));
   const height = y + 12;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif">`,
-    `<style>.title{font-size:13px;font-weight:bold}.legend{font-size:11px}.case{font-size:12px;font-weight:bold}.value{font-size:11px}.axis{font-size:10px;fill:#555}</style>`,
+    `<style>.title{font-size:13px;font-weight:bold}.legend{font-size:11px}.case{font-size:12px;font-weight:bold}.value{font-size:11px;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}.axis{font-size:10px;fill:#555}</style>`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
+    ...background,
     ...parts,
     `</svg>`,
     "",

@@ -19,6 +19,8 @@ export interface Measurement {
   peakRssBytes: number;
   /** Share of its core the server used while measured (1 = saturated). */
   serverCpu: number;
+  /** Server CPU time per 2xx answer, microseconds: the cost of one request, robust to other load on the machine. */
+  cpuUsPerRequest: number;
   /** Share of its core the load generator used while measured. */
   loadCpu: number;
   /**
@@ -30,6 +32,10 @@ export interface Measurement {
   ratio: number;
   /** p99 / bare node's p99 in the same round. */
   p99Ratio: number;
+  /** bare node's CPU per request / this server's, same round: the capacity ratio on a saturated core. */
+  cpuRatio: number;
+  /** Measurements taken (more than 1 when earlier ones were disturbed by other work). */
+  attempts: number;
 }
 
 export interface ServerSummary {
@@ -41,6 +47,8 @@ export interface ServerSummary {
   medianP50Ms: number;
   medianP99Ms: number;
   medianP99Ratio: number;
+  medianCpuUsPerRequest: number;
+  medianCpuRatio: number;
   maxPeakRssBytes: number;
   medianServerCpu: number;
   medianLoadCpu: number;

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { CASES, CONNECTIONS, pathsFor, type BenchCase } from "./cases";
 import { LoadGenerator } from "./load";
 import { describeMachine } from "./machine";
-import { machineBusySeconds } from "./proc-stats";
+import { busyCores } from "./quiet";
 import { renderMarkdown } from "./report-markdown";
 import { renderSvg } from "./report-svg";
 import { BACKLOG_JSON, readJson, RESULTS_JSON, writeJson, type BacklogResults, type BenchResults, type CaseResult } from "./results";
@@ -80,13 +80,6 @@ async function main(): Promise<void> {
   results.finishedAt = new Date().toISOString();
   save(settings.resultsDir, results);
   log(`wrote ${join(settings.resultsDir, "RESULTS.md")} and chart.svg`);
-}
-
-/** Cores kept busy by everything on the machine over `ms`, before any of our processes start. */
-async function busyCores(ms: number): Promise<number> {
-  const before = machineBusySeconds();
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  return (machineBusySeconds() - before) / (ms / 1000);
 }
 
 function groupBySources(cases: readonly BenchCase[]): Map<number, BenchCase[]> {

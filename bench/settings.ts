@@ -18,6 +18,16 @@ export interface BenchSettings {
   soakServers: string[];
   /** Where results are written (BENCH_RESULTS_DIR, default bench/results). */
   resultsDir: string;
+  /**
+   * On a shared machine: before each measurement, wait up to this long for other work to
+   * leave the cores idle (BENCH_QUIET_WAIT_SECONDS, default 0: do not wait).
+   */
+  quietWaitSeconds: number;
+  /**
+   * Times a measurement disturbed by other work (over 25% of a core) is taken again
+   * (BENCH_RETRY_DISTURBED, default 2).
+   */
+  retryDisturbed: number;
   /** Where durable stores put their files (BENCH_DATA_DIR, default bench/results/tmp: a real disk, not tmpfs). */
   dataDir: string;
 }
@@ -49,6 +59,8 @@ export function readSettings(): BenchSettings {
     soakSeconds: num("BENCH_SOAK_SECONDS", 60),
     soakServers: list("BENCH_SOAK_SERVERS") ?? ["framework-received", "framework-persisted"],
     resultsDir,
+    quietWaitSeconds: num("BENCH_QUIET_WAIT_SECONDS", 0),
+    retryDisturbed: Math.floor(num("BENCH_RETRY_DISTURBED", 2)),
     dataDir: process.env.BENCH_DATA_DIR ?? join(resultsDir, "tmp"),
   };
 }

@@ -19,6 +19,8 @@ export { WebhookError } from "./sources/webhook/webhook-error";
 export { BearerAuth } from "./sources/webhook/bearer-auth";
 export type { WebhookAuth, AuthRequest, AuthFailure } from "./sources/webhook/auth";
 export { constantTimeEqual } from "./sources/webhook/constant-time";
+export type { DedupeOptions, DedupePreset } from "./sources/webhook/dedupe";
+export * from "./sources/webhook/verifiers/index";
 
 export { ListenError, type ListenerTimeouts } from "./http/listener";
 export type { TrustProxy } from "./http/trust-proxy";

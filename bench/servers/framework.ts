@@ -1,4 +1,4 @@
-import { CoreApp, silentLogger, WebhookSource, type CoreAppOptions } from "webhook-tasks";
+import { CoreApp, silentLogger, WebhookSource } from "webhook-tasks";
 import { freePort } from "./free-port";
 import { announce, exitOnSignal, readConfig } from "./server-config";
 
@@ -8,9 +8,7 @@ const config = readConfig();
 async function main(): Promise<void> {
   const port = config.port === 0 && config.paths.length > 1 ? await freePort() : config.port;
   const app = new CoreApp("bench", {
-    // "embedded" is the durable engine's name (the default store); the cast keeps this file
-    // compiling while the engine's type is not in StoreSpec yet.
-    store: (config.store ?? "memory") as CoreAppOptions["store"],
+    store: config.store ?? "memory",
     dataDir: config.dataDir,
     maxQueued: config.maxQueued,
     logger: silentLogger,

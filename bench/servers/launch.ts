@@ -19,9 +19,11 @@ function nodeFlags(): string[] {
   return (process.env.BENCH_SERVER_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
 }
 
-export async function launch(kind: ServerKind, caseConfig: ServerConfig, timeoutMs = 60_000): Promise<RunningServer> {
+export async function launch(kind: ServerKind, caseConfig: ServerConfig, options: { nodeFlags?: string[]; timeoutMs?: number } = {}): Promise<RunningServer> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const config: ServerConfig = { ...caseConfig, ...kind.config };
-  const { command, args } = pinnedNode(SERVER_CORE, [...nodeFlags(), kind.script, JSON.stringify(config)]);
+  const flags = [...nodeFlags(), ...(options.nodeFlags ?? [])];
+  const { command, args } = pinnedNode(SERVER_CORE, [...flags, kind.script, JSON.stringify(config)]);
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production" } });
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => {

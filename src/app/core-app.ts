@@ -18,8 +18,10 @@ export interface CoreAppOptions {
   store?: StoreSpec;
   /** Directory of the embedded store (default $WEBHOOK_TASKS_DATA_DIR, else ./.data/<app name>). */
   dataDir?: string;
-  /** Most messages a queue may hold before sources answer 503 (engine default when unset). */
+  /** Most messages a queue may hold before sources answer 503 (memory: 100,000; embedded: 10,000,000). */
   maxQueued?: number;
+  /** Most bytes the embedded store may occupy before sources answer 503 (default: only the disk limits it). */
+  maxBytes?: number;
   logger?: Logger;
   /** Level of the default logger (default "info"; ignored when `logger` is given). */
   logLevel?: LogLevel;
@@ -125,10 +127,11 @@ export class CoreApp {
     this.appState = "starting";
     const tasks = this.registry.all();
     if (tasks.length === 0) this.logger.warn("the app has no tasks");
-    const store = createStore(this.options.store ?? "memory", {
+    const store = createStore(this.options.store ?? "embedded", {
       appName: this.name,
       dataDir: this.options.dataDir,
       maxQueued: this.options.maxQueued,
+      maxBytes: this.options.maxBytes,
     });
     const attached: RegisteredTask[] = [];
     try {

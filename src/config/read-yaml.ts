@@ -1,4 +1,4 @@
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import { CST, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, Parser, type Document, type Node } from "yaml";
 import type { ConfigIssue } from "./config-error";
 import { formatKeyPath, type KeySegment } from "./key-path";
 import type { LineLookup } from "./issue-list";
@@ -21,13 +21,17 @@ export function readYaml(text: string): ReadYamlResult {
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
   const position = (offset: number) => lineCounter.linePos(offset);
   if (document.errors.length > 0) {
-    return {
-      ok: false,
-      issues: document.errors.map((error) => {
-        const { line, col } = position(error.pos[0]);
-        return { path: "", message: `YAML syntax error: ${firstLine(error.message)}`, line, column: col };
-      }),
-    };
+    // The parser's recovery is poor: errors after the first are mostly its consequences.
+    const [error, ...rest] = document.errors;
+    const unclosed = error.code === "MISSING_CHAR" ? unclosedQuoteAt(text) : undefined;
+    const { line, col } = position(unclosed ?? error.pos[0]);
+    let message = unclosed === undefined ? firstLine(error.message) : "a quoted string is not closed (missing closing quote)";
+    const lineText = text.split("\n")[line - 1] ?? "";
+    if (lineText.includes("${") && /[{[]/.test(lineText.replace(/\$\{[^}]*\}/g, ""))) {
+      message += " (inside { } or [ ], quote values that use ${...}: '${VAR}')";
+    }
+    if (rest.length > 0) message += ` (and ${rest.length} more syntax error${rest.length === 1 ? "" : "s"} after it, probably caused by this one)`;
+    return { ok: false, issues: [{ path: "", message: `YAML syntax error: ${message}`, line, column: col }] };
   }
   const lines = new Map<string, number>();
   recordLines(document.contents, [], lines, (offset) => position(offset).line);
@@ -58,4 +62,24 @@ function recordLines(node: unknown, path: KeySegment[], lines: Map<string, numbe
 function firstLine(message: string): string {
   const line = message.split("\n")[0].trim();
   return line.endsWith(":") ? line.slice(0, -1) : line;
+}
+
+/**
+ * Where an unclosed quoted scalar starts: the parser reports the end of the file, which helps
+ * nobody, so this looks the opening quote up in the syntax tree.
+ */
+function unclosedQuoteAt(text: string): number | undefined {
+  let found: number | undefined;
+  for (const token of new Parser().parse(text)) {
+    if (token.type !== "document") continue;
+    CST.visit(token, (item) => {
+      for (const part of [item.key, item.value]) {
+        if (found !== undefined || !part) continue;
+        if (part.type !== "double-quoted-scalar" && part.type !== "single-quoted-scalar") continue;
+        const quote = part.type === "double-quoted-scalar" ? '"' : "'";
+        if (part.source.length < 2 || !part.source.endsWith(quote)) found = part.offset;
+      }
+    });
+  }
+  return found;
 }

@@ -43,17 +43,20 @@ function forwardedHops(req: IncomingMessage): ClientAddress[] {
     .split(",")
     .map((s) => s.trim())
     .filter(Boolean)
-    .map((address): ClientAddress => [unmapIPv4(address), 0])
+    .map(parseNode)
     .reverse();
 }
 
-/** "192.0.2.1:4711", "[2001:db8::1]:4711", "2001:db8::1", "unknown" -> [host, port]. */
+/**
+ * "192.0.2.1:4711", "[2001:db8::1]:4711", "2001:db8::1", "unknown" -> [host, port]. Some
+ * proxies put a port in X-Forwarded-For too, so both headers go through here.
+ */
 function parseNode(node: string): ClientAddress {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(node);
-  if (bracketed) return [bracketed[1], bracketed[2] ? Number(bracketed[2]) : 0];
+  if (bracketed) return [unmapIPv4(bracketed[1]), bracketed[2] ? Number(bracketed[2]) : 0];
   const v4 = /^(\d{1,3}(?:\.\d{1,3}){3})(?::(\d+))?$/.exec(node);
   if (v4) return [v4[1], v4[2] ? Number(v4[2]) : 0];
-  return [node, 0];
+  return [unmapIPv4(node), 0];
 }
 
 export function unmapIPv4(address: string): string {

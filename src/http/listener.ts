@@ -67,6 +67,35 @@ export class Listener {
     const app = this.express;
     const headersTimeout = this.timeouts.headersTimeoutMs ?? 30_000;
     const requestTimeout = this.timeouts.requestTimeoutMs ?? 60_000;
+    // `expectsContinue`: the client sent "Expect: 100-continue" and waits before sending the body.
+    const onRequest = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void => {
+      // Node's parser takes a request line without a version as HTTP/0.9: malformed for us.
+      if (req.httpVersionMajor !== 1) {
+        sendError(res, 400, "bad_request", "malformed HTTP request", { connection: "close" });
+        return;
+      }
+      let url = req.url ?? "/";
+      if (url.charCodeAt(0) !== 47 /* "/" */) {
+        // Absolute form ("POST http://host/hook HTTP/1.1"), which servers must accept (RFC 9112 §3.2.2).
+        const origin = ABSOLUTE_FORM.exec(url);
+        if (origin !== null) {
+          const rest = url.slice(origin[0].length);
+          req.url = url = rest.charCodeAt(0) === 47 ? rest : `/${rest}`;
+        }
+      }
+      const queryStart = url.indexOf("?");
+      const path = queryStart === -1 ? url : url.slice(0, queryStart);
+      const route = routes.match(path);
+      if (route === undefined) {
+        if (expectsContinue) res.writeContinue();
+        app(req, res);
+        return;
+      }
+      const handler = route.handlers.get(req.method ?? "");
+      // The handler sends "100 Continue" itself, once it decides to read the body.
+      if (handler !== undefined) handler.handle(req, res, path, queryStart);
+      else sendError(res, 405, "method_not_allowed", `${req.method} is not allowed on ${route.path}`, { allow: route.allow });
+    };
     const server = createServer(
       {
         headersTimeout,
@@ -75,20 +104,10 @@ export class Listener {
         // Node checks the two timeouts above on this period; keep it below the shortest one.
         connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(Math.min(headersTimeout, requestTimeout) / 4))),
       },
-      (req: IncomingMessage, res: ServerResponse) => {
-        const url = req.url ?? "/";
-        const queryStart = url.indexOf("?");
-        const path = queryStart === -1 ? url : url.slice(0, queryStart);
-        const route = routes.match(path);
-        if (route === undefined) {
-          app(req, res);
-          return;
-        }
-        const handler = route.handlers.get(req.method ?? "");
-        if (handler !== undefined) handler.handle(req, res, path, queryStart);
-        else sendError(res, 405, "method_not_allowed", `${req.method} is not allowed on ${route.path}`, { allow: route.allow });
-      },
+      (req, res) => onRequest(req, res, false),
     );
+    // Without this listener Node answers "100 Continue" at once, before anything could refuse the request.
+    server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, true));
     server.on("clientError", onClientError);
     await new Promise<void>((resolve, reject) => {
       const onError = (error: NodeJS.ErrnoException) => {
@@ -129,6 +148,8 @@ export class Listener {
     }
   }
 }
+
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*(?=[/?]|$)/i;
 
 function notFound(req: Request, res: Response): void {
   sendError(res, 404, "not_found", `no webhook or route at ${req.path}`);

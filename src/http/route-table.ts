@@ -1,8 +1,20 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 
-/** Handles one request on a matched route. `queryStart` is the index of "?" in req.url, or -1. */
+/**
+ * Handles one request on a matched route. `queryStart` is the index of "?" in req.url, or -1.
+ * A client that sent `Expect: 100-continue` waits for the handler: call `continueIfExpected`
+ * just before reading the body, so that a refusal (401, 413, 503) costs no upload.
+ */
 export interface RouteHandler {
   handle(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number): void;
+}
+
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+
+/** Sends "100 Continue" when the client waits for it (Node's own test for the header). */
+export function continueIfExpected(req: IncomingMessage, res: ServerResponse): void {
+  const expect = req.headers.expect;
+  if (req.httpVersionMinor === 1 && typeof expect === "string" && CONTINUE.test(expect) && !res.headersSent) res.writeContinue();
 }
 
 export interface Route {

@@ -1,15 +1,40 @@
+import { join, resolve } from "node:path";
 import type { Store } from "./store";
+import { EmbeddedStore } from "./embedded/embedded-store";
 import { MemoryStore } from "./memory/memory-store";
 
-export type StoreSpec = "memory" | Store;
+/** An engine by name, or a store built by the caller (used as is). */
+export type StoreSpec = "memory" | "embedded" | Store;
 
 export interface CreateStoreOptions {
+  /** Names the default data directory. */
   readonly appName: string;
+  /** Directory of the embedded store (default: see `defaultDataDir`). */
   readonly dataDir?: string;
+  /** Most messages one queue may hold (engine default when unset). */
   readonly maxQueued?: number;
+  /** Most bytes the embedded store's data may occupy (default: only the disk limits it). */
+  readonly maxBytes?: number;
+}
+
+/** Environment variable naming the embedded store's directory when the app does not. */
+export const DATA_DIR_ENV = "WEBHOOK_TASKS_DATA_DIR";
+
+/** $WEBHOOK_TASKS_DATA_DIR, else `.data/<app name>` under the working directory. */
+export function defaultDataDir(appName: string, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+  const fromEnv = env[DATA_DIR_ENV];
+  return resolve(cwd, fromEnv !== undefined && fromEnv !== "" ? fromEnv : join(".data", appName));
 }
 
 export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store {
   if (spec === "memory") return new MemoryStore(options.maxQueued === undefined ? {} : { maxQueued: options.maxQueued });
-  return spec;
+  if (spec === "embedded") {
+    return new EmbeddedStore({
+      dir: options.dataDir !== undefined ? resolve(options.dataDir) : defaultDataDir(options.appName),
+      maxQueued: options.maxQueued,
+      maxBytes: options.maxBytes,
+    });
+  }
+  if (typeof spec === "object" && spec !== null && typeof spec.enqueue === "function") return spec;
+  throw new TypeError(`unknown store ${JSON.stringify(spec)}: use "memory", "embedded" or a Store instance`);
 }

@@ -64,10 +64,10 @@ export class RawClient {
   }
 
   /** Waits for the next complete response on the connection and consumes it. */
-  async readResponse(timeoutMs = 3_000): Promise<RawResponse> {
+  async readResponse(timeoutMs = 3_000, options: { head?: boolean } = {}): Promise<RawResponse> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const parsed = parseResponse(this.buffer, this.closedFlag);
+      const parsed = parseResponse(this.buffer, this.closedFlag, options.head === true);
       if (parsed !== undefined) {
         this.buffer = this.buffer.subarray(parsed.consumed);
         return parsed.response;
@@ -109,14 +109,19 @@ export class RawClient {
 }
 
 /** One request over a fresh connection: writes `data` (pieces separated by pauses), reads one response. */
-export async function rawRequest(port: number, data: string | Buffer | Array<string | Buffer | number>, timeoutMs = 3_000): Promise<RawResponse> {
+export async function rawRequest(
+  port: number,
+  data: string | Buffer | Array<string | Buffer | number>,
+  timeoutMs = 3_000,
+  options: { head?: boolean } = {},
+): Promise<RawResponse> {
   const client = await RawClient.connect(port);
   try {
     for (const piece of Array.isArray(data) ? data : [data]) {
       if (typeof piece === "number") await new Promise((resolve) => setTimeout(resolve, piece));
       else await client.write(piece);
     }
-    return await client.readResponse(timeoutMs);
+    return await client.readResponse(timeoutMs, options);
   } finally {
     client.destroy();
   }
@@ -147,7 +152,7 @@ export function chunked(...pieces: Array<string | Buffer>): Buffer {
   return Buffer.concat(parts);
 }
 
-function parseResponse(buffer: Buffer, closed: boolean): { response: RawResponse; consumed: number } | undefined {
+function parseResponse(buffer: Buffer, closed: boolean, head: boolean): { response: RawResponse; consumed: number } | undefined {
   const headEnd = buffer.indexOf("\r\n\r\n");
   if (headEnd === -1) return undefined;
   const [statusLine, ...headerLines] = buffer.subarray(0, headEnd).toString("latin1").split("\r\n");
@@ -163,7 +168,7 @@ function parseResponse(buffer: Buffer, closed: boolean): { response: RawResponse
   }
   let offset = headEnd + 4;
   let body: Buffer;
-  if (status < 200 || status === 204 || status === 304) {
+  if (head || status < 200 || status === 204 || status === 304) {
     body = Buffer.alloc(0);
   } else if (headers["transfer-encoding"]?.toLowerCase().includes("chunked")) {
     const parts: Buffer[] = [];

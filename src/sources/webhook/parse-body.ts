@@ -36,7 +36,8 @@ export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | u
       }
     case "form":
       if (BAD_PERCENT.test(text)) throw new BodyParseError(400, "invalid_form", "the form body has a malformed percent-escape");
-      return { ...parseQueryString(text) } as Record<string, string | string[]>;
+      // No cap on the number of fields (querystring's default keeps the first 1000 and drops the rest silently): maxBodyBytes bounds it.
+      return { ...parseQueryString(text, undefined, undefined, { maxKeys: 0 }) } as Record<string, string | string[]>;
     default:
       return text;
   }

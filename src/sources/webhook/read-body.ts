@@ -17,11 +17,13 @@ export class BodyReadError extends Error {
  * (from Content-Length when the client sends one). Slow senders are cut by the server's
  * request timeout (408), so no timer is armed here.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, beforeRead?: () => void): Promise<Buffer> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > limit) {
     return Promise.reject(tooLarge(limit));
   }
+  // `beforeRead` (sending "100 Continue") runs only once the declared size is known to fit.
+  beforeRead?.();
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

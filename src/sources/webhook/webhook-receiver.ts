@@ -4,7 +4,7 @@ import { parse as parseQueryString } from "node:querystring";
 import { errorMessage, type Logger } from "../../app/logger";
 import { clientAddress, requestPublicUrl } from "../../http/forwarded";
 import { sendError } from "../../http/http-errors";
-import type { RouteHandler } from "../../http/route-table";
+import { continueIfExpected, type RouteHandler } from "../../http/route-table";
 import type { TrustFunction } from "../../http/trust-proxy";
 import { toRefusal } from "../../store/store-errors";
 import type { QueuedMessage, StoreRefusal } from "../../store/store";
@@ -40,20 +40,37 @@ export class WebhookReceiver implements RouteHandler {
     this.deduplicator = options.dedupe && new Deduplicator(inbox.state(`dedupe:${inbox.task}`), options.dedupe.ttlMs);
   }
 
+  /** Never throws: it runs inside the server's "request" event, where a throw would end the process. */
   handle(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number): void {
+    try {
+      this.receive(req, res, path, queryStart);
+    } catch (error) {
+      this.bodyFailed(res, error);
+    }
+  }
+
+  private receive(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number): void {
     const receivedAt = Date.now();
-    const refusal = this.inbox.admit();
+    let refusal: StoreRefusal | undefined;
+    try {
+      refusal = this.inbox.admit();
+    } catch (error) {
+      refusal = toRefusal(error); // a broken store answers 503, as when it fails to store
+    }
     if (refusal !== undefined) return refuse(res, refusal);
     const auth = this.options.auth;
     if (auth !== undefined) {
-      const early = auth.handshake?.beforeVerify?.(this.authRequest(req, path, EMPTY));
-      if (early !== undefined) return sendResponse(res, early);
+      const handshake = auth.handshake;
+      if (handshake?.beforeVerify !== undefined) {
+        const early = failClosed(() => handshake.beforeVerify!(this.authRequest(req, path, EMPTY)));
+        if (early !== undefined) return early instanceof WebhookResponse ? sendResponse(res, early) : sendAuthFailure(res, early);
+      }
       if (!auth.needsBody) {
         const failure = safeVerify(auth.verify.bind(auth), this.authRequest(req, path, EMPTY));
         if (failure !== undefined) return sendAuthFailure(res, failure);
       }
     }
-    readBody(req, this.options.maxBodyBytes).then(
+    readBody(req, this.options.maxBodyBytes, () => continueIfExpected(req, res)).then(
       (raw) => {
         try {
           this.withBody(req, res, path, queryStart, raw, receivedAt);
@@ -80,15 +97,15 @@ export class WebhookReceiver implements RouteHandler {
       if (error instanceof BodyParseError) return sendError(res, error.status, error.code, error.message);
       throw error;
     }
-    const afterVerify = auth?.handshake?.afterVerify;
-    if (afterVerify !== undefined) {
-      const answer = afterVerify.call(auth!.handshake, authRequest ?? this.authRequest(req, path, raw), body);
-      if (answer !== undefined) return sendResponse(res, answer);
+    const handshake = auth?.handshake;
+    if (handshake?.afterVerify !== undefined) {
+      const answer = failClosed(() => handshake.afterVerify!(authRequest ?? this.authRequest(req, path, raw), body));
+      if (answer !== undefined) return answer instanceof WebhookResponse ? sendResponse(res, answer) : sendAuthFailure(res, answer);
     }
     const event: WebhookEvent = {
       body,
       headers: this.eventHeaders(req),
-      query: queryStart === -1 ? {} : ({ ...parseQueryString(req.url!.slice(queryStart + 1)) } as Record<string, string | string[]>),
+      query: queryStart === -1 ? {} : ({ ...parseQueryString(req.url!.slice(queryStart + 1), undefined, undefined, { maxKeys: 0 }) } as Record<string, string | string[]>),
       method: req.method!,
       path,
       client: clientAddress(req, this.trust),
@@ -130,7 +147,17 @@ export class WebhookReceiver implements RouteHandler {
     );
   }
 
+  /** Never throws: an answer that cannot be sent (a result JSON cannot encode) becomes a 500. */
   private answerOutcome(res: ServerResponse, id: string, outcome: DeliveryOutcome): void {
+    try {
+      this.answerWith(res, id, outcome);
+    } catch (error) {
+      this.logger.error("the task's result cannot be sent as the HTTP answer", { task: this.taskName, eventId: id, error: errorMessage(error) });
+      sendError(res, 500, "internal_error", "the task's result could not be sent");
+    }
+  }
+
+  private answerWith(res: ServerResponse, id: string, outcome: DeliveryOutcome): void {
     if (outcome.ok) {
       if (this.options.reply === "result" && outcome.value !== undefined) return sendResponse(res, toResponse(outcome.value));
       return this.accepted(res, id);
@@ -187,12 +214,19 @@ export class WebhookReceiver implements RouteHandler {
   }
 }
 
+const VERIFICATION_ERROR: AuthFailure = { status: 401, code: "verification_error", message: "the request could not be verified" };
+
 /** A verifier that throws has found something it did not expect: that is a failure, never a pass. */
 function safeVerify(verify: (request: AuthRequest) => AuthFailure | undefined, request: AuthRequest): AuthFailure | undefined {
+  return failClosed(() => verify(request));
+}
+
+/** Runs an authenticator's hook; a throw becomes a 401, never a 500 nor a pass. */
+function failClosed<T>(hook: () => T): T | AuthFailure {
   try {
-    return verify(request);
+    return hook();
   } catch {
-    return { status: 401, code: "signature_invalid", message: "the request could not be verified" };
+    return VERIFICATION_ERROR;
   }
 }
 

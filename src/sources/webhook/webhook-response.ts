@@ -1,3 +1,5 @@
+import { validateHeaderName, validateHeaderValue } from "node:http";
+
 /** JSON-serialisable value: what a mapping response body may hold. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
@@ -29,6 +31,12 @@ export class WebhookResponse {
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(init.headers ?? {})) {
       if (typeof value !== "string") throw new TypeError(`WebhookResponse: header "${name}" must be a string`);
+      try {
+        validateHeaderName(name);
+        validateHeaderValue(name, value);
+      } catch {
+        throw new TypeError(`WebhookResponse: header ${JSON.stringify(name)} has an invalid name or value`);
+      }
       headers[name.toLowerCase()] = value;
     }
     const body = init.body;

@@ -20,8 +20,11 @@ export class MemoryState implements StateStore {
     this.entries.set(this.prefix + key, { value, expiresAt: expiry(options) });
   }
 
+  /** True when a live value was there; an expired one counts as absent, as for `get`. */
   async delete(key: string): Promise<boolean> {
-    return this.entries.delete(this.prefix + key);
+    const existed = this.live(this.prefix + key) !== undefined;
+    this.entries.delete(this.prefix + key);
+    return existed;
   }
 
   async setIfAbsent<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<boolean> {

@@ -37,13 +37,16 @@ export class MemoryStore implements Store {
   constructor(limits: Partial<StoreLimits> = {}) {
     this.limits = { ...DEFAULT_MEMORY_LIMITS, ...limits };
     this.deadLetters = {
-      list: async (queue) => [...this.dead.values()].filter((l) => queue === undefined || l.queue === queue),
+      list: async (queue) =>
+        [...this.dead.values()].filter((l) => queue === undefined || l.queue === queue).sort((a, b) => a.diedAt - b.diedAt),
       get: async (id) => this.dead.get(id),
       replay: async (id) => {
         const letter = this.dead.get(id);
         if (!letter) return false;
         this.dead.delete(id);
-        this.queue(letter.queue).ready.push({ ...letter.message, attempts: 0, lastError: undefined });
+        // Left out rather than set to undefined: the message reads back as it was first given.
+        const { lastError: _lastError, ...message } = letter.message;
+        this.queue(letter.queue).ready.push({ ...message, attempts: 0 });
         this.notify(letter.queue);
         return true;
       },

@@ -64,6 +64,15 @@ describe("WebhookSource: the event a task receives", () => {
     expect(received.map((r) => r.event.path)).to.deep.equal(["/hook", "/hook"]);
   });
 
+  it("keeps every query parameter (no silent cap at 1000 keys)", async () => {
+    const { source, events } = await startWebhook(makeApp);
+    const query = Array.from({ length: 1200 }, (_, i) => `k${i}=${i}`).join("&");
+    expect((await send(`${source.url}?${query}`, { body: "{}", headers: { "content-type": "application/json" } })).status).to.equal(202);
+    const [{ event }] = await events.waitFor(1);
+    expect(Object.keys(event.query)).to.have.length(1200);
+    expect(event.query.k1199).to.equal("1199");
+  });
+
   it("joins repeated request headers into one string", async () => {
     const { source, events } = await startWebhook(makeApp);
     const client = await RawClient.connect(source.port);

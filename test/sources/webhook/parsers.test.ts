@@ -34,6 +34,17 @@ describe("WebhookSource: body parsers", () => {
       });
     }
 
+    it("keeps every field of a large form (no silent cap at 1000 keys)", async () => {
+      const { source, events } = await startWebhook(makeApp);
+      const body = Array.from({ length: 1500 }, (_, i) => `f${i}=${i}`).join("&");
+      const reply = await send(source.url, { body, headers: { "content-type": "application/x-www-form-urlencoded" } });
+      expect(reply.status).to.equal(202);
+      const [{ event }] = await events.waitFor(1);
+      const form = event.body as Record<string, string>;
+      expect(Object.keys(form)).to.have.length(1500);
+      expect(form.f1499).to.equal("1499");
+    });
+
     it("gives application/octet-stream as a Buffer of the exact bytes", async () => {
       const { source, events } = await startWebhook(makeApp);
       const reply = await nodeRequest(source.url, { headers: { "content-type": "application/octet-stream", "content-length": ALL_BYTES.length }, body: ALL_BYTES });
@@ -72,6 +83,9 @@ describe("WebhookSource: body parsers", () => {
       expect(reply.status).to.equal(400);
       expect(reply.json()).to.include({ error: "invalid_text" });
       await sleep(50);
+      expect(events.count).to.equal(0);
+    });
+
     it("refuses JSON that is not valid UTF-8 with 400 invalid_json (no silent U+FFFD)", async () => {
       const { source, events } = await startWebhook(makeApp);
       const body = Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]);

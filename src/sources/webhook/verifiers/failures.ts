@@ -38,12 +38,20 @@ export function failure(code: VerifierErrorCode, message: string, status: 401 | 
 /** What an unexpected exception inside a verifier becomes: a refusal, never a pass. */
 export const VERIFICATION_ERROR = failure("verification_error", "the request could not be verified");
 
+const REFUSAL = Symbol.for("webhook-tasks.verifier-refusal");
+
 /**
  * Thrown inside a verifier to refuse a request; caught by `SignatureVerifier.verify`.
  * Not an Error: no stack is captured, so refusing hostile traffic stays cheap.
  */
 export class Refusal {
+  readonly [REFUSAL] = true;
   constructor(readonly failure: AuthFailure) {}
+
+  /** Branded rather than `instanceof`, so a second copy of this module still recognises it. */
+  static is(value: unknown): value is Refusal {
+    return typeof value === "object" && value !== null && (value as { [REFUSAL]?: unknown })[REFUSAL] === true;
+  }
 }
 
 /** Refuses the request being verified. */

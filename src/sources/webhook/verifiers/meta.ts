@@ -26,7 +26,7 @@ const TEXT_HEADERS = { "content-type": "text/plain; charset=utf-8", "cache-contr
 export class MetaSignature extends SignatureVerifier {
   readonly scheme = "meta";
   readonly credentialHeaders: readonly string[] = ["x-hub-signature-256", "x-hub-signature"];
-  readonly handshake?: { readonly methods: readonly string[]; beforeVerify(request: AuthRequest): WebhookResponse | undefined };
+  declare readonly handshake?: { readonly methods: readonly string[]; beforeVerify(request: AuthRequest): WebhookResponse | undefined };
   readonly #verifyTokens: readonly string[];
 
   constructor(secret: SecretInput, options?: MetaSignatureOptions) {

@@ -23,6 +23,8 @@ export abstract class SignatureVerifier implements WebhookAuth {
   /** Every signature covers the body, so the source reads it before `verify`. */
   readonly needsBody: boolean = true;
   abstract readonly credentialHeaders: readonly string[];
+  /** Set by senders that shake hands (Slack, Meta, Zoom). */
+  declare readonly handshake?: WebhookAuth["handshake"];
   readonly #keys: readonly Buffer[];
 
   protected constructor(keys: readonly Buffer[]) {
@@ -34,7 +36,7 @@ export abstract class SignatureVerifier implements WebhookAuth {
     try {
       return this.check(request) === VERIFIED ? undefined : VERIFICATION_ERROR;
     } catch (error) {
-      return error instanceof Refusal ? error.failure : VERIFICATION_ERROR;
+      return Refusal.is(error) ? error.failure : VERIFICATION_ERROR;
     }
   }
 

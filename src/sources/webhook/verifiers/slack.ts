@@ -31,7 +31,7 @@ export class SlackSignature extends SignatureVerifier {
   readonly scheme = "slack";
   readonly credentialHeaders: readonly string[] = ["x-slack-signature"];
   readonly toleranceSeconds: number;
-  readonly handshake?: { afterVerify(request: AuthRequest, body: unknown): WebhookResponse | undefined };
+  declare readonly handshake?: { afterVerify(request: AuthRequest, body: unknown): WebhookResponse | undefined };
 
   constructor(secret: SecretInput, options?: SlackSignatureOptions) {
     const opts = checkOptions("SlackSignature", options, ["toleranceSeconds", "handshake"]);

@@ -48,6 +48,7 @@ export class StandardWebhooksSignature extends SignatureVerifier {
     const timestamp = requireHeader(headers, names.timestamp, "timestamp", names.timestamp);
 
     const tokens = header.split(" ").filter((token) => token.length > 0);
+    if (tokens.length === 0) refuse(malformed("signature", names.signature, "holds no signature"));
     if (tokens.length > MAX_SIGNATURES) refuse(malformed("signature", names.signature, "has too many signatures"));
     const signatures: Buffer[] = [];
     for (const token of tokens) {

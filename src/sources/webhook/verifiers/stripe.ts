@@ -13,7 +13,7 @@ export interface StripeSignatureOptions {
 }
 
 const LABEL = "Stripe-Signature";
-const ITEM_KEY = /^[a-z0-9]+$/;
+const ITEM_KEY = /^[A-Za-z0-9_]+$/;
 /** Bounds the parsing work a hostile header can cause. */
 const MAX_ITEMS = 32;
 

@@ -1,4 +1,5 @@
 import { DIGEST_BYTES, DIGEST_ENCODINGS, HMAC_ALGORITHMS, anyDigestMatches, decodeDigest, hmac, type DigestEncoding, type HmacAlgorithm } from "./digest";
+import { WebhookError } from "../webhook-error";
 import { MAX_HEADER_CHARS } from "./header-value";
 
 /** What the handler-level check compares. */
@@ -22,11 +23,21 @@ export interface HmacCheck {
 
 export type HmacCheckFailure = "signature_missing" | "signature_malformed" | "signature_mismatch";
 
-/** Thrown by {@link verifyHmac}: `code` says why; neither secret nor signature is in the message. */
-export class SignatureError extends Error {
-  readonly status = 401;
-  constructor(readonly code: HmacCheckFailure) {
-    super(code === "signature_missing" ? "the signature header is missing" : code === "signature_malformed" ? "the signature header is malformed" : "the signature does not match the body");
+const MESSAGES: Readonly<Record<HmacCheckFailure, string>> = {
+  signature_missing: "the signature header is missing",
+  signature_malformed: "the signature header is malformed",
+  signature_mismatch: "the signature does not match the body",
+};
+
+/**
+ * Thrown by {@link verifyHmac}. A WebhookError (401, `code`), so a source with
+ * `reply: "result"` answers the sender 401 with `{"error": code}`; neither the secret nor the
+ * signature is in the message.
+ */
+export class SignatureError extends WebhookError {
+  declare readonly code: HmacCheckFailure;
+  constructor(code: HmacCheckFailure) {
+    super(401, code, MESSAGES[code]);
     this.name = "SignatureError";
   }
 }

@@ -32,7 +32,7 @@ export class ZoomSignature extends SignatureVerifier {
   readonly scheme = "zoom";
   readonly credentialHeaders: readonly string[] = ["x-zm-signature"];
   readonly toleranceSeconds: number;
-  readonly handshake?: { afterVerify(request: AuthRequest, body: unknown): WebhookResponse | undefined };
+  declare readonly handshake?: { afterVerify(request: AuthRequest, body: unknown): WebhookResponse | undefined };
 
   constructor(secret: SecretInput, options?: ZoomSignatureOptions) {
     const opts = checkOptions("ZoomSignature", options, ["toleranceSeconds", "handshake"]);

@@ -1,0 +1,73 @@
+import { parseArgs } from "node:util";
+import type { CoreApp } from "../app/core-app";
+import { silentLogger } from "../app/logger";
+import { loadApp } from "../config/build-app";
+import { loadConfig } from "../config/load-config";
+import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
+import { WebhookSource } from "../sources/webhook/webhook-source";
+import type { Output } from "./output";
+import { displayPath } from "./report-error";
+import { UsageError } from "./usage";
+
+interface TaskSummary {
+  readonly name: string;
+  readonly source: string;
+  readonly url?: string;
+  readonly methods?: readonly string[];
+  readonly auth?: string;
+  readonly ack?: string;
+  readonly emit?: string;
+  readonly handler: string;
+}
+
+/**
+ * `check <worker.yaml>`: everything `run` would refuse before listening (schema, variables,
+ * handler modules and exports, route conflicts), without opening the store or listening.
+ * Problems go to stderr (through the thrown ConfigError); a summary goes to stdout.
+ */
+export async function checkCommand(args: readonly string[], output: Output): Promise<number> {
+  const { values, positionals } = parseArgs({ args: [...args], options: { json: { type: "boolean" } }, allowPositionals: true, strict: true });
+  if (positionals.length !== 1) throw new UsageError("check takes one argument: the worker YAML file");
+  const file = positionals[0];
+  const app = await loadApp(file, { logger: silentLogger });
+  const config = await loadConfig(file);
+  const handlers = new Map(config.tasks.map((t) => [t.name, t.handler.ref]));
+  const tasks = summarise(app, handlers);
+  const store = config.app.store ?? DEFAULT_STORE_ENGINE;
+  if (values.json) {
+    output.out(JSON.stringify({ ok: true, file: config.file, app: app.name, store, tasks }, null, 2));
+    return 0;
+  }
+  output.out(`${displayPath(config.file)}: OK - app "${app.name}", store ${store}, ${tasks.length} task${tasks.length === 1 ? "" : "s"}`);
+  const width = Math.max(...tasks.map((t) => t.name.length));
+  for (const task of tasks) {
+    const from = task.url ? `${task.methods?.join("|")} ${task.url}${task.auth ? ` (auth ${task.auth})` : ""}` : `queue ${task.source}`;
+    const to = task.emit ? ` -> queue ${task.emit}` : "";
+    output.out(`  ${task.name.padEnd(width)}  ${from}${to}  [${task.handler}]`);
+  }
+  const consumed = new Set(tasks.filter((t) => !t.url).map((t) => t.source));
+  for (const queue of new Set(tasks.flatMap((t) => (t.emit ? [t.emit] : [])))) {
+    if (!consumed.has(queue)) output.out(`  note: no task consumes queue ${queue}; its messages will wait in the store`);
+  }
+  return 0;
+}
+
+function summarise(app: CoreApp, handlers: ReadonlyMap<string, string>): TaskSummary[] {
+  return app.tasks.map((task) => {
+    const handler = handlers.get(task.name) ?? "?";
+    if (task.source instanceof WebhookSource) {
+      const { options } = task.source;
+      return {
+        name: task.name,
+        source: task.source.describe(),
+        url: task.source.url,
+        methods: options.methods,
+        ...(options.auth ? { auth: options.auth.scheme } : {}),
+        ack: options.ack,
+        ...(task.emit ? { emit: task.emit } : {}),
+        handler,
+      };
+    }
+    return { name: task.name, source: task.queue, ...(task.emit ? { emit: task.emit } : {}), handler };
+  });
+}

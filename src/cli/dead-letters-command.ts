@@ -1,0 +1,163 @@
+import { parseArgs } from "node:util";
+import type { DeadLetter, Store } from "../store/store";
+import { openAppStore, storeTargetOfModule, storeTargetOfYaml, type AppStoreTarget } from "./app-store";
+import type { Output } from "./output";
+import { clip, formatTable } from "./table";
+import { UsageError } from "./usage";
+
+type Action = "list" | "show" | "replay" | "purge";
+const ACTIONS: readonly Action[] = ["list", "show", "replay", "purge"];
+
+/** A parsed `dead-letters` command line. */
+export interface DeadLetterRequest {
+  readonly action: Action;
+  /** The dead letter's id (show, and replay/purge without --all). */
+  readonly id: string | undefined;
+  readonly all: boolean;
+  readonly queue: string | undefined;
+  readonly json: boolean;
+  /** The worker YAML file, or the compiled @Module file given with --module. */
+  readonly app: { readonly yaml: string } | { readonly module: string };
+}
+
+/**
+ * `dead-letters list|show <id>|replay <id|--all>|purge <id|--all> <worker.yaml | --module file.js>`:
+ * opens only the app's store, does the one thing, closes it.
+ */
+export async function deadLettersCommand(args: readonly string[], output: Output): Promise<number> {
+  const request = parseDeadLetterArgs(args);
+  const target: AppStoreTarget = "yaml" in request.app ? await storeTargetOfYaml(request.app.yaml) : await storeTargetOfModule(request.app.module);
+  const store = await openAppStore(target);
+  try {
+    return await operate(store, request, output);
+  } finally {
+    await store.close();
+  }
+}
+
+export function parseDeadLetterArgs(args: readonly string[]): DeadLetterRequest {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: {
+      module: { type: "string" },
+      all: { type: "boolean" },
+      queue: { type: "string" },
+      json: { type: "boolean" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  const [action, ...rest] = positionals;
+  if (action === undefined) throw new UsageError(`dead-letters needs an action: ${ACTIONS.join(", ")}`);
+  if (!ACTIONS.includes(action as Action)) throw new UsageError(`unknown dead-letters action "${action}"; one of: ${ACTIONS.join(", ")}`);
+  const all = values.all === true;
+  const needsId = action === "show" || ((action === "replay" || action === "purge") && !all);
+  if (all && (action === "list" || action === "show")) throw new UsageError(`--all does not apply to ${action}`);
+  if (values.queue !== undefined && action !== "list" && !all) throw new UsageError("--queue applies to list, and to replay/purge with --all");
+  const expected = (needsId ? 1 : 0) + (values.module === undefined ? 1 : 0);
+  if (rest.length !== expected) {
+    const idPart = needsId ? (action === "show" ? "<id> " : "<id|--all> ") : action === "list" ? "" : "--all ";
+    throw new UsageError(`usage: dead-letters ${action} ${idPart}<worker.yaml | --module file.js>`);
+  }
+  const id = needsId ? rest[0] : undefined;
+  const app = values.module === undefined ? { yaml: rest[rest.length - 1] } : { module: values.module };
+  return { action: action as Action, id, all, queue: values.queue, json: values.json === true, app };
+}
+
+/** Carries out a request on an open store; returns the exit code. */
+export async function operate(store: Store, request: DeadLetterRequest, output: Output): Promise<number> {
+  const letters = store.deadLetters;
+  switch (request.action) {
+    case "list": {
+      const list = await letters.list(request.queue);
+      if (request.json) output.out(JSON.stringify(list.map(toJson), null, 2));
+      else if (list.length === 0) output.out("no dead letters");
+      else for (const line of listTable(list)) output.out(line);
+      return 0;
+    }
+    case "show": {
+      const letter = await letters.get(request.id as string);
+      if (!letter) return notFound(request.id as string, output);
+      if (request.json) output.out(JSON.stringify(toJson(letter), null, 2));
+      else for (const line of details(letter)) output.out(line);
+      return 0;
+    }
+    case "replay": {
+      const ids = request.all ? (await letters.list(request.queue)).map((l) => l.message.id) : [request.id as string];
+      let replayed = 0;
+      for (const id of ids) {
+        if (await letters.replay(id)) replayed++;
+        else if (!request.all) return notFound(id, output);
+      }
+      report(request, "replayed", replayed, output);
+      return 0;
+    }
+    case "purge": {
+      const purged = request.all ? await letters.purge(request.queue === undefined ? {} : { queue: request.queue }) : await letters.purge({ id: request.id as string });
+      if (!request.all && purged === 0) return notFound(request.id as string, output);
+      report(request, "purged", purged, output);
+      return 0;
+    }
+  }
+}
+
+function report(request: DeadLetterRequest, verb: string, count: number, output: Output): void {
+  if (request.json) output.out(JSON.stringify({ [verb]: count }));
+  else output.out(`${verb} ${count} dead letter${count === 1 ? "" : "s"}${verb === "replayed" && count > 0 ? " (their tasks handle them when the app runs)" : ""}`);
+}
+
+function notFound(id: string, output: Output): number {
+  output.err(`error: no dead letter with id ${id}`);
+  return 1;
+}
+
+function listTable(list: readonly DeadLetter[]): string[] {
+  return formatTable(
+    ["ID", "TASK", "QUEUE", "ATTEMPTS", "DIED AT", "ERROR"],
+    list.map((l) => [l.message.id, l.task, l.queue, String(l.attempts), time(l.diedAt), clip(l.error, 60)]),
+  );
+}
+
+function details(letter: DeadLetter): string[] {
+  const { message } = letter;
+  return [
+    `id:          ${message.id}`,
+    `task:        ${letter.task}`,
+    `queue:       ${letter.queue}`,
+    `attempts:    ${letter.attempts}`,
+    `enqueued at: ${time(message.enqueuedAt)}`,
+    `died at:     ${time(letter.diedAt)}`,
+    `error:       ${letter.error}`,
+    ...(message.raw ? [`raw body:    ${message.raw.length} bytes`] : []),
+    "payload:",
+    ...JSON.stringify(message.payload, bufferReplacer, 2).split("\n").map((l) => `  ${l}`),
+  ];
+}
+
+/** A dead letter as JSON: the raw body as base64, times as ISO strings too. */
+function toJson(letter: DeadLetter): Record<string, unknown> {
+  const { message } = letter;
+  return {
+    id: message.id,
+    task: letter.task,
+    queue: letter.queue,
+    attempts: letter.attempts,
+    error: letter.error,
+    diedAt: new Date(letter.diedAt).toISOString(),
+    enqueuedAt: new Date(message.enqueuedAt).toISOString(),
+    payload: JSON.parse(JSON.stringify(message.payload ?? null, bufferReplacer)) as unknown,
+    ...(message.raw ? { rawBase64: message.raw.toString("base64") } : {}),
+  };
+}
+
+/** Buffers (a raw body) print as base64 instead of a list of bytes. */
+function bufferReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "Buffer" && Array.isArray((value as { data?: unknown }).data)) {
+    return { base64: Buffer.from((value as { data: number[] }).data).toString("base64") };
+  }
+  return value;
+}
+
+function time(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { checkCommand } from "./check-command";
+import { deadLettersCommand } from "./dead-letters-command";
+import { processOutput, type Output } from "./output";
+import { reportError } from "./report-error";
+import { runCommand } from "./run-command";
+import { USAGE, UsageError } from "./usage";
+
+/** What `main` ended with: an exit code, or "running" when `run` started an app that now owns the process. */
+export type MainResult = number | "running";
+
+/**
+ * The `webhook-tasks` command line. Returns the exit code (0 success, 1 failure, 2 usage);
+ * errors are printed one line per problem on stderr, without stack traces.
+ */
+export async function main(argv: readonly string[], output: Output = processOutput): Promise<MainResult> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+        output.err(USAGE);
+        return 2;
+      case "-h":
+      case "--help":
+      case "help":
+        output.out(USAGE);
+        return 0;
+      case "-v":
+      case "--version":
+        output.out(version());
+        return 0;
+      case "run":
+        if (wantsHelp(rest)) return help(output);
+        await runCommand(rest);
+        return "running";
+      case "check":
+        if (wantsHelp(rest)) return help(output);
+        return await checkCommand(rest, output);
+      case "dead-letters":
+        if (wantsHelp(rest)) return help(output);
+        return await deadLettersCommand(rest, output);
+      default:
+        throw new UsageError(`unknown command "${command}"; commands: run, check, dead-letters`);
+    }
+  } catch (error) {
+    return reportError(usageFromParseArgs(error), output);
+  }
+}
+
+function wantsHelp(args: readonly string[]): boolean {
+  return args.includes("--help") || args.includes("-h");
+}
+
+function help(output: Output): number {
+  output.out(USAGE);
+  return 0;
+}
+
+/** node:util parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes for bad options. */
+function usageFromParseArgs(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS_")) return new UsageError((error as Error).message);
+  return error;
+}
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(join(__dirname, "../../../package.json"), "utf8")) as { version?: string };
+    return pkg.version ?? "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+/** Exits once stdout and stderr are flushed (a pipe may still hold output otherwise). */
+function exitAfterFlush(code: number): void {
+  process.exitCode = code;
+  process.stdout.write("", () => process.stderr.write("", () => process.exit(code)));
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((result) => {
+    if (result !== "running") exitAfterFlush(result);
+  });
+}

@@ -1,0 +1,35 @@
+import { parseArgs } from "node:util";
+import type { CoreApp } from "../app/core-app";
+import type { LogLevel } from "../app/logger";
+import { loadApp } from "../config/build-app";
+import { LOG_LEVELS } from "../config/schema/app-config";
+import { WebhookSource } from "../sources/webhook/webhook-source";
+import { UsageError } from "./usage";
+
+/**
+ * `run <worker.yaml>`: builds the app and starts it with `app.run()`, which stops it
+ * gracefully on SIGINT/SIGTERM and exits. Resolves once the app listens; the process then
+ * lives as long as the app. The app's "started" log line lists the listeners' origins; one
+ * "listening" line per webhook gives its full URL (useful with `port: 0`).
+ */
+export async function runCommand(args: readonly string[]): Promise<CoreApp> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: { "log-level": { type: "string" } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1) throw new UsageError("run takes one argument: the worker YAML file");
+  const level = values["log-level"];
+  if (level !== undefined && !LOG_LEVELS.includes(level as LogLevel)) {
+    throw new UsageError(`--log-level must be one of: ${LOG_LEVELS.join(", ")}`);
+  }
+  const app = await loadApp(positionals[0], level === undefined ? {} : { logLevel: level as LogLevel });
+  await app.run();
+  for (const task of app.tasks) {
+    if (task.source instanceof WebhookSource) {
+      app.logger.info("listening", { task: task.name, methods: task.source.options.methods, url: task.source.url });
+    }
+  }
+  return app;
+}

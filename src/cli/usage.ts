@@ -1,0 +1,37 @@
+/** A command line the CLI cannot understand: exit code 2 and a pointer to --help. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+export const USAGE = `Usage: webhook-tasks <command> [options]
+
+Commands:
+  run <worker.yaml>              Start the app the file describes; SIGINT/SIGTERM stop it
+                                 gracefully. Logs JSON lines on stderr; the "started" line
+                                 lists the listeners' URLs.
+      --log-level <level>        debug | info | warn | error | silent (overrides app.logLevel)
+  check <worker.yaml>            Validate everything (schema, \${ENV} variables, handler
+                                 modules and exports, routes) without listening; print a
+                                 summary. Exit code 0 when the file is good, 1 otherwise.
+      --json                     Print the summary as JSON
+  dead-letters list <app>        List the app's dead letters
+      --queue <name>             Only those of one queue
+  dead-letters show <id> <app>   Show one dead letter: its error, attempts and event
+  dead-letters replay <id|--all> <app>
+                                 Put dead letters back on their queue, attempts reset; the
+                                 app's task handles them once the app runs
+  dead-letters purge <id|--all> <app>
+                                 Delete dead letters for good
+      <app> is <worker.yaml> or --module <file.js> (a compiled module exporting a
+      @Module class); the app's store is opened, used and closed, nothing listens.
+      --json                     Print JSON instead of a table
+
+Options:
+  -h, --help                     Show this help
+  -v, --version                  Show the version
+
+Exit codes: 0 success, 1 failure (bad file, port in use, unknown dead letter, ...), 2 usage error.
+Set WEBHOOK_TASKS_DEBUG=1 to print stack traces of unexpected errors.`;

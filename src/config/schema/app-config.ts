@@ -1,0 +1,30 @@
+import type { LogLevel } from "../../app/logger";
+import { Integer, OneOf, Optional, Section, Text, TrustProxySetting } from "./rules";
+
+export const STORE_ENGINES = ["memory", "embedded"] as const;
+export type StoreEngine = (typeof STORE_ENGINES)[number];
+/** CoreApp's default store, which the CLI opens when `app.store` is not given. */
+export const DEFAULT_STORE_ENGINE: StoreEngine = "embedded";
+export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
+export const APP_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
+/** `app.http`: timeouts of the HTTP listeners. */
+export class HttpConfig {
+  @Optional() @Integer(1) headersTimeoutMs?: number;
+  @Optional() @Integer(1) requestTimeoutMs?: number;
+  @Optional() @Integer(1) keepAliveTimeoutMs?: number;
+}
+
+/** The top-level `app:` block: the CoreApp's own options. */
+export class AppConfig {
+  /** Names the data directory and appears in logs (default: the YAML file's name). */
+  @Optional() @Text(APP_NAME, "1-100 letters, digits or _ . -") name?: string;
+  @Optional() @OneOf(STORE_ENGINES) store?: StoreEngine;
+  /** Relative to the YAML file. */
+  @Optional() @Text() dataDir?: string;
+  @Optional() @TrustProxySetting() trustProxy?: boolean | number | string | string[];
+  @Optional() @Integer(0) shutdownTimeoutMs?: number;
+  @Optional() @OneOf(LOG_LEVELS) logLevel?: LogLevel;
+  @Optional() @Integer(1) maxQueued?: number;
+  @Optional() @Section(() => HttpConfig) http?: HttpConfig;
+}

@@ -1,0 +1,142 @@
+import "reflect-metadata";
+import { Transform, Type } from "class-transformer";
+import { Allow, IsDefined, ValidateBy, ValidateIf, ValidateNested } from "class-validator";
+
+/**
+ * The property rules of the YAML schema: class-validator decorators with one message each,
+ * worded to follow a key path ("resources.github.port: must be an integer from 0 to 65535").
+ * Numeric and boolean keys also accept the same value written as a string, so that
+ * `port: ${PORT}` works; string keys never convert anything.
+ */
+
+type Constructor = new () => object;
+
+function compose(...decorators: PropertyDecorator[]): PropertyDecorator {
+  return (target, key) => {
+    for (const decorator of decorators) decorator(target, key);
+  };
+}
+
+function rule(name: string, message: string, validate: (value: unknown) => boolean): PropertyDecorator {
+  return ValidateBy({ name, validator: { validate: (value: unknown) => validate(value), defaultMessage: () => message } });
+}
+
+export function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+}
+
+const NUMBER_TEXT = /^-?(?:\d+|\d*\.\d+)(?:[eE][-+]?\d+)?$/;
+
+/** "8080" -> 8080 and "true" -> true, for values that came from `${ENV}` (or were quoted). */
+export function fromText(value: unknown): unknown {
+  if (typeof value !== "string") return value;
+  const text = value.trim();
+  if (NUMBER_TEXT.test(text)) return Number(text);
+  if (text === "true") return true;
+  if (text === "false") return false;
+  return value;
+}
+
+const coerce = Transform(({ value }) => fromText(value), { toClassOnly: true });
+
+/** The key may be left out (an explicit `null`, as in `port:` with no value, is still checked). */
+export function Optional(): PropertyDecorator {
+  return ValidateIf((_object: object, value: unknown) => value !== undefined);
+}
+
+export function Required(): PropertyDecorator {
+  return IsDefined({ message: "is required" });
+}
+
+/** Any value; what it means is checked by whoever uses it. */
+export function AnyValue(): PropertyDecorator {
+  return Allow();
+}
+
+export function Integer(min: number, max = Number.MAX_SAFE_INTEGER): PropertyDecorator {
+  const range = max === Number.MAX_SAFE_INTEGER ? (min === 0 ? " (0 or more)" : ` (${min} or more)`) : ` from ${min} to ${max}`;
+  return compose(coerce, rule("integer", `must be an integer${range}`, (v) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max));
+}
+
+export function Decimal(min: number): PropertyDecorator {
+  return compose(coerce, rule("decimal", `must be a number (${min} or more)`, (v) => typeof v === "number" && Number.isFinite(v) && v >= min));
+}
+
+export function Flag(): PropertyDecorator {
+  return compose(coerce, rule("flag", "must be true or false", (v) => typeof v === "boolean"));
+}
+
+/** A non-empty string, optionally matching `pattern` (described by `hint`). */
+export function Text(pattern?: RegExp, hint?: string): PropertyDecorator {
+  const message = pattern ? `must be ${hint ?? `a string matching ${pattern}`}` : "must be a non-empty string";
+  return rule("text", message, (v) => typeof v === "string" && v.length > 0 && (!pattern || pattern.test(v)));
+}
+
+export function OneOf(values: readonly string[]): PropertyDecorator {
+  return rule("oneOf", `must be one of: ${values.join(", ")}`, (v) => typeof v === "string" && values.includes(v));
+}
+
+/** A non-empty list of strings, each matching `pattern` when given. */
+export function TextList(pattern?: RegExp, hint = "strings"): PropertyDecorator {
+  return rule(
+    "textList",
+    `must be a non-empty list of ${hint}`,
+    (v) => Array.isArray(v) && v.length > 0 && v.every((item) => typeof item === "string" && item.length > 0 && (!pattern || pattern.test(item))),
+  );
+}
+
+/** A string, or a non-empty list of strings (several secrets or tokens while rotating). */
+export function TextOrTextList(): PropertyDecorator {
+  return rule(
+    "textOrList",
+    "must be a non-empty string or a non-empty list of them",
+    (v) => (typeof v === "string" && v.length > 0) || (Array.isArray(v) && v.length > 0 && v.every((i) => typeof i === "string" && i.length > 0)),
+  );
+}
+
+/** A mapping of strings to strings (HTTP headers). */
+export function TextMapping(): PropertyDecorator {
+  return rule("textMapping", "must be a mapping of names to strings", (v) => isMapping(v) && Object.values(v).every((x) => typeof x === "string"));
+}
+
+/** A mapping whose content is checked elsewhere (resources, auth). */
+export function Mapping(): PropertyDecorator {
+  return rule("mapping", "must be a mapping", isMapping);
+}
+
+/** A nested mapping validated by `cls`. */
+export function Section(cls: () => Constructor): PropertyDecorator {
+  return compose(
+    Type(cls),
+    rule("section", "must be a mapping", isMapping),
+    ValidateNested({ message: "must be a mapping" }),
+  );
+}
+
+/** A non-empty list of mappings, each validated by `cls`. */
+export function SectionList(cls: () => Constructor): PropertyDecorator {
+  return compose(
+    Type(cls),
+    rule("sectionList", "must be a non-empty list", (v) => Array.isArray(v) && v.length > 0),
+    ValidateNested({ each: true, message: "must be a mapping" }),
+  );
+}
+
+/**
+ * `trustProxy`: true/false, a hop count, or addresses/CIDRs/presets as a comma-separated
+ * string or a list.
+ */
+export function TrustProxySetting(): PropertyDecorator {
+  return compose(
+    coerce,
+    rule(
+      "trustProxy",
+      'must be true, false, a hop count, or addresses/CIDRs ("loopback", "10.0.0.0/8", ...) as a string or a list',
+      (v) =>
+        typeof v === "boolean" ||
+        (Number.isInteger(v) && (v as number) >= 0) ||
+        (typeof v === "string" && v.length > 0) ||
+        (Array.isArray(v) && v.every((i) => typeof i === "string" && i.length > 0)),
+    ),
+  );
+}

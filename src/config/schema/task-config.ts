@@ -1,0 +1,32 @@
+import { Decimal, Integer, Optional, Required, Section, Text } from "./rules";
+
+/** `<module_path>:<export_name>`; the module part may itself contain ":" (Windows drives). */
+export const HANDLER_REF = /^(.+):([A-Za-z_$][\w$]*)$/;
+export const TASK_NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
+
+/** `tasks[].handler`. */
+export class HandlerConfig {
+  @Required()
+  @Text(HANDLER_REF, '"<module_path>:<export_name>", e.g. "./handlers.js:onPush"')
+  ref!: string;
+}
+
+/** `tasks[].retry`: how a failing task is retried before its event becomes a dead letter. */
+export class RetryConfig {
+  @Optional() @Integer(1) attempts?: number;
+  @Optional() @Integer(0) initialDelayMs?: number;
+  @Optional() @Decimal(1) factor?: number;
+  @Optional() @Integer(0) maxDelayMs?: number;
+}
+
+/** One entry of `tasks:`. */
+export class TaskConfig {
+  @Required() @Text(TASK_NAME, "1-200 letters, digits or _ . : - /") name!: string;
+  /** Name of a resource: a webhook, or a queue another task emits to. */
+  @Required() @Text() source!: string;
+  @Required() @Section(() => HandlerConfig) handler!: HandlerConfig;
+  /** Name of a queue resource that receives the task's return value. */
+  @Optional() @Text() emit?: string;
+  @Optional() @Integer(1) concurrency?: number;
+  @Optional() @Section(() => RetryConfig) retry?: RetryConfig;
+}

@@ -1,0 +1,44 @@
+import type { JsonValue } from "../../sources/webhook/webhook-response";
+import { AnyValue, Integer, Mapping, OneOf, Optional, Required, Section, Text, TextList, TextMapping, TrustProxySetting } from "./rules";
+
+export const PARSERS = ["json", "form", "text", "raw", "auto"] as const;
+export const ACKS = ["persisted", "received", "processed"] as const;
+export const REPLIES = ["fixed", "result"] as const;
+export const DEDUPE_PRESETS = ["github", "standard-webhooks", "svix", "stripe", "shopify", "slack"] as const;
+
+/** `response:` the fixed answer to accepted requests (the seed's WebhookResponse). */
+export class ResponseConfig {
+  @Optional() @Integer(200, 599) status_code?: number;
+  /** A mapping or list is sent as JSON, a string as text. */
+  @AnyValue() body?: JsonValue;
+  @Optional() @TextMapping() headers?: Record<string, string>;
+}
+
+/** `dedupe:` as a mapping (it may also be a preset name). */
+export class DedupeConfig {
+  @Optional() @OneOf(DEDUPE_PRESETS) preset?: (typeof DEDUPE_PRESETS)[number];
+  @Optional() @Text() header?: string;
+  @Optional() @Text() bodyField?: string;
+  @Optional() @Integer(1) ttlMs?: number;
+}
+
+/** `resources.<name>` with `type: webhook`: one WebhookSource. */
+export class WebhookResourceConfig {
+  @Required() @OneOf(["webhook"]) type!: "webhook";
+  @Required() @Text(/^\/[^?#\s]*$/, 'a path beginning with "/" (no query, fragment or spaces)') path!: string;
+  @Optional() @TextList(/^[A-Za-z]+$/, "HTTP method names") methods?: string[];
+  @Optional() @Text() host?: string;
+  @Optional() @Integer(0, 65535) port?: number;
+  /** `{type: bearer, token}` or a signature verifier `{type: github, secret, ...options}`. */
+  @Optional() @Mapping() auth?: Record<string, unknown>;
+  @Optional() @OneOf(PARSERS) parser?: (typeof PARSERS)[number];
+  @Optional() @Section(() => ResponseConfig) response?: ResponseConfig;
+  @Optional() @Integer(1) maxBodyBytes?: number;
+  @Optional() @OneOf(ACKS) ack?: (typeof ACKS)[number];
+  @Optional() @Integer(1) ackTimeoutMs?: number;
+  @Optional() @OneOf(REPLIES) reply?: (typeof REPLIES)[number];
+  @Optional() @TrustProxySetting() trustProxy?: boolean | number | string | string[];
+  @Optional() @Text(/^https?:\/\/\S+$/, "an http:// or https:// URL") publicUrl?: string;
+  /** A preset name, or a DedupeConfig mapping (checked separately). */
+  @AnyValue() dedupe?: string | DedupeConfig;
+}

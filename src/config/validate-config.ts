@@ -1,0 +1,132 @@
+import { buildAuth } from "./auth-registry";
+import { didYouMean } from "./did-you-mean";
+import type { IssueList } from "./issue-list";
+import type { KeySegment } from "./key-path";
+import { AppConfig } from "./schema/app-config";
+import { QUEUE_NAME, QueueResourceConfig } from "./schema/queue-resource-config";
+import { isMapping } from "./schema/rules";
+import type { TaskConfig } from "./schema/task-config";
+import { DEDUPE_PRESETS, DedupeConfig, WebhookResourceConfig } from "./schema/webhook-resource-config";
+import { WorkerConfigDocument } from "./schema/worker-config";
+import { validateSection } from "./validate-section";
+
+export type ResourceConfig = WebhookResourceConfig | QueueResourceConfig;
+
+/** The file's content once its shape is checked (it is usable only when no issue was recorded). */
+export interface ValidatedConfig {
+  readonly app: AppConfig;
+  readonly resources: ReadonlyMap<string, ResourceConfig>;
+  readonly tasks: readonly TaskConfig[];
+}
+
+const RESOURCE_TYPES = ["webhook", "queue"];
+
+/**
+ * Checks the whole document: the schema (class-validator), each resource per its type, auth
+ * blocks, and the references between tasks and resources. Records every problem found.
+ */
+export function validateConfig(raw: unknown, issues: IssueList): ValidatedConfig {
+  const empty: ValidatedConfig = { app: new AppConfig(), resources: new Map(), tasks: [] };
+  if (!isMapping(raw)) {
+    issues.add([], raw === null || raw === undefined ? "the file is empty; expected a mapping with resources and tasks" : "expected a mapping with resources and tasks at the top level");
+    return empty;
+  }
+  const document = validateSection(WorkerConfigDocument, raw, [], issues);
+  const resources = isMapping(raw.resources) ? validateResources(raw.resources, issues) : new Map<string, ResourceConfig>();
+  const tasks = Array.isArray(document.tasks) ? document.tasks.filter((t): t is TaskConfig => isMapping(t)) : [];
+  const config: ValidatedConfig = { app: isMapping(document.app) ? document.app : new AppConfig(), resources, tasks };
+  if (isMapping(raw.resources) && Array.isArray(raw.tasks)) checkReferences(raw.tasks, resources, issues);
+  return config;
+}
+
+function validateResources(block: Record<string, unknown>, issues: IssueList): Map<string, ResourceConfig> {
+  const resources = new Map<string, ResourceConfig>();
+  for (const [name, value] of Object.entries(block)) {
+    const path: KeySegment[] = ["resources", name];
+    if (!isMapping(value)) {
+      issues.add(path, "must be a mapping with a type (webhook or queue)");
+      continue;
+    }
+    if (value.type === "webhook") {
+      const resource = validateSection(WebhookResourceConfig, value, path, issues);
+      if (value.auth !== undefined && isMapping(value.auth)) buildAuth(value.auth, [...path, "auth"], issues);
+      if (value.dedupe !== undefined) checkDedupe(value.dedupe, [...path, "dedupe"], issues);
+      resources.set(name, resource);
+    } else if (value.type === "queue") {
+      if (!QUEUE_NAME.test(name)) issues.add(path, "a queue's name must be 1-200 letters, digits or _ . : - /");
+      resources.set(name, validateSection(QueueResourceConfig, value, path, issues));
+    } else if (value.type === undefined) {
+      issues.add([...path, "type"], `is required; one of: ${RESOURCE_TYPES.join(", ")}`);
+    } else {
+      issues.add([...path, "type"], `must be one of: ${RESOURCE_TYPES.join(", ")}`);
+    }
+  }
+  return resources;
+}
+
+function checkDedupe(value: unknown, path: KeySegment[], issues: IssueList): void {
+  if (typeof value === "string") {
+    if (!(DEDUPE_PRESETS as readonly string[]).includes(value)) issues.add(path, `must be one of: ${DEDUPE_PRESETS.join(", ")}, or a mapping`);
+    return;
+  }
+  if (!isMapping(value)) {
+    issues.add(path, `must be a preset (${DEDUPE_PRESETS.join(", ")}) or a mapping with preset, header, bodyField, ttlMs`);
+    return;
+  }
+  validateSection(DedupeConfig, value, path, issues);
+  if (value.preset === undefined && value.header === undefined && value.bodyField === undefined) {
+    issues.add(path, "needs a preset, a header or a bodyField");
+  }
+}
+
+/** Source and emit names exist and have the right type; names are unique; each webhook feeds one task. */
+function checkReferences(tasks: readonly unknown[], resources: ReadonlyMap<string, ResourceConfig>, issues: IssueList): void {
+  const names = new Map<string, number>();
+  const consumers = new Map<string, number>();
+  const known = [...resources.keys()];
+  let unknownSources = 0;
+  tasks.forEach((task, index) => {
+    if (!isMapping(task)) return;
+    const at = (key: string): KeySegment[] => ["tasks", index, key];
+    const { name, source, emit } = task;
+    if (typeof name === "string") {
+      const first = names.get(name);
+      if (first !== undefined) issues.add(at("name"), `duplicate task name "${name}" (also tasks[${first}]); task names must be unique`);
+      else names.set(name, index);
+    }
+    if (typeof source === "string" && source.length > 0) {
+      const resource = resources.get(source);
+      if (!resource) {
+        issues.add(at("source"), unknownResource(source, known));
+        unknownSources++;
+      } else {
+        const other = consumers.get(source);
+        if (other !== undefined) {
+          const what = resource.type === "webhook" ? "a webhook feeds one task" : "a queue feeds one task";
+          issues.add(at("source"), `resource "${source}" is the source of tasks[${other}] already; ${what}`);
+        } else {
+          consumers.set(source, index);
+        }
+      }
+    }
+    if (typeof emit === "string" && emit.length > 0) {
+      const resource = resources.get(emit);
+      if (!resource) issues.add(at("emit"), unknownResource(emit, known, "queue"));
+      else if (resource.type !== "queue") issues.add(at("emit"), `resource "${emit}" is a ${resource.type}; emit needs a resource of type queue`);
+      else if (emit === source) issues.add(at("emit"), `task emits to its own source "${emit}": that would loop forever`);
+    }
+  });
+  // A misspelt source leaves its webhook unused: telling both would say the same thing twice.
+  if (unknownSources > 0) return;
+  for (const [name, resource] of resources) {
+    if (resource.type === "webhook" && !consumers.has(name)) {
+      issues.add(["resources", name], `no task has this webhook as its source; add a task with source: ${name}, or remove it`);
+    }
+  }
+}
+
+function unknownResource(name: string, known: readonly string[], kind?: string): string {
+  const guess = didYouMean(name, known);
+  const list = known.length > 0 ? `; resources: ${known.join(", ")}` : "; no resources are defined";
+  return `no ${kind ? `${kind} ` : ""}resource named "${name}"${guess ? ` (did you mean "${guess}"?)` : ""}${list}`;
+}

@@ -1,0 +1,65 @@
+import { createHash, randomBytes } from "node:crypto";
+
+/*
+ * Key layouts. lmdb's ordered-binary keys sort arrays element by element (numbers before
+ * strings), so every queue is one contiguous range ordered by its sequence number, and a
+ * queue's due retries are one range ordered by time. Nothing has to be held in memory to
+ * find the next message: a range scan from the queue's start finds it.
+ */
+
+/** A waiting message: FIFO by `seq`; `writer` keeps two processes (app + CLI) from ever colliding. */
+export type ReadyKey = [queue: string, seq: number, writer: string];
+
+/** A message waiting for a retry: ordered by the time it becomes visible again. */
+export type DelayedKey = [queue: string, visibleAt: number, seq: number, writer: string];
+
+export type StateKey = [namespace: string, key: string];
+
+/** Index of state entries with a time-to-live, swept in time order. */
+export type ExpiryKey = [expiresAt: number, namespace: string, key: string];
+
+/** Where a message sits in the store. */
+export type Location = { readonly in: "ready"; readonly key: ReadyKey } | { readonly in: "delayed"; readonly key: DelayedKey };
+
+/** A tag unique to one opening of the store, so concurrent writers never pick the same key. */
+export function newWriterTag(): string {
+  return randomBytes(6).toString("base64url");
+}
+
+/** Range of a queue's waiting messages from `seq` on. Infinity sorts after every number. */
+export function readyRange(queue: string, fromSeq: number): { start: ReadyKey | [string, number]; end: [string, number] } {
+  return { start: [queue, fromSeq], end: [queue, Infinity] };
+}
+
+/** Range of a queue's retries visible at `now` (inclusive). */
+export function dueRange(queue: string, now: number): { start: [string]; end: [string, number, number] } {
+  return { start: [queue], end: [queue, now, Infinity] };
+}
+
+/** Range of all of a queue's retries, due or not. */
+export function delayedRange(queue: string): { start: [string]; end: [string, number] } {
+  return { start: [queue], end: [queue, Infinity] };
+}
+
+/** lmdb keys are at most ~2 KB; longer state keys (say, a huge header used as a marker) are hashed. */
+const LONG_KEY_BYTES = 512;
+
+export function stateKey(namespace: string, key: string): StateKey {
+  if (Buffer.byteLength(namespace) + Buffer.byteLength(key) <= LONG_KEY_BYTES) return [namespace, key];
+  return [namespace, `\u0001sha256:${createHash("sha256").update(key).digest("base64url")}`];
+}
+
+export function isReadyKey(key: unknown): key is ReadyKey {
+  return Array.isArray(key) && key.length === 3 && typeof key[0] === "string" && typeof key[1] === "number" && typeof key[2] === "string";
+}
+
+export function isDelayedKey(key: unknown): key is DelayedKey {
+  return (
+    Array.isArray(key) &&
+    key.length === 4 &&
+    typeof key[0] === "string" &&
+    typeof key[1] === "number" &&
+    typeof key[2] === "number" &&
+    typeof key[3] === "string"
+  );
+}

@@ -1,0 +1,55 @@
+import { mkdirSync } from "node:fs";
+import { open, type Database, type RootDatabase } from "lmdb";
+import type { DeadLetter } from "../store";
+import type { DelayedKey, ExpiryKey, ReadyKey, StateKey } from "./keys";
+import type { MessageRecord, StateRecord } from "./records";
+
+/** The lmdb environment of one store directory and its named databases. */
+export interface EmbeddedDbs {
+  readonly root: RootDatabase;
+  readonly ready: Database<MessageRecord, ReadyKey>;
+  readonly delayed: Database<MessageRecord, DelayedKey>;
+  /** Dead letters by message id. */
+  readonly dead: Database<DeadLetter, string>;
+  readonly state: Database<StateRecord, StateKey>;
+  readonly expiry: Database<true, ExpiryKey>;
+  /** Small bookkeeping values (the health probe). */
+  readonly meta: Database<number, string>;
+}
+
+/**
+ * Opens (creating it when needed) the store in `dir`. Throws when the directory cannot be
+ * created or opened.
+ *
+ * Durability: lmdb's defaults are kept on purpose; `noSync`, `noMetaSync`, `mapAsync` and
+ * `separateFlushed` stay off. With them, the promise of a write resolves only after its
+ * transaction is on disk: on Linux lmdb-js commits with "overlapping sync", where
+ * mdb_txn_commit releases the write lock, then fdatasync()s the data file and writes the
+ * meta page through an O_DSYNC descriptor, and only then returns, and only then is the
+ * batch flagged committed to JS (checked with strace on lmdb 3.5: fdatasync and the O_DSYNC
+ * meta write happen before the promise resolves). Writes issued during one event-loop turn
+ * share one transaction and so one fsync: that is the group commit.
+ */
+export function openEnvironment(dir: string): EmbeddedDbs {
+  mkdirSync(dir, { recursive: true });
+  const root = open({ path: dir, maxDbs: 12 });
+  try {
+    return {
+      root,
+      ready: root.openDB<MessageRecord, ReadyKey>({ name: "ready" }),
+      delayed: root.openDB<MessageRecord, DelayedKey>({ name: "delayed" }),
+      dead: root.openDB<DeadLetter, string>({ name: "dead" }),
+      state: root.openDB<StateRecord, StateKey>({ name: "state" }),
+      expiry: root.openDB<true, ExpiryKey>({ name: "expiry" }),
+      meta: root.openDB<number, string>({ name: "meta" }),
+    };
+  } catch (error) {
+    void root.close();
+    throw error;
+  }
+}
+
+/** Every named database, for size accounting. */
+export function allDatabases(dbs: EmbeddedDbs): Database[] {
+  return [dbs.ready, dbs.delayed, dbs.dead, dbs.state, dbs.expiry, dbs.meta] as unknown as Database[];
+}

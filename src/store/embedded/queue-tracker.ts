@@ -1,0 +1,96 @@
+import type { Location } from "./keys";
+
+/** How often a claim rescans a queue from its head, to pick up messages another process put there. */
+const RESCAN_MS = 1_000;
+
+interface QueueBook {
+  /** Next sequence number this process gives out. */
+  nextSeq: number;
+  /** Messages in the queue (waiting, delayed, claimed, and enqueues not yet committed). */
+  count: number;
+  /**
+   * Every committed waiting message below this sequence number is claimed, so a claim scans
+   * from here instead of skipping over the claimed head of the queue each time.
+   */
+  cursor: number;
+  rescanAt: number;
+  /** Messages handed out and not yet finished, by id. Lost on restart: that is at-least-once. */
+  readonly claimed: Map<string, Location>;
+}
+
+/**
+ * What the embedded store keeps in memory per queue: counters and the claimed ids, never
+ * the messages themselves, so memory stays flat however long the backlog on disk grows.
+ */
+export class QueueTracker {
+  private readonly books = new Map<string, QueueBook>();
+
+  reset(): void {
+    this.books.clear();
+  }
+
+  /** Records what a scan of the disk found at open. */
+  recovered(queue: string, maxSeq: number, count: number): void {
+    const book = this.book(queue);
+    book.nextSeq = Math.max(book.nextSeq, Math.floor(maxSeq) + 1);
+    book.count += count;
+  }
+
+  allocate(queue: string): number {
+    return this.book(queue).nextSeq++;
+  }
+
+  count(queue: string): number {
+    return this.books.get(queue)?.count ?? 0;
+  }
+
+  adjust(queue: string, delta: number): void {
+    const book = this.book(queue);
+    // Messages another process added are not counted here; never report fewer than none.
+    book.count = Math.max(0, book.count + delta);
+  }
+
+  claimedAt(queue: string, id: string): Location | undefined {
+    return this.books.get(queue)?.claimed.get(id);
+  }
+
+  claim(queue: string, id: string, location: Location): void {
+    this.book(queue).claimed.set(id, location);
+  }
+
+  /** Forgets a claim; returns where the message was. */
+  unclaim(queue: string, id: string): Location | undefined {
+    const claimed = this.books.get(queue)?.claimed;
+    const location = claimed?.get(id);
+    if (location) claimed?.delete(id);
+    return location;
+  }
+
+  /** Where a claim starts scanning the waiting messages. */
+  scanFrom(queue: string, now: number): number {
+    const book = this.book(queue);
+    if (now >= book.rescanAt) {
+      book.cursor = 0;
+      book.rescanAt = now + RESCAN_MS;
+    }
+    return book.cursor;
+  }
+
+  /** Every waiting message below `seq` is claimed. */
+  advance(queue: string, seq: number): void {
+    const book = this.book(queue);
+    if (seq > book.cursor) book.cursor = seq;
+  }
+
+  /** A waiting message at `seq` is (again) unclaimed: the next claim must look there. */
+  rewind(queue: string, seq: number): void {
+    const book = this.book(queue);
+    if (seq < book.cursor) book.cursor = seq;
+  }
+
+  private book(queue: string): QueueBook {
+    let book = this.books.get(queue);
+    if (!book) this.books.set(queue, (book = { nextSeq: 1, count: 0, cursor: 0, rescanAt: 0, claimed: new Map() }));
+    return book;
+  }
+}

@@ -1,0 +1,16 @@
+/** The store layer's public surface; src/index.ts re-exports from here. */
+export type {
+  DeadLetter,
+  DeadLetterStore,
+  EmitRecord,
+  QueuedMessage,
+  StateSetOptions,
+  StateStore,
+  Store,
+  StoreRefusal,
+} from "./store";
+export { StoreRefusedError, toRefusal } from "./store-errors";
+export { DEFAULT_EMBEDDED_LIMITS, DEFAULT_MEMORY_LIMITS, type StoreLimits } from "./store-limits";
+export { MemoryStore } from "./memory/memory-store";
+export { EmbeddedStore, type EmbeddedStoreOptions } from "./embedded/embedded-store";
+export { createStore, defaultDataDir, DATA_DIR_ENV, type CreateStoreOptions, type StoreSpec } from "./create-store";

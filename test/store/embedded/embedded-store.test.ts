@@ -1,0 +1,340 @@
+import { expect } from "chai";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EmbeddedStore, type EmbeddedStoreOptions } from "../../../src/store/embedded/embedded-store";
+import type { QueuedMessage } from "../../../src/store/store";
+import { StoreRefusedError } from "../../../src/store/store-errors";
+import { message, storeConformance } from "../store-conformance";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
+/** The compiled engine, for the child processes below. */
+const ENGINE_MODULE = join(__dirname, "..", "..", "..", "src", "store", "embedded", "embedded-store.js");
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "embedded-store-"));
+  dirs.push(dir);
+  return dir;
+}
+function removeTempDirs(): void {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
+
+async function until(predicate: () => boolean, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await sleep(10);
+  }
+}
+
+/** Runs a script in a child node; resolves to its stdout. */
+function runChild(script: string, env: Record<string, string>, killAfterMs?: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", script], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      if (timer) clearTimeout(timer);
+      if (code === 0 || signal === "SIGKILL") resolve(out);
+      else reject(new Error(`child exited with ${code ?? signal}: ${err}`));
+    });
+  });
+}
+
+storeConformance("embedded", {
+  create: (limits) => new EmbeddedStore({ dir: join(tempDir(), "data"), ...limits }),
+  cleanup: removeTempDirs,
+});
+
+describe("EmbeddedStore", function () {
+  this.timeout(30_000);
+  let open: EmbeddedStore[] = [];
+  async function openStore(options: EmbeddedStoreOptions): Promise<EmbeddedStore> {
+    const store = new EmbeddedStore(options);
+    await store.open();
+    open.push(store);
+    return store;
+  }
+  async function closeStore(store: EmbeddedStore): Promise<void> {
+    open = open.filter((s) => s !== store);
+    await store.close();
+  }
+  afterEach(async () => {
+    for (const store of open.splice(0)) await store.close();
+    removeTempDirs();
+  });
+
+  it("is the durable engine", () => {
+    const store = new EmbeddedStore({ dir: join(tempDir(), "data") });
+    expect(store.engine).to.equal("embedded");
+    expect(store.durable).to.equal(true);
+  });
+
+  it("creates its directory and keeps queued messages across close and reopen, new ones after them", async () => {
+    const dir = join(tempDir(), "nested", "data");
+    const first = await openStore({ dir });
+    for (let i = 0; i < 5; i++) await first.enqueue("q", message(`m${i}`, { i }, { raw: Buffer.from([i, 0, 255]) }));
+    await first.enqueue("other", message("o1"));
+    await closeStore(first);
+
+    const second = await openStore({ dir });
+    expect(await second.depth("q")).to.equal(5);
+    expect(await second.depth("other")).to.equal(1);
+    await second.enqueue("q", message("m5"));
+    const got = await second.claim("q", 10);
+    expect(ids(got)).to.deep.equal(["m0", "m1", "m2", "m3", "m4", "m5"]);
+    expect(got[3]).to.deep.equal(message("m3", { i: 3 }, { raw: Buffer.from([3, 0, 255]) }));
+  });
+
+  it("hands out again after a restart what was claimed but not finished, and not what was finished", async () => {
+    const dir = join(tempDir(), "data");
+    const first = await openStore({ dir });
+    for (const id of ["m1", "m2", "m3", "m4"]) await first.enqueue("q", message(id));
+    expect(ids(await first.claim("q", 3))).to.deep.equal(["m1", "m2", "m3"]);
+    await first.complete("q", "m2", { queue: "out", message: message("from-m2") });
+    await closeStore(first); // m1 and m3 were claimed and never finished: the process "died"
+
+    const second = await openStore({ dir });
+    expect(await second.depth("q")).to.equal(3);
+    expect(ids(await second.claim("q", 10))).to.deep.equal(["m1", "m3", "m4"]);
+    expect(ids(await second.claim("out", 10))).to.deep.equal(["from-m2"]);
+  });
+
+  it("keeps retries with their time and dead letters across a restart", async () => {
+    const dir = join(tempDir(), "data");
+    const first = await openStore({ dir });
+    await first.enqueue("q", message("retry-me"));
+    await first.enqueue("q", message("kill-me"));
+    const [retry, kill] = await first.claim("q", 2);
+    const visibleAt = Date.now() + 400;
+    await first.retryLater("q", { ...retry, attempts: 1, lastError: "boom" }, visibleAt);
+    const letter = { queue: "q", task: "t", message: { ...kill, attempts: 3, lastError: "bad" }, error: "bad", attempts: 3, diedAt: 123 };
+    await first.deadLetter(letter);
+    await closeStore(first);
+
+    const second = await openStore({ dir });
+    expect(await second.depth("q")).to.equal(1);
+    expect(await second.deadLetters.list()).to.deep.equal([letter]);
+    if (Date.now() < visibleAt - 50) expect(await second.claim("q", 10)).to.deep.equal([]);
+    await sleep(Math.max(0, visibleAt - Date.now()) + 20);
+    expect(await second.claim("q", 10)).to.deep.equal([{ ...retry, attempts: 1, lastError: "boom" }]);
+    expect(await second.deadLetters.replay("kill-me")).to.equal(true);
+    expect(ids(await second.claim("q", 10))).to.deep.equal(["kill-me"]);
+  });
+
+  it("keeps state and its time-to-live across a restart", async () => {
+    const dir = join(tempDir(), "data");
+    const first = await openStore({ dir });
+    const s = first.state("task:t");
+    await s.set("forever", { v: 1 });
+    await s.set("short", "gone soon", { ttlMs: 100 });
+    await s.set("long", "stays", { ttlMs: 60_000 });
+    expect(await s.setIfAbsent("marker", true)).to.equal(true);
+    await closeStore(first);
+    await sleep(150);
+
+    const second = await openStore({ dir });
+    const t = second.state("task:t");
+    expect(await t.get("forever")).to.deep.equal({ v: 1 });
+    expect(await t.get("short")).to.equal(undefined);
+    expect(await t.get("long")).to.equal("stays");
+    expect(await t.setIfAbsent("marker", true)).to.equal(false);
+    expect(await t.setIfAbsent("short", "again")).to.equal(true);
+  });
+
+  it("sweeps expired entries, but not an entry set again since", async () => {
+    const store = await openStore({ dir: join(tempDir(), "data") });
+    const s = store.state("ns");
+    for (let i = 0; i < 5; i++) await s.set(`k${i}`, i, { ttlMs: 30 });
+    await s.set("k0", "kept"); // set again without a time-to-live
+    await s.set("k1", "later", { ttlMs: 60_000 });
+    await s.set("other", "no ttl");
+    await sleep(60);
+    expect(await store.sweepExpired()).to.equal(3);
+    expect(await store.sweepExpired()).to.equal(0);
+    expect(await s.get("k0")).to.equal("kept");
+    expect(await s.get("k1")).to.equal("later");
+    expect(await s.get("k2")).to.equal(undefined);
+    expect(await s.get("other")).to.equal("no ttl");
+  });
+
+  it("refuses with store_full past maxBytes, still takes emits, and admits again once space frees", async () => {
+    const store = await openStore({ dir: join(tempDir(), "data"), maxBytes: 256 * 1024 });
+    const raw = Buffer.alloc(16 * 1024, 7);
+    let accepted = 0;
+    while (store.admit("q") === undefined && accepted < 200) {
+      await store.enqueue("q", message(`m${accepted}`, null, { raw }));
+      accepted++;
+      await sleep(25); // the size is measured at most every 20 ms
+    }
+    expect(accepted).to.be.within(5, 20);
+    expect(store.admit("q")).to.include({ code: "store_full" });
+    expect(store.admit("another-queue")).to.include({ code: "store_full" });
+    const error = await rejection(store.enqueue("q", message("refused", null, { raw })));
+    expect(error).to.be.instanceOf(StoreRefusedError);
+    expect((error as StoreRefusedError).refusal.code).to.equal("store_full");
+
+    const claimed = await store.claim("q", 1000);
+    expect(claimed).to.have.length(accepted);
+    await store.complete("q", claimed[0].id, { queue: "out", message: message("emitted", null, { raw }) });
+    for (const m of claimed.slice(1)) await store.complete("q", m.id);
+    await until(() => store.admit("q") === undefined);
+    await store.enqueue("q", message("after", null, { raw }));
+    expect(ids(await store.claim("q", 10))).to.deep.equal(["after"]);
+    expect(ids(await store.claim("out", 10))).to.deep.equal(["emitted"]);
+  });
+
+  it("stays up refusing with store_unavailable when its directory cannot be created, and recovers once it can", async () => {
+    const base = tempDir();
+    const blocker = join(base, "blocker");
+    writeFileSync(blocker, "a regular file where a directory should be");
+    const store = await openStore({ dir: join(blocker, "data"), probeIntervalMs: 50 });
+
+    const refusal = store.admit("q");
+    expect(refusal).to.include({ code: "store_unavailable" });
+    expect(refusal?.message).to.match(/ENOTDIR|not a directory/);
+    const error = await rejection(store.enqueue("q", message("m1")));
+    expect(error).to.be.instanceOf(StoreRefusedError);
+    expect((error as StoreRefusedError).refusal.code).to.equal("store_unavailable");
+    expect(await rejection(store.enqueue("q", message("m1"), { internal: true }))).to.be.instanceOf(StoreRefusedError);
+    expect(await rejection(store.claim("q", 1))).to.be.instanceOf(StoreRefusedError);
+    expect(await rejection(store.state("ns").get("k"))).to.be.instanceOf(StoreRefusedError);
+    expect(await rejection(store.deadLetters.list())).to.be.instanceOf(StoreRefusedError);
+
+    let woken = 0;
+    store.watch("q", () => woken++);
+    rmSync(blocker);
+    mkdirSync(blocker);
+    await until(() => store.admit("q") === undefined);
+    await store.enqueue("q", message("m1"));
+    expect(ids(await store.claim("q", 10))).to.deep.equal(["m1"]);
+    expect(woken).to.be.greaterThan(0);
+  });
+
+  it("refuses before it is opened and after it is closed", async () => {
+    const store = new EmbeddedStore({ dir: join(tempDir(), "data") });
+    expect(store.admit("q")).to.include({ code: "store_unavailable" });
+    expect(await rejection(store.enqueue("q", message("m1")))).to.be.instanceOf(StoreRefusedError);
+    await store.open();
+    await store.enqueue("q", message("m1"));
+    await store.close();
+    expect(store.admit("q")).to.include({ code: "store_unavailable" });
+    expect(await rejection(store.claim("q", 1))).to.be.instanceOf(StoreRefusedError);
+  });
+
+  it("lets a second process replay a dead letter while the app runs, without clashing with the app's writes", async () => {
+    const dir = join(tempDir(), "data");
+    const app = await openStore({ dir });
+    await app.enqueue("q", message("dead"));
+    const [dead] = await app.claim("q", 1);
+    await app.deadLetter({ queue: "q", task: "t", message: dead, error: "e", attempts: 1, diedAt: 1 });
+
+    const cli = await openStore({ dir }); // what the dead-letter CLI does
+    expect((await cli.deadLetters.list()).map((l) => l.message.id)).to.deep.equal(["dead"]);
+    await Promise.all([cli.deadLetters.replay("dead"), app.enqueue("q", message("live"))]);
+    await closeStore(cli);
+
+    // The app learns of another process's writes by rescanning the queue's head, at most a second later.
+    await sleep(1_100);
+    const got = ids(await app.claim("q", 10));
+    expect(got.sort()).to.deep.equal(["dead", "live"]);
+    expect(await app.deadLetters.list()).to.deep.equal([]);
+  });
+
+  it("has on disk every message whose enqueue resolved, when the process is killed mid-burst", async () => {
+    const dir = join(tempDir(), "data");
+    const script = `
+      const { EmbeddedStore } = require(process.env.ENGINE);
+      const store = new EmbeddedStore({ dir: process.env.DIR });
+      store.open().then(() => {
+        let n = 0;
+        const writer = async () => {
+          for (;;) {
+            const id = "m" + n++;
+            await store.enqueue("q", { id, payload: { id }, raw: Buffer.alloc(200, 1), attempts: 0, enqueuedAt: Date.now() });
+            process.stdout.write(id + "\\n");
+          }
+        };
+        for (let i = 0; i < 50; i++) void writer();
+      });`;
+    const out = await runChild(script, { ENGINE: ENGINE_MODULE, DIR: dir }, 1500);
+    const acknowledged = out.split("\n").filter(Boolean);
+    expect(acknowledged.length).to.be.greaterThan(100);
+
+    const store = await openStore({ dir });
+    const onDisk = new Set(ids(await store.claim("q", 10_000_000)));
+    const lost = acknowledged.filter((id) => !onDisk.has(id));
+    expect(lost).to.deep.equal([]);
+    expect(await store.depth("q")).to.equal(onDisk.size);
+  });
+
+  it("turns a failed write into a refusal until a write succeeds again, without an unhandled rejection", async function () {
+    try {
+      execFileSync("prlimit", ["--version"], { stdio: "ignore" });
+    } catch {
+      this.skip(); // needs util-linux prlimit to cap the file size of the child
+    }
+    const dir = join(tempDir(), "data");
+    // The child caps its own file size (RLIMIT_FSIZE) so the next commit cannot grow the file.
+    const script = `
+      const { EmbeddedStore } = require(process.env.ENGINE);
+      const { execFileSync } = require("node:child_process");
+      const { statSync } = require("node:fs");
+      const { join } = require("node:path");
+      let unhandled = 0;
+      process.on("unhandledRejection", () => unhandled++);
+      const msg = (id, raw) => ({ id, payload: { id }, raw, attempts: 0, enqueuedAt: 1 });
+      const limit = (value) => execFileSync("prlimit", ["--pid", String(process.pid), "--fsize=" + value + ":unlimited"]);
+      const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+      (async () => {
+        const out = {};
+        const store = new EmbeddedStore({ dir: process.env.DIR, probeIntervalMs: 50 });
+        await store.open();
+        await store.enqueue("q", msg("small", Buffer.from("x")));
+        limit(statSync(join(process.env.DIR, "data.mdb")).size);
+        try {
+          await store.enqueue("q", msg("big", Buffer.alloc(300000, 1)));
+          out.failed = "resolved";
+        } catch (error) {
+          out.failed = error.name + ":" + (error.refusal && error.refusal.code);
+        }
+        out.admitAfterFailure = store.admit("q") ? store.admit("q").code : null;
+        await wait(200);
+        limit("unlimited");
+        const end = Date.now() + 5000;
+        while (store.admit("q") && Date.now() < end) await wait(20);
+        out.admitAfterRecovery = store.admit("q") ? store.admit("q").code : null;
+        await store.enqueue("q", msg("big", Buffer.alloc(300000, 1)));
+        out.ids = (await store.claim("q", 10)).map((m) => m.id);
+        await store.close();
+        await wait(50);
+        out.unhandled = unhandled;
+        process.stdout.write(JSON.stringify(out));
+      })().catch((error) => { process.stderr.write(String(error && error.stack)); process.exit(1); });`;
+    const result = JSON.parse(await runChild(script, { ENGINE: ENGINE_MODULE, DIR: dir })) as Record<string, unknown>;
+    expect(result).to.deep.equal({
+      failed: "StoreRefusedError:store_unavailable",
+      admitAfterFailure: "store_unavailable",
+      admitAfterRecovery: null,
+      ids: ["small", "big"],
+      unhandled: 0,
+    });
+  });
+});
