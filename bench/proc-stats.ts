@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 
 /** Memory figures of one process, in bytes, from /proc/<pid>/status. */
 export interface MemoryFigures {
@@ -40,10 +40,34 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** CPU time all cores spent busy so far (not idle, not waiting for I/O), in seconds. */
-export function machineBusySeconds(): number {
+/**
+ * CPU time, in seconds, that user processes spent on the machine so far: all cores' busy time
+ * minus interrupts and soft interrupts (loopback TCP is handled there) and minus kernel
+ * threads (disk writeback, journaling). Subtracting the processes under test leaves what other
+ * programs used, without counting the disk work a durable store causes against it.
+ */
+export function userProcessSeconds(): number {
   const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!;
-  const ticks = line.trim().split(/\s+/).slice(1).map(Number);
-  const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
-  return (total - ticks[3]! - ticks[4]!) / 100;
+  // user nice system idle iowait irq softirq steal
+  const t = line.trim().split(/\s+/).slice(1).map(Number);
+  const busy = t[0]! + t[1]! + t[2]!;
+  return busy / 100 - kernelThreadSeconds();
+}
+
+/** CPU time of kernel threads (children of kthreadd, pid 2), in seconds. */
+function kernelThreadSeconds(): number {
+  let ticks = 0;
+  for (const name of readdirSync("/proc")) {
+    if (name.charCodeAt(0) > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // fields[1] is ppid; kthreadd itself is pid 2
+    if (fields[1] === "2" || name === "2") ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / 100;
 }

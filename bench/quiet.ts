@@ -1,10 +1,10 @@
-import { machineBusySeconds } from "./proc-stats";
+import { userProcessSeconds } from "./proc-stats";
 
 /** Cores kept busy by everything on the machine over the next `ms`. */
 export async function busyCores(ms: number): Promise<number> {
-  const before = machineBusySeconds();
+  const before = userProcessSeconds();
   await new Promise((resolve) => setTimeout(resolve, ms));
-  return (machineBusySeconds() - before) / (ms / 1000);
+  return (userProcessSeconds() - before) / (ms / 1000);
 }
 
 /**

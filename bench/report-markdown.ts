@@ -41,7 +41,7 @@ export function renderMarkdown(results: BenchResults | undefined, backlog: Backl
   for (const result of results.cases) out.push(...summaryTable(result));
 
   out.push("## Every round", "");
-  out.push("Ratios are to bare `node:http` in the same round. Server CPU is the share of its core the server used (1 core = 100%); load CPU the same for the load generator — near 100% means the generator, not the server, was the limit. Other CPU is what the rest of the machine used meanwhile (other processes, kernel work such as loopback TCP and disk writes) — a high value on a round means it was disturbed; such a measurement is taken again (up to BENCH_RETRY_DISTURBED times) and the least disturbed attempt kept.", "");
+  out.push("Ratios are to bare `node:http` in the same round. Server CPU is the share of its core the server used (1 core = 100%); load CPU the same for the load generator — near 100% means the generator, not the server, was the limit. Other CPU is what other programs on the machine used meanwhile (kernel threads and interrupts, such as loopback TCP and disk writeback, are not counted) — a high value on a round means it was disturbed; such a measurement is taken again (up to BENCH_RETRY_DISTURBED times) and the least disturbed attempt kept.", "");
   for (const result of results.cases) out.push(...roundsTable(result));
 
   if (results.soak.length > 0) {

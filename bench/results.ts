@@ -24,8 +24,8 @@ export interface Measurement {
   /** Share of its core the load generator used while measured. */
   loadCpu: number;
   /**
-   * CPU used by everything else on the machine while measured (other processes, kernel
-   * threads), in cores: a high figure means the round was disturbed.
+   * CPU used by other programs on the machine while measured, in cores (interrupts and kernel
+   * threads such as disk writeback excluded): a high figure means the round was disturbed.
    */
   otherCpu: number;
   /** rps / bare node's rps in the same round. */

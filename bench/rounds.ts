@@ -1,6 +1,6 @@
 import type { BenchCase } from "./cases";
 import type { LoadGenerator } from "./load";
-import { cpuSecondsOf, machineBusySeconds, memoryOf, resetPeak } from "./proc-stats";
+import { cpuSecondsOf, userProcessSeconds, memoryOf, resetPeak } from "./proc-stats";
 import { waitForQuiet } from "./quiet";
 import type { CaseResult, Measurement, ServerSummary } from "./results";
 import type { RunningServer } from "./servers/launch";
@@ -69,13 +69,13 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
   // CPU figures cover the measured part only, so CPU per request is exact.
   const cpuBefore = cpuSecondsOf(server.pid);
   const loadBefore = cpuSecondsOf(load.pid);
-  const busyBefore = machineBusySeconds();
+  const busyBefore = userProcessSeconds();
   const wallBefore = process.hrtime.bigint();
   const result = await load.run({ ...job, seconds: settings.seconds });
   const wall = Number(process.hrtime.bigint() - wallBefore) / 1e9;
   const serverCpuSeconds = cpuSecondsOf(server.pid) - cpuBefore;
   const ours = serverCpuSeconds + (cpuSecondsOf(load.pid) - loadBefore);
-  const otherCpu = Math.max(0, (machineBusySeconds() - busyBefore - ours) / wall);
+  const otherCpu = Math.max(0, (userProcessSeconds() - busyBefore - ours) / wall);
   const memory = memoryOf(server.pid);
   // Let the server finish what it queued (tasks, group commits) before the next one is measured.
   await new Promise((resolve) => setTimeout(resolve, 300));

@@ -23,7 +23,7 @@ export interface CoreAppOptions {
   /** Most bytes the embedded store may occupy before sources answer 503 (default: only the disk limits it). */
   maxBytes?: number;
   logger?: Logger;
-  /** Level of the default logger (default "info"; ignored when `logger` is given). */
+  /** Level of the default logger (default $WEBHOOK_TASKS_LOG_LEVEL, else "info"; ignored when `logger` is given). */
   logLevel?: LogLevel;
   /** Proxies trusted to name the client, for every source that does not set its own. */
   trustProxy?: TrustProxy;
@@ -57,7 +57,7 @@ export class CoreApp {
     }
     this.name = name;
     this.options = options;
-    this.logger = options.logger ?? createConsoleLogger(options.logLevel ?? "info", { app: name });
+    this.logger = options.logger ?? createConsoleLogger(options.logLevel ?? levelFromEnv(), { app: name });
     this.listeners = new ListenerRegistry(options.http);
   }
 
@@ -225,6 +225,11 @@ export class CoreApp {
     this.appState = "stopped";
     this.logger.info("stopped");
   }
+}
+
+function levelFromEnv(): LogLevel {
+  const level = process.env.WEBHOOK_TASKS_LOG_LEVEL;
+  return level === "debug" || level === "info" || level === "warn" || level === "error" || level === "silent" ? level : "info";
 }
 
 function childLogger(parent: Logger, fields: Record<string, unknown>): Logger {

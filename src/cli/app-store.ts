@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CoreAppOptions } from "../app/core-app";
-import { appOptionsOf } from "../config/build-app";
+import { appOptionsOf } from "../config/app-options";
 import { loadConfig } from "../config/load-config";
 import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
 import { moduleOptionsOf } from "../decorators/module.decorator";
@@ -14,6 +14,7 @@ export interface AppStoreTarget {
   readonly store: StoreSpec;
   readonly dataDir: string | undefined;
   readonly maxQueued: number | undefined;
+  readonly maxBytes: number | undefined;
 }
 
 /** The store settings of a worker YAML file (validated; handler modules are not loaded). */
@@ -54,13 +55,13 @@ export async function openAppStore(target: AppStoreTarget): Promise<Store> {
       `app "${target.appName}" uses the memory store: its dead letters live only inside the running process and end with it; use a durable store (store: embedded) to manage them from the CLI`,
     );
   }
-  const store = createStore(target.store, { appName: target.appName, dataDir: target.dataDir, maxQueued: target.maxQueued });
+  const store = createStore(target.store, { appName: target.appName, dataDir: target.dataDir, maxQueued: target.maxQueued, maxBytes: target.maxBytes });
   await store.open();
   return store;
 }
 
 function targetOf(appName: string, options: CoreAppOptions): AppStoreTarget {
-  return { appName, store: options.store ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued };
+  return { appName, store: options.store ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

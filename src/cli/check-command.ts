@@ -1,10 +1,12 @@
 import { parseArgs } from "node:util";
 import type { CoreApp } from "../app/core-app";
 import { silentLogger } from "../app/logger";
-import { loadApp } from "../config/build-app";
+import { appOptionsOf } from "../config/app-options";
+import { loadApp } from "../config/load-app";
 import { loadConfig } from "../config/load-config";
 import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
 import { WebhookSource } from "../sources/webhook/webhook-source";
+import { defaultDataDir } from "../store/create-store";
 import type { Output } from "./output";
 import { displayPath } from "./report-error";
 import { UsageError } from "./usage";
@@ -34,11 +36,13 @@ export async function checkCommand(args: readonly string[], output: Output): Pro
   const handlers = new Map(config.tasks.map((t) => [t.name, t.handler.ref]));
   const tasks = summarise(app, handlers);
   const store = config.app.store ?? DEFAULT_STORE_ENGINE;
+  const dataDir = store === "embedded" ? (appOptionsOf(config).dataDir ?? defaultDataDir(app.name)) : undefined;
   if (values.json) {
-    output.out(JSON.stringify({ ok: true, file: config.file, app: app.name, store, tasks }, null, 2));
+    output.out(JSON.stringify({ ok: true, file: config.file, app: app.name, store, ...(dataDir ? { dataDir } : {}), tasks }, null, 2));
     return 0;
   }
-  output.out(`${displayPath(config.file)}: OK - app "${app.name}", store ${store}, ${tasks.length} task${tasks.length === 1 ? "" : "s"}`);
+  const storeText = dataDir ? `store ${store} in ${displayPath(dataDir)}` : `store ${store}`;
+  output.out(`${displayPath(config.file)}: OK - app "${app.name}", ${storeText}, ${tasks.length} task${tasks.length === 1 ? "" : "s"}`);
   const width = Math.max(...tasks.map((t) => t.name.length));
   for (const task of tasks) {
     const from = task.url ? `${task.methods?.join("|")} ${task.url}${task.auth ? ` (auth ${task.auth})` : ""}` : `queue ${task.source}`;

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import type { CoreApp } from "../app/core-app";
 import type { LogLevel } from "../app/logger";
-import { loadApp } from "../config/build-app";
+import { loadApp } from "../config/load-app";
 import { LOG_LEVELS } from "../config/schema/app-config";
 import { WebhookSource } from "../sources/webhook/webhook-source";
 import { UsageError } from "./usage";

@@ -1,32 +1,14 @@
-import { resolve } from "node:path";
 import { CoreApp, type CoreAppOptions } from "../app/core-app";
 import type { TaskHandler } from "../app/task";
-import { WebhookSource } from "../sources/webhook/webhook-source";
-import type { WebhookSourceOptions } from "../sources/webhook/webhook-options";
-import { WebhookResponse } from "../sources/webhook/webhook-response";
-import { buildAuth } from "./auth-registry";
+import type { WebhookSource } from "../sources/webhook/webhook-source";
+import { appOptionsOf } from "./app-options";
+import { attribute, buildSource } from "./build-source";
 import { ConfigError } from "./config-error";
+import { defined, messageOf } from "./defined";
 import { IssueList } from "./issue-list";
-import type { KeySegment } from "./key-path";
-import { inspectConfig, type LoadConfigOptions, type LoadedConfig } from "./load-config";
+import type { LoadedConfig } from "./load-config";
 import { resolveHandler } from "./resolve-handler";
 import { findRouteConflicts } from "./route-conflicts";
-import type { WebhookResourceConfig } from "./schema/webhook-resource-config";
-
-/**
- * Reads a worker YAML file and builds its CoreApp (not started). Every problem of the file,
- * its handler references and its routes is reported at once, in one ConfigError.
- * `overrides` win over the file's `app:` block (e.g. `{ logger }` in tests).
- */
-export async function loadApp(file: string, overrides: Partial<CoreAppOptions> = {}, options: LoadConfigOptions = {}): Promise<CoreApp> {
-  const inspection = await inspectConfig(file, options);
-  const { config, issues } = inspection;
-  if (!config) throw new ConfigError(inspection.file, issues.items);
-  // Handler references are resolved even when the file has other problems, so all are told at once.
-  const handlers = await resolveHandlers(config, issues);
-  if (!issues.empty) throw new ConfigError(config.file, issues.items);
-  return assemble(config, handlers, overrides, issues);
-}
 
 /**
  * Builds the CoreApp a loaded configuration describes, through the public API: one
@@ -40,21 +22,8 @@ export async function buildApp(config: LoadedConfig, overrides: Partial<CoreAppO
   return assemble(config, handlers, overrides, issues);
 }
 
-/** The CoreApp options the `app:` block gives (dataDir resolved from the YAML file's directory). */
-export function appOptionsOf(config: LoadedConfig): CoreAppOptions {
-  const app = config.app;
-  return defined({
-    store: app.store,
-    dataDir: app.dataDir === undefined ? undefined : resolve(config.dir, app.dataDir),
-    maxQueued: app.maxQueued,
-    logLevel: app.logLevel,
-    trustProxy: app.trustProxy,
-    shutdownTimeoutMs: app.shutdownTimeoutMs,
-    http: app.http === undefined ? undefined : defined({ ...app.http }),
-  });
-}
-
-async function resolveHandlers(config: LoadedConfig, issues: IssueList): Promise<Map<number, TaskHandler>> {
+/** Loads every task's handler; problems are recorded under `tasks[i].handler.ref`. */
+export async function resolveHandlers(config: LoadedConfig, issues: IssueList): Promise<Map<number, TaskHandler>> {
   const handlers = new Map<number, TaskHandler>();
   await Promise.all(
     config.tasks.map(async (task, index) => {
@@ -70,7 +39,8 @@ async function resolveHandlers(config: LoadedConfig, issues: IssueList): Promise
   return handlers;
 }
 
-function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, TaskHandler>, overrides: Partial<CoreAppOptions>, issues: IssueList): CoreApp {
+/** The CoreApp, its sources and tasks, through the public API; throws a ConfigError listing what failed. */
+export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, TaskHandler>, overrides: Partial<CoreAppOptions>, issues: IssueList): CoreApp {
   let app: CoreApp | undefined;
   try {
     app = new CoreApp(config.name, { ...appOptionsOf(config), ...overrides });
@@ -112,54 +82,10 @@ function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, TaskHandle
     try {
       app.check();
     } catch (error) {
-      issues.add(["resources"], messageOf(error));
+      const { key, message } = attribute(messageOf(error), ["trustProxy"]);
+      issues.add(key.length > 0 ? ["app", ...key] : ["resources"], message);
     }
   }
   if (!issues.empty || !app) throw new ConfigError(config.file, issues.items);
   return app;
-}
-
-function buildSource(resource: WebhookResourceConfig, path: KeySegment[], issues: IssueList): WebhookSource | undefined {
-  const auth = resource.auth === undefined ? undefined : buildAuth(resource.auth, [...path, "auth"], issues);
-  if (resource.auth !== undefined && auth === undefined) return undefined;
-  let response: WebhookResponse | undefined;
-  if (resource.response !== undefined) {
-    try {
-      response = new WebhookResponse(defined({ ...resource.response }));
-    } catch (error) {
-      issues.add([...path, "response"], messageOf(error).replace(/^WebhookResponse: /, ""));
-      return undefined;
-    }
-  }
-  const options: WebhookSourceOptions = defined({
-    path: resource.path,
-    methods: resource.methods,
-    host: resource.host,
-    port: resource.port,
-    auth,
-    parser: resource.parser,
-    response,
-    maxBodyBytes: resource.maxBodyBytes,
-    ack: resource.ack,
-    ackTimeoutMs: resource.ackTimeoutMs,
-    reply: resource.reply,
-    trustProxy: resource.trustProxy,
-    publicUrl: resource.publicUrl,
-    dedupe: resource.dedupe === undefined ? undefined : typeof resource.dedupe === "string" ? resource.dedupe : defined({ ...resource.dedupe }),
-  } as WebhookSourceOptions);
-  try {
-    return new WebhookSource(options);
-  } catch (error) {
-    issues.add(path, messageOf(error).replace(/^WebhookSource\([^)]*\): /, ""));
-    return undefined;
-  }
-}
-
-/** A copy without the keys whose value is undefined, so library defaults apply. */
-function defined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

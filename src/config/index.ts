@@ -1,6 +1,8 @@
 /** YAML worker files: loading, `${ENV}` substitution, validation, and building the CoreApp. */
 export { loadConfig, inspectConfig, type LoadedConfig, type LoadConfigOptions, type ConfigInspection } from "./load-config";
-export { loadApp, buildApp, appOptionsOf } from "./build-app";
+export { loadApp } from "./load-app";
+export { buildApp } from "./build-app";
+export { appOptionsOf } from "./app-options";
 export { ConfigError, type ConfigIssue } from "./config-error";
 export { AUTH_KINDS, type AuthKind } from "./auth-registry";
 export type { Environment } from "./substitute-env";

@@ -18,7 +18,7 @@ export type ReadYamlResult = { readonly ok: true; readonly file: YamlFile } | { 
  */
 export function readYaml(text: string): ReadYamlResult {
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: true });
   const position = (offset: number) => lineCounter.linePos(offset);
   if (document.errors.length > 0) {
     // The parser's recovery is poor: errors after the first are mostly its consequences.

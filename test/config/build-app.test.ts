@@ -95,10 +95,21 @@ describe("YAML: building and running the app", () => {
     expect(issueAt(issues, "resources.b").line).to.equal(4);
   });
 
-  it("reports what WebhookSource itself refuses under the resource's path", async () => {
-    const file = tmp.write("dedupe.yaml", worker("  hook: {type: webhook, path: /x, dedupe: {ttlMs: 5}}", `  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}`));
+  it("reports what WebhookSource and CoreApp themselves refuse under the key's path", async () => {
+    const file = tmp.write("proxy.yaml", worker("  hook: {type: webhook, path: /x, trustProxy: [999.1.1.1]}", `  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}`));
     const issues = await configIssues(loadApp(file, { logger: silentLogger }));
-    expect(issues.some((i) => i.path.startsWith("resources.hook"))).to.equal(true);
+    expect(issueAt(issues, "resources.hook.trustProxy").message).to.match(/invalid IP address/);
+    const app = tmp.write("app-proxy.yaml", worker("  hook: {type: webhook, path: /x}", `  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}`, "app: {store: memory, trustProxy: not-an-address}"));
+    expect(issueAt(await configIssues(loadApp(app, { logger: silentLogger })), "app.trustProxy").line).to.equal(1);
+  });
+
+  it("builds (and checks) a webhook with dedupe, as a preset or a mapping", async () => {
+    const file = tmp.write(
+      "dedupe.yaml",
+      worker("  hook: {type: webhook, path: /x, dedupe: github}\n  other: {type: webhook, path: /y, dedupe: {header: x-delivery-id, ttlMs: 60000}}", `  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}\n  - {name: u, source: other, handler: {ref: "${CJS_HANDLERS}:receive"}}`),
+    );
+    const app = await loadApp(file, { logger: silentLogger });
+    expect(app.tasks.map((t) => (t.source as WebhookSource).options.dedupe?.headers)).to.deep.equal([["x-github-delivery"], ["x-delivery-id"]]);
   });
 
   it("throws a ConfigError whose issues carry path, message and line", async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { loadConfig, type QueueResourceConfig, type WebhookResourceConfig } from "../../src/config/index";
 import { CJS_HANDLERS, configIssues, issueAt, useTempDir, worker } from "./yaml-helpers";
@@ -59,6 +60,17 @@ describe("YAML loading: schema", () => {
     expect(config.tasks.map((t) => t.name)).to.deep.equal(["t", "u"]);
     expect(config.tasks[0].retry).to.include({ attempts: 3, factor: 1.5 });
     expect(config.lineOf(["resources", "hook", "port"])).to.equal(16);
+  });
+
+  it("accepts anchors and merge keys, and still names the line of a merged resource's problem", async () => {
+    const file = tmp.write(
+      "merge.yaml",
+      ["app: {store: memory}", "resources:", "  a: &common", "    type: webhook", "    port: 9100", "    path: /a", "  b:", "    <<: *common", "    path: /b", "    port: nine", "tasks:", `  - {name: a, source: a, handler: {ref: "${CJS_HANDLERS}:receive"}}`, `  - {name: b, source: b, handler: {ref: "${CJS_HANDLERS}:receive"}}`, ""].join("\n"),
+    );
+    const issue = issueAt(await configIssues(loadConfig(file)), "resources.b.port");
+    expect(issue.line).to.equal(10);
+    const fixed = await loadConfig(tmp.write("merge-ok.yaml", readFileSync(file, "utf8").replace("port: nine", "port: 9101")));
+    expect(fixed.resources.get("b")).to.include({ type: "webhook", path: "/b", port: 9101 });
   });
 
   it("names the app after the file when app.name is not given", async () => {

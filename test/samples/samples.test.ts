@@ -85,6 +85,6 @@ describe("samples (the main sample app, in process)", () => {
     expect(ok.status).to.equal(202);
     const bad = await fetch(`${base}/hooks/signed`, { method: "POST", headers: { "content-type": "application/json", "x-signature": good.replace(/^./, "0") === good ? good.replace(/^./, "1") : good.replace(/^./, "0") }, body });
     expect(bad.status).to.equal(401);
-    expect(await bad.json()).to.deep.include({ error: "invalid_signature" });
+    expect(await bad.json()).to.deep.include({ error: "signature_mismatch" });
   });
 });

@@ -26,5 +26,7 @@ export class AppConfig {
   @Optional() @Integer(0) shutdownTimeoutMs?: number;
   @Optional() @OneOf(LOG_LEVELS) logLevel?: LogLevel;
   @Optional() @Integer(1) maxQueued?: number;
+  /** Most bytes the embedded store may occupy before sources answer 503. */
+  @Optional() @Integer(1) maxBytes?: number;
   @Optional() @Section(() => HttpConfig) http?: HttpConfig;
 }
