@@ -2,9 +2,9 @@ import { join } from "node:path";
 
 /** Run settings, all from the environment so that a quick run is one line. */
 export interface BenchSettings {
-  /** Interleaved rounds per case (BENCH_ROUNDS, default 3). */
+  /** Interleaved rounds per case (BENCH_ROUNDS, default 5). */
   rounds: number;
-  /** Measured seconds per server per round (BENCH_SECONDS, default 5). */
+  /** Measured seconds per server per round (BENCH_SECONDS, default 3). */
   seconds: number;
   /** Unmeasured warm-up before each measurement (BENCH_WARMUP_SECONDS, default 1). */
   warmupSeconds: number;
@@ -25,7 +25,7 @@ export interface BenchSettings {
   quietWaitSeconds: number;
   /**
    * Times a measurement disturbed by other work (over 25% of a core) is taken again
-   * (BENCH_RETRY_DISTURBED, default 2).
+   * (BENCH_RETRY_DISTURBED, default 1).
    */
   retryDisturbed: number;
   /** Where durable stores put their files (BENCH_DATA_DIR, default bench/results/tmp: a real disk, not tmpfs). */
@@ -51,8 +51,8 @@ function list(name: string): string[] | undefined {
 export function readSettings(): BenchSettings {
   const resultsDir = process.env.BENCH_RESULTS_DIR ?? join(REPO_ROOT, "bench", "results");
   return {
-    rounds: Math.max(1, Math.floor(num("BENCH_ROUNDS", 3))),
-    seconds: num("BENCH_SECONDS", 5),
+    rounds: Math.max(1, Math.floor(num("BENCH_ROUNDS", 5))),
+    seconds: num("BENCH_SECONDS", 3),
     warmupSeconds: num("BENCH_WARMUP_SECONDS", 1),
     cases: list("BENCH_CASES"),
     servers: list("BENCH_SERVERS"),
@@ -60,7 +60,7 @@ export function readSettings(): BenchSettings {
     soakServers: list("BENCH_SOAK_SERVERS") ?? ["framework-received", "framework-persisted"],
     resultsDir,
     quietWaitSeconds: num("BENCH_QUIET_WAIT_SECONDS", 0),
-    retryDisturbed: Math.floor(num("BENCH_RETRY_DISTURBED", 2)),
+    retryDisturbed: Math.floor(num("BENCH_RETRY_DISTURBED", 1)),
     dataDir: process.env.BENCH_DATA_DIR ?? join(resultsDir, "tmp"),
   };
 }

@@ -215,7 +215,11 @@ export class CoreApp {
   private async shutdown(timeoutMs: number): Promise<void> {
     this.appState = "stopping";
     const deadline = Date.now() + timeoutMs;
+    // Callers still waiting for a task (ack "processed", reply "result") get the fixed answer
+    // shortly before the listeners cut connections at the deadline: their event is stored.
+    const release = setTimeout(() => this.outcomes.releaseAll(), Math.max(0, timeoutMs - Math.min(1_000, timeoutMs / 4)));
     await this.listeners.closeAll(timeoutMs);
+    clearTimeout(release);
     this.outcomes.releaseAll();
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CoreAppOptions } from "../app/core-app";
@@ -5,7 +6,7 @@ import { appOptionsOf } from "../config/app-options";
 import { loadConfig } from "../config/load-config";
 import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
 import { moduleOptionsOf } from "../decorators/module.decorator";
-import { createStore, type StoreSpec } from "../store/create-store";
+import { createStore, DATA_DIR_ENV, defaultDataDir, type StoreSpec } from "../store/create-store";
 import type { Store } from "../store/store";
 
 /** Which store an app uses: enough to open it without building the app. */
@@ -54,6 +55,14 @@ export async function openAppStore(target: AppStoreTarget): Promise<Store> {
     throw new Error(
       `app "${target.appName}" uses the memory store: its dead letters live only inside the running process and end with it; use a durable store (store: embedded) to manage them from the CLI`,
     );
+  }
+  if (target.store === "embedded") {
+    const dir = target.dataDir ?? defaultDataDir(target.appName);
+    if (!existsSync(dir)) {
+      throw new Error(
+        `app "${target.appName}" has no store at ${dir}: it has not run with this data directory (set app.dataDir, or ${DATA_DIR_ENV}, or run the command where the app runs)`,
+      );
+    }
   }
   const store = createStore(target.store, { appName: target.appName, dataDir: target.dataDir, maxQueued: target.maxQueued, maxBytes: target.maxBytes });
   await store.open();

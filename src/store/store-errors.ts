@@ -10,9 +10,18 @@ export class StoreRefusedError extends Error {
   }
 }
 
-/** Turns any engine failure into a refusal, so a broken disk answers 503 and never 202. */
+/**
+ * Turns any engine failure into a refusal, so a broken disk answers 503 and never 202. The
+ * engine's own text stays out of it (it goes to senders); log the error itself for operators.
+ */
 export function toRefusal(error: unknown): StoreRefusal {
   if (error instanceof StoreRefusedError) return error.refusal;
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: "store_unavailable", message: `store cannot write: ${message}`, retryAfterSeconds: 5 };
+  return { code: "store_unavailable", message: "the store cannot write right now", retryAfterSeconds: 5 };
+}
+
+/** The engine's own explanation of a failure, for logs: the innermost cause's message. */
+export function storeFailureDetail(error: unknown): string {
+  let current: unknown = error;
+  while (current instanceof Error && current.cause !== undefined) current = current.cause;
+  return current instanceof Error ? current.message : String(current);
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -169,11 +169,18 @@ describe("CLI: dead-letters as a command", () => {
     expect(unknown.stderr.trim()).to.equal("error: no dead letter with id no-such-id");
   });
 
+  it("refuses a data directory where the app never ran, instead of creating an empty store", async () => {
+    const result = await runCli(["dead-letters", "list", FAILING], { DATA_DIR: join(dataDir, "never") });
+    expect(result.code).to.equal(1);
+    expect(result.stderr.trim()).to.match(/^error: app "failing-worker" has no store at .*never: it has not run/);
+  });
+
   it("opens the store of a compiled @Module app with --module", async () => {
     const module = join(FIXTURES, "module-app.cjs");
     const memory = await runCli(["dead-letters", "list", "--module", module]);
     expect(memory.code).to.equal(1);
     expect(memory.stderr).to.match(/app "module-app" uses the memory store/);
+    mkdirSync(join(dataDir, "module"));
     const embedded = await runCli(["dead-letters", "list", "--module", module], { MODULE_STORE: "embedded", DATA_DIR: join(dataDir, "module") });
     expect(embedded.code, embedded.stderr).to.equal(0);
     expect(embedded.stdout.trim()).to.equal("no dead letters");

@@ -6,7 +6,7 @@ import { clientAddress, requestPublicUrl } from "../../http/forwarded";
 import { sendError } from "../../http/http-errors";
 import { continueIfExpected, type RouteHandler } from "../../http/route-table";
 import type { TrustFunction } from "../../http/trust-proxy";
-import { toRefusal } from "../../store/store-errors";
+import { storeFailureDetail, toRefusal } from "../../store/store-errors";
 import type { QueuedMessage, StoreRefusal } from "../../store/store";
 import type { DeliveryOutcome, Inbox } from "../source";
 import type { AuthFailure, AuthRequest } from "./auth";
@@ -142,7 +142,11 @@ export class WebhookReceiver implements RouteHandler {
       },
       (error: unknown) => {
         wait?.cancel();
-        refuse(res, toRefusal(error));
+        const refusal = toRefusal(error);
+        if (refusal.code === "store_unavailable") {
+          this.logger.error("cannot store an event: answered 503", { task: this.taskName, eventId: message.id, error: storeFailureDetail(error) });
+        }
+        refuse(res, refusal);
       },
     );
   }

@@ -103,6 +103,24 @@ describe("EmbeddedStore", function () {
     expect(got[3]).to.deep.equal(message("m3", { i: 3 }, { raw: Buffer.from([3, 0, 255]) }));
   });
 
+  it("counts every queue right after a restart, holes and retries included", async () => {
+    const dir = join(tempDir(), "data");
+    const first = await openStore({ dir });
+    for (let i = 0; i < 20; i++) await first.enqueue("wide", message(`w${i}`));
+    for (let i = 0; i < 3; i++) await first.enqueue("narrow", message(`n${i}`));
+    const claimed = await first.claim("wide", 20);
+    for (const m of claimed.filter((_, i) => i % 2 === 0)) await first.complete("wide", m.id, { queue: "emitted", message: message(`e-${m.id}`) });
+    await first.retryLater("wide", claimed[1], Date.now() + 60_000);
+    await first.retryLater("narrow", (await first.claim("narrow", 1))[0], Date.now() + 60_000);
+    const before = { wide: await first.depth("wide"), narrow: await first.depth("narrow"), emitted: await first.depth("emitted") };
+    expect(before).to.deep.equal({ wide: 10, narrow: 3, emitted: 10 });
+    await closeStore(first);
+
+    const second = await openStore({ dir });
+    expect({ wide: await second.depth("wide"), narrow: await second.depth("narrow"), emitted: await second.depth("emitted") }).to.deep.equal(before);
+    expect(await second.claim("wide", 100)).to.have.length(9);
+  });
+
   it("hands out again after a restart what was claimed but not finished, and not what was finished", async () => {
     const dir = join(tempDir(), "data");
     const first = await openStore({ dir });
