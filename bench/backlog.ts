@@ -59,7 +59,7 @@ async function main(): Promise<void> {
       } catch (error) {
         const reason = (error instanceof Error ? error.message : String(error)).split("\n").slice(0, 3).join(" | ");
         log(`  skipped: ${reason}`);
-        out.results.push({ id: plan.id, title: plan.title, server: plan.kind.label, taskDelayMs, target: plan.events, baselineRssBytes: NaN, steps: [], non2xx: 0, errors: 0, statuses: {}, seconds: 0, skipped: reason });
+        out.results.push({ id: plan.id, title: plan.title, server: plan.kind.label, taskDelayMs, target: plan.events, baselineRssBytes: NaN, baselineRssAnonBytes: NaN, steps: [], non2xx: 0, errors: 0, statuses: {}, seconds: 0, skipped: reason });
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }
@@ -87,10 +87,10 @@ async function fill(plan: BacklogPlan, load: LoadGenerator, dataDir: string, tas
   });
   try {
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const baseline = memoryOf(server.pid).rss;
+    const baseline = memoryOf(server.pid);
     const result: BacklogResult = {
       id: plan.id, title: plan.title, server: plan.kind.label, taskDelayMs, target: plan.events,
-      baselineRssBytes: baseline, steps: [], non2xx: 0, errors: 0, statuses: {}, seconds: 0,
+      baselineRssBytes: baseline.rss, baselineRssAnonBytes: baseline.rssAnon, steps: [], non2xx: 0, errors: 0, statuses: {}, seconds: 0,
     };
     const started = Date.now();
     let accepted = 0;
@@ -103,9 +103,9 @@ async function fill(plan: BacklogPlan, load: LoadGenerator, dataDir: string, tas
       result.errors += r.errors;
       for (const [code, n] of Object.entries(r.statuses)) result.statuses[code] = (result.statuses[code] ?? 0) + n;
       const memory = memoryOf(server.pid);
-      const step = { accepted, rssBytes: memory.rss, peakRssBytes: memory.peakRss, diskBytes: plan.kind.config.store === "embedded" ? diskUsage(dataDir) : undefined, rps: r.rps };
+      const step = { accepted, rssBytes: memory.rss, peakRssBytes: memory.peakRss, rssAnonBytes: memory.rssAnon, rssFileBytes: memory.rssFile, diskBytes: plan.kind.config.store === "embedded" ? diskUsage(dataDir) : undefined, rps: r.rps };
       result.steps.push(step);
-      log(`  ${accepted.toLocaleString("en-US")} accepted: RSS ${(step.rssBytes / 2 ** 20).toFixed(1)} MiB (peak ${(step.peakRssBytes / 2 ** 20).toFixed(1)})` +
+      log(`  ${accepted.toLocaleString("en-US")} accepted: RSS ${(step.rssBytes / 2 ** 20).toFixed(1)} MiB (anon ${(step.rssAnonBytes / 2 ** 20).toFixed(1)}, file ${(step.rssFileBytes / 2 ** 20).toFixed(1)}, peak ${(step.peakRssBytes / 2 ** 20).toFixed(1)})` +
         (step.diskBytes !== undefined ? `, store ${(step.diskBytes / 2 ** 20).toFixed(0)} MiB on disk` : "") + `, ${r.rps.toFixed(0)} req/s` +
         (r.non2xx || r.errors ? `, non-2xx ${r.non2xx}, errors ${r.errors}` : ""));
     }

@@ -6,6 +6,10 @@ export interface MemoryFigures {
   rss: number;
   /** Peak resident set size since start or since the last resetPeak (VmHWM). */
   peakRss: number;
+  /** Of rss, private anonymous memory: the JS heap, buffers, native allocations (RssAnon). */
+  rssAnon: number;
+  /** Of rss, file pages mapped in: code, and the embedded store's memory-mapped data file, which the kernel can drop (RssFile). */
+  rssFile: number;
 }
 
 function field(status: string, name: string): number {
@@ -15,7 +19,7 @@ function field(status: string, name: string): number {
 
 export function memoryOf(pid: number): MemoryFigures {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return { rss: field(status, "VmRSS"), peakRss: field(status, "VmHWM") };
+  return { rss: field(status, "VmRSS"), peakRss: field(status, "VmHWM"), rssAnon: field(status, "RssAnon"), rssFile: field(status, "RssFile") };
 }
 
 /**

@@ -106,6 +106,10 @@ export interface BacklogStep {
   accepted: number;
   rssBytes: number;
   peakRssBytes: number;
+  /** Of rssBytes, private memory (heap, buffers): what a backlog must not grow. */
+  rssAnonBytes: number;
+  /** Of rssBytes, mapped file pages (the embedded store's data file among them; reclaimable by the kernel). */
+  rssFileBytes: number;
   /** Bytes the store's directory holds (durable store only). */
   diskBytes?: number;
   /** Accepted per second while this step was sent. */
@@ -119,6 +123,7 @@ export interface BacklogResult {
   taskDelayMs: number;
   target: number;
   baselineRssBytes: number;
+  baselineRssAnonBytes: number;
   steps: BacklogStep[];
   non2xx: number;
   errors: number;

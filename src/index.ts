@@ -1,6 +1,6 @@
 import "reflect-metadata";
 
-export { CoreApp, type CoreAppOptions } from "./app/core-app";
+export { CoreApp, DEFAULT_STORE, type CoreAppOptions } from "./app/core-app";
 export type { TaskOptions, TaskHandler, TaskSource } from "./app/task";
 export type { TaskContext } from "./app/task-context";
 export { DEFAULT_RETRY, type RetryPolicy } from "./app/retry-policy";
@@ -28,3 +28,5 @@ export type { TrustProxy } from "./http/trust-proxy";
 export type { Store, StateStore, StateSetOptions, QueuedMessage, DeadLetter, DeadLetterStore, StoreRefusal } from "./store/store";
 export { StoreRefusedError } from "./store/store-errors";
 export { MemoryStore } from "./store/memory/memory-store";
+
+export * from "./config/index";

@@ -33,6 +33,9 @@ export interface CoreAppOptions {
   http?: ListenerTimeouts;
 }
 
+/** The store an app uses unless told otherwise. */
+export const DEFAULT_STORE = "embedded" as const;
+
 type AppState = "new" | "starting" | "running" | "stopping" | "stopped";
 
 /**
@@ -113,7 +116,7 @@ export class CoreApp {
     try {
       for (const task of this.registry.all()) {
         if (!task.source) continue;
-        const inbox = { task: task.name, admit: () => undefined, accept: noStore, expect: noStore, state: noStore };
+        const inbox = { task: task.name, admit: () => undefined, accept: noStore, expect: noStore, state: () => unopenedState };
         task.source.attach(inbox, { listeners: dryRun, trustProxy: this.options.trustProxy, logger: this.logger });
         attached.push(task.source);
       }
@@ -127,7 +130,7 @@ export class CoreApp {
     this.appState = "starting";
     const tasks = this.registry.all();
     if (tasks.length === 0) this.logger.warn("the app has no tasks");
-    const store = createStore(this.options.store ?? "embedded", {
+    const store = createStore(this.options.store ?? DEFAULT_STORE, {
       appName: this.name,
       dataDir: this.options.dataDir,
       maxQueued: this.options.maxQueued,

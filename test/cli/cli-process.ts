@@ -30,7 +30,9 @@ export class RunningCli {
   private readonly exited: Promise<number | null>;
 
   constructor(args: readonly string[], env: Record<string, string | undefined> = {}) {
-    this.child = spawn(process.execPath, [CLI, "run", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    // The tests read the info-level "started" and "listening" lines, whatever the runner's environment says.
+    const environment = { ...process.env, WEBHOOK_TASKS_LOG_LEVEL: "info", ...env };
+    this.child = spawn(process.execPath, [CLI, "run", ...args], { env: environment, stdio: ["ignore", "pipe", "pipe"] });
     this.child.stdout!.on("data", (c: Buffer) => (this.stdout += c.toString()));
     this.child.stderr!.on("data", (c: Buffer) => (this.stderr += c.toString()));
     this.exited = once(this.child, "close").then(([code]) => code as number | null);

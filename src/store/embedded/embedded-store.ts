@@ -80,7 +80,7 @@ export class EmbeddedStore implements Store {
   /**
    * Opens the directory. When that fails (a path that cannot be created, no permission) the
    * store does not throw: it stays up refusing work with store_unavailable, which sources
-   * answer with 503, and tries again every second; `admit()` tells why.
+   * answer with 503, and tries again every second; `failure` tells why.
    */
   async open(): Promise<void> {
     if (this.wanted) return;
@@ -119,7 +119,7 @@ export class EmbeddedStore implements Store {
   async enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
     if (!options?.internal) {
       const refusal = this.admit(queue);
-      if (refusal) throw new StoreRefusedError(refusal);
+      if (refusal) throw this.health.error() ?? new StoreRefusedError(refusal);
     }
     const { dbs, writer, tag } = this.require();
     const seq = this.tracker.allocate(queue);
@@ -258,6 +258,17 @@ export class EmbeddedStore implements Store {
     return () => set.delete(listener);
   }
 
+  /**
+   * Why the store refuses with store_unavailable (the directory cannot be opened, a commit
+   * failed), for logs; undefined while it works. Refusals themselves stay vague: they go to
+   * senders.
+   */
+  get failure(): Error | undefined {
+    const cause = this.health.cause;
+    if (cause === undefined) return undefined;
+    return cause instanceof Error ? cause : new Error(String(cause));
+  }
+
   /** Removes expired state entries now (also done every `sweepIntervalMs`); returns how many. */
   async sweepExpired(): Promise<number> {
     if (!this.opened) return 0;
@@ -308,7 +319,7 @@ export class EmbeddedStore implements Store {
 
   private require(): { readonly dbs: EmbeddedDbs; readonly writer: StoreWriter; readonly tag: string } {
     if (this.opened) return this.opened;
-    throw new StoreRefusedError(this.health.refusal ?? notOpen());
+    throw this.health.error() ?? new StoreRefusedError(notOpen());
   }
 
   private requeue(queue: string, message: QueuedMessage): () => void {

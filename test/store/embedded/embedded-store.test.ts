@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EmbeddedStore, type EmbeddedStoreOptions } from "../../../src/store/embedded/embedded-store";
 import type { QueuedMessage } from "../../../src/store/store";
-import { StoreRefusedError } from "../../../src/store/store-errors";
+import { StoreRefusedError, storeFailureDetail } from "../../../src/store/store-errors";
 import { message, storeConformance } from "../store-conformance";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -227,10 +227,12 @@ describe("EmbeddedStore", function () {
 
     const refusal = store.admit("q");
     expect(refusal).to.include({ code: "store_unavailable" });
-    expect(refusal?.message).to.match(/ENOTDIR|not a directory/);
+    expect(refusal?.message).not.to.match(/ENOTDIR|blocker/); // senders see no paths
+    expect(store.failure?.message).to.match(/ENOTDIR|not a directory/);
     const error = await rejection(store.enqueue("q", message("m1")));
     expect(error).to.be.instanceOf(StoreRefusedError);
     expect((error as StoreRefusedError).refusal.code).to.equal("store_unavailable");
+    expect(storeFailureDetail(error)).to.match(/ENOTDIR|not a directory/); // operators do, in logs
     expect(await rejection(store.enqueue("q", message("m1"), { internal: true }))).to.be.instanceOf(StoreRefusedError);
     expect(await rejection(store.claim("q", 1))).to.be.instanceOf(StoreRefusedError);
     expect(await rejection(store.state("ns").get("k"))).to.be.instanceOf(StoreRefusedError);
@@ -241,6 +243,7 @@ describe("EmbeddedStore", function () {
     rmSync(blocker);
     mkdirSync(blocker);
     await until(() => store.admit("q") === undefined);
+    expect(store.failure).to.equal(undefined);
     await store.enqueue("q", message("m1"));
     expect(ids(await store.claim("q", 10))).to.deep.equal(["m1"]);
     expect(woken).to.be.greaterThan(0);
@@ -334,6 +337,7 @@ describe("EmbeddedStore", function () {
           out.failed = error.name + ":" + (error.refusal && error.refusal.code);
         }
         out.admitAfterFailure = store.admit("q") ? store.admit("q").code : null;
+        out.failureLogged = store.failure !== undefined;
         await wait(200);
         limit("unlimited");
         const end = Date.now() + 5000;
@@ -350,6 +354,7 @@ describe("EmbeddedStore", function () {
     expect(result).to.deep.equal({
       failed: "StoreRefusedError:store_unavailable",
       admitAfterFailure: "store_unavailable",
+      failureLogged: true,
       admitAfterRecovery: null,
       ids: ["small", "big"],
       unhandled: 0,
