@@ -140,6 +140,10 @@ export class CoreApp {
     try {
       await store.open();
       this.storeInstance = store;
+      if (store.failure !== undefined) {
+        // Sources answer 503 until the store recovers; say why, once, loudly.
+        this.logger.error("the store cannot write: webhooks are answered 503 until it can", { store: store.engine, error: store.failure.message });
+      }
       for (const task of tasks) {
         task.state = store.state(`task:${task.name}`);
         task.logger = childLogger(this.logger, { task: task.name });

@@ -75,6 +75,11 @@ export interface Store {
   readonly engine: string;
   /** True when an enqueued message survives a crash of this process. */
   readonly durable: boolean;
+  /**
+   * Why the store cannot write right now (a directory it could not open, a failed commit), or
+   * undefined. Engines that recover by themselves keep running and refuse work meanwhile.
+   */
+  readonly failure?: Error | undefined;
 
   open(): Promise<void>;
   close(): Promise<void>;

@@ -27,7 +27,7 @@ export function newWriterTag(): string {
 }
 
 /** Range of a queue's waiting messages from `seq` on. Infinity sorts after every number. */
-export function readyRange(queue: string, fromSeq: number): { start: ReadyKey | [string, number]; end: [string, number] } {
+export function readyRange(queue: string, fromSeq: number): { start: [string, number]; end: [string, number] } {
   return { start: [queue, fromSeq], end: [queue, Infinity] };
 }
 
