@@ -9,9 +9,14 @@ export class OrderHandlers {
   async receiveOrder(ctx: TaskContext, event: WebhookEvent<{ id?: string; total?: number }>) {
     const eventId = event.headers["x-event-id"] ?? ctx.eventId;
     const marker = `processed:${eventId}`;
-    if (await ctx.state.get(marker)) return { duplicate: true, eventId };
-    // ... do the real work here ...
-    await ctx.state.set(marker, true, { ttlMs: ONE_WEEK_MS });
+    // Atomic: of two copies arriving together, exactly one gets true.
+    if (!(await ctx.state.setIfAbsent(marker, true, { ttlMs: ONE_WEEK_MS }))) return { duplicate: true, eventId };
+    try {
+      // ... do the real work here ...
+    } catch (error) {
+      await ctx.state.delete(marker); // not processed after all: let the retry in
+      throw error;
+    }
     return { duplicate: false, eventId, order: event.body.id, total: event.body.total };
   }
 

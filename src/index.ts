@@ -11,7 +11,7 @@ export { Module, type ModuleOptions, type HandlerClass } from "./decorators/modu
 export { bootstrap, createApp } from "./decorators/bootstrap";
 
 export type { Source, Inbox, SourceRuntime, DeliveryOutcome, OutcomeWait } from "./sources/source";
-export { WebhookSource } from "./sources/webhook/webhook-source";
+export { WebhookSource, type ResolvedWebhookOptions } from "./sources/webhook/webhook-source";
 export type { WebhookSourceOptions, AckMode } from "./sources/webhook/webhook-options";
 export type { WebhookEvent, ParserMode } from "./sources/webhook/webhook-event";
 export { WebhookResponse, type WebhookResponseInit, type JsonValue } from "./sources/webhook/webhook-response";
@@ -25,8 +25,6 @@ export * from "./sources/webhook/verifiers/index";
 export { ListenError, type ListenerTimeouts } from "./http/listener";
 export type { TrustProxy } from "./http/trust-proxy";
 
-export type { Store, StateStore, StateSetOptions, QueuedMessage, DeadLetter, DeadLetterStore, StoreRefusal } from "./store/store";
-export { StoreRefusedError } from "./store/store-errors";
-export { MemoryStore } from "./store/memory/memory-store";
+export * from "./store/index";
 
 export * from "./config/index";

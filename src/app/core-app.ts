@@ -52,6 +52,7 @@ export class CoreApp {
   private runners: TaskRunner[] = [];
   private appState: AppState = "new";
   private storeInstance: Store | undefined;
+  private starting: Promise<this> | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(name: string, options: CoreAppOptions = {}) {
@@ -96,10 +97,11 @@ export class CoreApp {
   }
 
   /**
-   * The Express application serving host:port, for your own middleware and routes (health
-   * checks, admin pages). Add them before start(); webhook paths are matched first.
+   * The Express application serving host:port (the same host and port as your sources; port
+   * 0 is the listener of the sources with port 0 on that host), for your own middleware and
+   * routes (health checks, admin pages). Add them before start(); webhook paths are matched first.
    */
-  express(host = "127.0.0.1", port = 8080): Express {
+  express(host: string, port: number): Express {
     return this.listeners.get(host, port).express;
   }
 
@@ -125,9 +127,14 @@ export class CoreApp {
     }
   }
 
-  async start(): Promise<this> {
-    if (this.appState !== "new") throw new Error(`CoreApp "${this.name}" was started already`);
+  start(): Promise<this> {
+    if (this.appState !== "new") return Promise.reject(new Error(`CoreApp "${this.name}" was started already`));
     this.appState = "starting";
+    this.starting = this.open();
+    return this.starting;
+  }
+
+  private async open(): Promise<this> {
     const tasks = this.registry.all();
     if (tasks.length === 0) this.logger.warn("the app has no tasks");
     const store = createStore(this.options.store ?? DEFAULT_STORE, {
@@ -189,7 +196,10 @@ export class CoreApp {
       this.appState = "stopped";
       return Promise.resolve();
     }
-    this.stopping = this.shutdown(options.timeoutMs ?? this.options.shutdownTimeoutMs ?? 10_000);
+    const timeoutMs = options.timeoutMs ?? this.options.shutdownTimeoutMs ?? 10_000;
+    // Stopped while starting: let the start finish (or fail), then undo it.
+    const started = this.appState === "starting" ? this.starting!.then(() => true, () => false) : Promise.resolve(true);
+    this.stopping = started.then((ok) => (ok ? this.shutdown(timeoutMs) : undefined));
     return this.stopping;
   }
 

@@ -33,11 +33,6 @@ export class OutcomeRegistry {
     };
   }
 
-  /** True when someone still waits for `id` (its failure will then be reported, not retried). */
-  isAwaited(id: string): boolean {
-    return this.waiters.has(id);
-  }
-
   settle(id: string, outcome: DeliveryOutcome): boolean {
     const waiter = this.waiters.get(id);
     if (!waiter) return false;

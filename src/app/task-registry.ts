@@ -22,6 +22,7 @@ export interface RegisteredTask {
 }
 
 const QUEUE_NAME = /^[A-Za-z0-9_.:\-/]{1,200}$/;
+const TASK_NAME = QUEUE_NAME;
 
 /** Tasks of one app; checks names, queues and sources once, when they are added. */
 export class TaskRegistry {
@@ -33,6 +34,7 @@ export class TaskRegistry {
     const name = options.name ?? handler.name;
     if (typeof name !== "string" || name.length === 0) throw new TypeError("task: give the task a name (options.name) or use a named function");
     const where = `task "${name}"`;
+    if (!TASK_NAME.test(name)) throw new TypeError(`${where}: a task name is 1-200 letters, digits or _ . : - / (it names the task's queue in the store)`);
     if (this.tasks.has(name)) throw new Error(`${where}: a task with this name exists already; task names must be unique`);
     const { source, emit } = options;
     let queue: string;

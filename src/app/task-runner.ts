@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { QueuedMessage, Store } from "../store/store";
+import { StoreRefusedError } from "../store/store-errors";
 import { errorMessage, type Logger } from "./logger";
 import type { OutcomeRegistry } from "./outcome-registry";
 import { backoffDelay } from "./retry-policy";
@@ -19,6 +20,9 @@ const POLL_MS = 1_000;
 export class TaskRunner {
   private inFlight = 0;
   private pumping = false;
+  private pumpQueued = false;
+  /** After a store failure, no claiming before this time (ms since epoch). */
+  private pausedUntil = 0;
   private wanted = false;
   private stopping = false;
   private unwatch: (() => void) | undefined;
@@ -83,11 +87,27 @@ export class TaskRunner {
     if (this.stopping) return this.maybeIdle();
     if (this.wanted) {
       this.wanted = false;
-      this.pump();
+      this.pumpSoon();
     }
   }
 
+  /**
+   * Pumps on the next turn of the event loop. A backlog with fast handlers would otherwise
+   * claim, run and complete in one endless chain of promise callbacks, and HTTP requests,
+   * timers and signals would wait for it.
+   */
+  private pumpSoon(): void {
+    if (this.pumpQueued || this.stopping) return;
+    this.pumpQueued = true;
+    setImmediate(() => {
+      this.pumpQueued = false;
+      this.pump();
+    });
+  }
+
   private async fill(): Promise<void> {
+    // A store that cannot write would fail every outcome: handlers would run again and again.
+    if (this.store.failure !== undefined || Date.now() < this.pausedUntil) return;
     while (!this.stopping && this.inFlight < this.task.concurrency) {
       this.wanted = false;
       const batch = await this.store.claim(this.task.queue, this.task.concurrency - this.inFlight);
@@ -103,11 +123,15 @@ export class TaskRunner {
   private run(message: QueuedMessage): void {
     this.inFlight++;
     this.deliver(message)
-      .catch((error: unknown) => this.logger.error("cannot record a task's outcome in the store", { task: this.task.name, eventId: message.id, error: errorMessage(error) }))
+      .catch((error: unknown) => {
+        // The message stays in the store and comes back; claim nothing for a while meanwhile.
+        this.pausedUntil = Date.now() + POLL_MS;
+        this.logger.error("cannot record a task's outcome in the store; pausing this task", { task: this.task.name, eventId: message.id, error: errorMessage(error) });
+      })
       .finally(() => {
         this.inFlight--;
         if (this.stopping) this.maybeIdle();
-        else this.pump();
+        else this.pumpSoon();
       });
   }
 
@@ -132,7 +156,13 @@ export class TaskRunner {
       task.emit !== undefined && result !== undefined
         ? { queue: task.emit, message: { id: emittedId(message.id, task.name), payload: result, attempts: 0, enqueuedAt: Date.now() } }
         : undefined;
-    await store.complete(task.queue, message.id, emit);
+    try {
+      await store.complete(task.queue, message.id, emit);
+    } catch (error) {
+      if (error instanceof StoreRefusedError) throw error;
+      // Not the disk: the result itself cannot be stored (a BigInt, a cycle). A task failure.
+      return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`));
+    }
     this.outcomes.settle(message.id, { ok: true, value: result });
   }
 

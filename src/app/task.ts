@@ -5,7 +5,8 @@ import type { TaskContext } from "./task-context";
 /** A task's input: a push source (a WebhookSource) or the name of a queue another task emits to. */
 export type TaskSource = Source | string;
 
-export type TaskHandler<E = any, R = unknown> = (ctx: TaskContext, event: E) => R | Promise<R>;
+/** A task's function: `(ctx, event) => result`. `E` is the event (or emitted value) it takes. */
+export type TaskHandler<E = unknown, R = unknown> = (ctx: TaskContext, event: E) => R | Promise<R>;
 
 export interface TaskOptions {
   source: TaskSource;

@@ -64,7 +64,8 @@ export async function openAppStore(target: AppStoreTarget): Promise<Store> {
       );
     }
   }
-  const store = createStore(target.store, { appName: target.appName, dataDir: target.dataDir, maxQueued: target.maxQueued, maxBytes: target.maxBytes });
+  // Not a consumer: it may open the store while the app runs.
+  const store = createStore(target.store, { appName: target.appName, dataDir: target.dataDir, maxQueued: target.maxQueued, maxBytes: target.maxBytes, consumer: false });
   await store.open();
   return store;
 }

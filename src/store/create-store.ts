@@ -15,6 +15,8 @@ export interface CreateStoreOptions {
   readonly maxQueued?: number;
   /** Most bytes the embedded store's data may occupy (default: only the disk limits it). */
   readonly maxBytes?: number;
+  /** False for tools that manage a store without consuming its queues (no consumer lock). */
+  readonly consumer?: boolean;
 }
 
 /** Environment variable naming the embedded store's directory when the app does not. */
@@ -33,6 +35,7 @@ export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store
       dir: options.dataDir !== undefined ? resolve(options.dataDir) : defaultDataDir(options.appName),
       maxQueued: options.maxQueued,
       maxBytes: options.maxBytes,
+      consumer: options.consumer,
     });
   }
   if (typeof spec === "object" && spec !== null && typeof spec.enqueue === "function") return spec;

@@ -28,14 +28,6 @@ export class Fifo<T> {
     return item;
   }
 
-  /** Removes the first item matching `predicate`; returns it. */
-  remove(predicate: (item: T) => boolean): T | undefined {
-    for (let i = this.head; i < this.items.length; i++) {
-      if (predicate(this.items[i])) return this.items.splice(i, 1)[0];
-    }
-    return undefined;
-  }
-
   *[Symbol.iterator](): IterableIterator<T> {
     for (let i = this.head; i < this.items.length; i++) yield this.items[i];
   }

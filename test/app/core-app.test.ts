@@ -56,6 +56,27 @@ describe("CoreApp", () => {
     expect(() => app.check()).to.throw(/claimed by both/);
   });
 
+  it("refuses a task name that cannot name a queue", () => {
+    const app = new CoreApp("names", { logger: silentLogger });
+    expect(() => app.task({ source: "q", name: "x".repeat(201) }, async () => {})).to.throw(/task name is 1-200/);
+    expect(() => app.task({ source: "q", name: "has space" }, async () => {})).to.throw(/task name is 1-200/);
+  });
+
+  it("stop() called while start() is under way waits for it and then stops: nothing keeps listening", async () => {
+    const source = new WebhookSource({ path: "/s", port: 0 });
+    const app = new CoreApp("racing", { store: "memory", logger: silentLogger }).task({ source, name: "t" }, async () => {});
+    const started = app.start();
+    const stopped = app.stop();
+    await started;
+    const port = source.port;
+    expect(port).to.be.greaterThan(0);
+    await stopped;
+    expect(app.running).to.equal(false);
+    let refused = false;
+    await fetch(`http://127.0.0.1:${port}/s`, { method: "POST", body: "x" }).catch(() => (refused = true));
+    expect(refused).to.equal(true);
+  });
+
   it("stop() before start() and twice is harmless", async () => {
     const app = new CoreApp("idle", { logger: silentLogger });
     await app.stop();

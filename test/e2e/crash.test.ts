@@ -106,6 +106,16 @@ describe("crash safety (embedded store, child process, SIGKILL)", function () {
     expect(repeated.length).to.be.at.most(1, "only the event running at the kill may be delivered twice");
   });
 
+  it("a second process on the same data directory is refused while the first runs, and starts once it was killed", async () => {
+    running = await startChild(FIXTURE, env());
+    let refusal = "";
+    await startChild(FIXTURE, env(), 10_000).catch((error: Error) => (refusal = error.message));
+    expect(refusal).to.match(/is in use by process \d+/);
+    await running.kill("SIGKILL"); // leaves a stale lock behind
+    running = await startChild(FIXTURE, env());
+    expect((await send(running.base, "after-takeover"))).to.equal(202);
+  });
+
   it("SIGTERM stops gracefully: nothing accepted is lost or processed twice by the shutdown itself", async () => {
     running = await startChild(FIXTURE, env({ FINISH_DELAY_MS: "5", FINISH_CONCURRENCY: "2" }));
     const ids = Array.from({ length: 100 }, (_, i) => `t${i}`);

@@ -78,6 +78,21 @@ describe("samples (the main sample app, in process)", () => {
     expect(logs.filter((l) => l.msg === "order processed")).to.have.length(1);
   });
 
+  it("orders: two copies of one x-event-id arriving at the same moment are processed once", async () => {
+    const send = () =>
+      fetch(`${base}/hooks/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-event-id": "evt-same-time", authorization: "Bearer dev-orders-token" },
+        body: '{"id":"o-2"}',
+      });
+    const answers = await Promise.all([send(), send(), send()]);
+    expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200]);
+    const mine = () => logs.filter((l) => l.fields?.eventId === "evt-same-time");
+    await until(() => mine().length === 3);
+    expect(mine().filter((l) => l.msg === "order processed")).to.have.length(1);
+    expect(mine().filter((l) => l.msg === "duplicate delivery dropped")).to.have.length(2);
+  });
+
   it("signed deliveries: a valid HMAC of the raw body is accepted, a wrong one answered 401", async () => {
     const body = '{"amount": 10, "note": "caf\u00e9"}';
     const good = createHmac("sha256", "dev-signing-secret").update(body).digest("hex");

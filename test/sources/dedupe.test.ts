@@ -95,3 +95,67 @@ describe("deduplication at the source", () => {
     expect(() => new WebhookSource({ path: "/x", dedupe: { header: "x-id", ttlMs: 0 } })).to.throw(/ttlMs/);
   });
 });
+
+describe("deduplication with callers waiting for the task", () => {
+  let app: CoreApp;
+  afterEach(async () => app?.stop());
+
+  for (const mode of [{ ack: "processed" as const }, { reply: "result" as const }]) {
+    it(`${JSON.stringify(mode)}: a first attempt that fails answers 500 and the sender's retry is processed, not called a duplicate`, async () => {
+      const source = new WebhookSource({ path: "/d", port: 0, dedupe: { header: "x-delivery-id" }, ...mode });
+      let calls = 0;
+      app = new CoreApp("dedupe-wait", { store: "memory", logger: silentLogger });
+      app.task({ source, name: "flaky" }, async () => {
+        if (++calls === 1) throw new Error("first attempt fails");
+        return undefined;
+      });
+      await app.start();
+      const send = () => fetch(source.url, { method: "POST", headers: { "x-delivery-id": "d-1" }, body: "x" });
+      expect((await send()).status).to.equal(500);
+      const retry = await send();
+      expect(retry.status).to.equal(202);
+      expect(await retry.json()).to.not.have.property("duplicate");
+      expect(calls).to.equal(2);
+      const third = await send();
+      expect(third.status).to.equal(200);
+      expect(await third.json()).to.deep.include({ duplicate: true });
+    });
+  }
+});
+
+describe("ack 'received' and a queue that fills while bodies are read", () => {
+  let app: CoreApp;
+  afterEach(async () => app?.stop());
+
+  it("answers 503 to the requests the store cannot take, never 202", async () => {
+    const net = await import("node:net");
+    const source = new WebhookSource({ path: "/r", port: 0, ack: "received" });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    app = new CoreApp("late-admit", { store: "memory", logger: silentLogger, maxQueued: 5 });
+    app.task({ source, name: "blocked", concurrency: 1 }, async () => gate);
+    await app.start();
+    // 20 clients send their headers first (all admitted), then their bodies.
+    const sockets = await Promise.all(
+      Array.from({ length: 20 }, () => new Promise<import("node:net").Socket>((resolve) => {
+        const socket = net.connect(source.port, "127.0.0.1", () => resolve(socket));
+      })),
+    );
+    const answers = sockets.map((socket) => new Promise<number>((resolve) => {
+      let text = "";
+      socket.on("data", (chunk) => {
+        text += chunk.toString();
+        const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
+        if (match) resolve(Number(match[1]));
+      });
+    }));
+    for (const socket of sockets) socket.write("POST /r HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n");
+    await new Promise((r) => setTimeout(r, 50));
+    for (const socket of sockets) socket.write("x");
+    const codes = await Promise.all(answers);
+    for (const socket of sockets) socket.destroy();
+    release();
+    expect(codes.filter((c) => c === 202).length).to.equal(5);
+    expect(codes.filter((c) => c === 503).length).to.equal(15);
+  });
+});

@@ -40,7 +40,11 @@ export interface WebhookAuth {
   readonly needsBody: boolean;
   /** Header names (lower case) holding credentials; removed from the event once verified. */
   readonly credentialHeaders?: readonly string[];
-  verify(request: AuthRequest): AuthFailure | undefined;
+  /**
+   * `true` lets the request through; anything else refuses it. A pass must be said
+   * explicitly, so an implementation that forgets to return fails closed.
+   */
+  verify(request: AuthRequest): true | AuthFailure;
   /**
    * Handshakes a sender makes before it sends events, answered by the source without an
    * event. `beforeVerify` sees unsigned requests (Meta's GET challenge); `afterVerify` sees

@@ -23,7 +23,7 @@ export class BearerAuth implements WebhookAuth {
     this.#tokens = tokens;
   }
 
-  verify(request: AuthRequest): AuthFailure | undefined {
+  verify(request: AuthRequest): true | AuthFailure {
     const header = request.headers.authorization;
     if (typeof header !== "string" || header.length > 4096) return UNAUTHORIZED;
     const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
@@ -31,7 +31,7 @@ export class BearerAuth implements WebhookAuth {
     let ok = false;
     // Every token is compared, so timing does not tell which one matched.
     for (const token of this.#tokens) ok = constantTimeEqual(match[1], token) || ok;
-    return ok ? undefined : UNAUTHORIZED;
+    return ok ? true : UNAUTHORIZED;
   }
 
   /** Keeps the token out of logs and `util.inspect`. */

@@ -76,6 +76,11 @@ export class Deduplicator {
     private readonly ttlMs: number,
   ) {}
 
+  /** Forgets a delivery id, so that the next copy is stored (its first copy was refused after all). */
+  async forget(key: string): Promise<void> {
+    await this.state.delete(key);
+  }
+
   /**
    * Runs `store` unless `key` was seen; resolves to the id of the event first stored under
    * it when this one is a duplicate, or undefined when `store` ran (and succeeded).

@@ -120,6 +120,11 @@ export class WebhookReceiver implements RouteHandler {
   private store(res: ServerResponse, message: QueuedMessage<WebhookEvent>, dedupeKey: string | undefined): void {
     const { ack, reply } = this.options;
     if (ack === "received" && reply === "fixed" && dedupeKey === undefined) {
+      // Checked again now that the body is in: others may have filled the queue meanwhile, and
+      // this mode answers before the store does. Both engines count the message synchronously
+      // inside accept(), so no request can slip in between.
+      const late = this.inbox.admit();
+      if (late !== undefined) return refuse(res, late);
       this.inbox.accept(message).catch((error: unknown) => {
         this.logger.error("event acknowledged as received was not stored", { task: this.taskName, eventId: message.id, error: errorMessage(error) });
       });
@@ -138,7 +143,14 @@ export class WebhookReceiver implements RouteHandler {
           return duplicate(res, original);
         }
         if (wait === undefined) return this.accepted(res, message.id);
-        wait.promise.then((outcome) => this.answerOutcome(res, message.id, outcome));
+        wait.promise.then(async (outcome) => {
+          if (dedupeKey !== undefined && !outcome.ok && !("timedOut" in outcome)) {
+            // The caller is told to send again, and the event is dropped: the delivery id must
+            // not make that retry a "duplicate".
+            await this.deduplicator!.forget(dedupeKey).catch(() => undefined);
+          }
+          this.answerOutcome(res, message.id, outcome);
+        });
       },
       (error: unknown) => {
         wait?.cancel();
@@ -220,9 +232,19 @@ export class WebhookReceiver implements RouteHandler {
 
 const VERIFICATION_ERROR: AuthFailure = { status: 401, code: "verification_error", message: "the request could not be verified" };
 
-/** A verifier that throws has found something it did not expect: that is a failure, never a pass. */
-function safeVerify(verify: (request: AuthRequest) => AuthFailure | undefined, request: AuthRequest): AuthFailure | undefined {
-  return failClosed(() => verify(request));
+/**
+ * Only an explicit `true` passes: a verifier that throws, returns nothing or returns anything
+ * else has not said yes, and the request is refused.
+ */
+function safeVerify(verify: (request: AuthRequest) => true | AuthFailure, request: AuthRequest): AuthFailure | undefined {
+  const verdict = failClosed(() => verify(request));
+  if (verdict === true) return undefined;
+  return isAuthFailure(verdict) ? verdict : VERIFICATION_ERROR;
+}
+
+function isAuthFailure(value: unknown): value is AuthFailure {
+  const failure = value as AuthFailure | null;
+  return typeof failure === "object" && failure !== null && (failure.status === 401 || failure.status === 403) && typeof failure.code === "string";
 }
 
 /** Runs an authenticator's hook; a throw becomes a 401, never a 500 nor a pass. */

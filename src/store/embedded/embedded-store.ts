@@ -18,6 +18,8 @@ import { deadLetterRecord, messageRecord } from "./records";
 import { recoverQueues } from "./recover-queues";
 import { SizeGauge } from "./size-gauge";
 import { StoreWriter } from "./store-writer";
+import { ConsumerLock } from "./consumer-lock";
+import { mkdirSync } from "node:fs";
 import { WriteHealth } from "./write-health";
 
 export interface EmbeddedStoreOptions {
@@ -31,6 +33,11 @@ export interface EmbeddedStoreOptions {
   readonly sweepIntervalMs?: number;
   /** How often a store that cannot write (or open) tries again (default one second). */
   readonly probeIntervalMs?: number;
+  /**
+   * Whether this process consumes the queues (default true): it then takes the directory's
+   * consumer lock, and a second consumer is refused. Tools that only manage dead letters pass false.
+   */
+  readonly consumer?: boolean;
 }
 
 const ignore = (): void => undefined;
@@ -55,6 +62,7 @@ export class EmbeddedStore implements Store {
   private readonly maxBytes: number | undefined;
   private readonly sweepIntervalMs: number;
   private readonly probeIntervalMs: number;
+  private readonly lock: ConsumerLock | undefined;
   private readonly tracker = new QueueTracker();
   private readonly health = new WriteHealth(() => this.startProbe());
   private readonly gauge = new SizeGauge(() => (this.opened ? allDatabases(this.opened.dbs) : []));
@@ -71,6 +79,7 @@ export class EmbeddedStore implements Store {
     this.maxBytes = options.maxBytes ?? DEFAULT_EMBEDDED_LIMITS.maxBytes;
     this.sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
     this.probeIntervalMs = options.probeIntervalMs ?? 1_000;
+    this.lock = options.consumer === false ? undefined : new ConsumerLock(this.dir);
     this.deadLetters = new EmbeddedDeadLetters({
       use: () => this.require(),
       requeue: (queue, message) => this.requeue(queue, message),
@@ -80,10 +89,20 @@ export class EmbeddedStore implements Store {
   /**
    * Opens the directory. When that fails (a path that cannot be created, no permission) the
    * store does not throw: it stays up refusing work with store_unavailable, which sources
-   * answer with 503, and tries again every second; `failure` tells why.
+   * answer with 503, and tries again every second; `failure` tells why. It does reject when
+   * another live process consumes the directory (DataDirInUseError).
    */
   async open(): Promise<void> {
     if (this.wanted) return;
+    if (this.lock) {
+      let created = true;
+      try {
+        mkdirSync(this.dir, { recursive: true });
+      } catch {
+        created = false; // the open below fails and reports it; there is nothing to lock
+      }
+      if (created) this.lock.acquire(this.dir);
+    }
     this.wanted = true;
     this.tryOpen();
     this.sweeper = setInterval(() => void this.sweepExpired().catch(ignore), this.sweepIntervalMs);
@@ -97,10 +116,14 @@ export class EmbeddedStore implements Store {
     this.stopProbe();
     const opened = this.opened;
     this.opened = undefined;
-    if (!opened) return;
+    if (!opened) return this.lock?.release();
     // Let a batch lmdb queued this turn start before closing (closing under it throws).
     await new Promise((resolve) => setImmediate(resolve));
-    await opened.dbs.root.close();
+    try {
+      await opened.dbs.root.close();
+    } finally {
+      this.lock?.release();
+    }
   }
 
   admit(queue: string): StoreRefusal | undefined {
@@ -187,7 +210,9 @@ export class EmbeddedStore implements Store {
       });
     } catch (error) {
       if (emitted) this.tracker.adjust(emitted.queue, -1);
-      this.abandon(queue, id);
+      // A commit that failed gives the message back; a value that cannot be encoded leaves it
+      // claimed, for the caller to retry or dead-letter.
+      if (error instanceof StoreRefusedError) this.abandon(queue, id);
       throw error;
     }
     if (from && this.tracker.unclaim(queue, id)) this.tracker.adjust(queue, -1);

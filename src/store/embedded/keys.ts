@@ -36,11 +36,6 @@ export function dueRange(queue: string, now: number): { start: [string]; end: [s
   return { start: [queue], end: [queue, now, Infinity] };
 }
 
-/** Range of all of a queue's retries, due or not. */
-export function delayedRange(queue: string): { start: [string]; end: [string, number] } {
-  return { start: [queue], end: [queue, Infinity] };
-}
-
 /** lmdb keys are at most ~2 KB; longer state keys (say, a huge header used as a marker) are hashed. */
 const LONG_KEY_BYTES = 512;
 

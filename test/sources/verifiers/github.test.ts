@@ -78,7 +78,7 @@ describe("GitHubSignature (X-Hub-Signature-256)", () => {
     const auth = new GitHubSignature(SECRET);
     for (const body of [BODY, NON_ASCII_BODY, "x", "{}"]) {
       const signature = await octokit.sign(SECRET, body);
-      expect(auth.verify(request(body, signature))).to.equal(undefined);
+      expect(auth.verify(request(body, signature))).to.equal(true);
       expect(await octokit.verify(SECRET, body, signature)).to.equal(true);
     }
   });

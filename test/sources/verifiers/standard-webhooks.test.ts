@@ -77,7 +77,7 @@ describe("StandardWebhooksSignature (webhook-* and svix-* headers)", () => {
         for (const body of [BODY, NON_ASCII_BODY, "{}", JSON.stringify("plain text")]) {
           for (const age of [0, 120, 290]) {
             const headers = signedHeaders(family, body, SECRET, nowSeconds() - age, `msg_${age}`);
-            expect(auth.verify(request(body, headers))).to.equal(undefined);
+            expect(auth.verify(request(body, headers))).to.equal(true);
             expect(sdkAccepts(family, body, headers)).to.equal(true);
           }
         }

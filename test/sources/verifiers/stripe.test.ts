@@ -112,7 +112,7 @@ describe("StripeSignature (Stripe-Signature)", () => {
     for (const body of [BODY, NON_ASCII_BODY, "{}", JSON.stringify({ a: "\u2028" })]) {
       for (const age of [0, 100, 299]) {
         const signature = header(body, SECRET, nowSeconds() - age);
-        expect(auth.verify(request(body, signature))).to.equal(undefined);
+        expect(auth.verify(request(body, signature))).to.equal(true);
         expect(stripeAccepts(body, signature)).to.equal(true);
       }
     }

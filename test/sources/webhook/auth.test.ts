@@ -91,7 +91,7 @@ describe("WebhookSource: BearerAuth", () => {
     const auth: WebhookAuth = {
       scheme: "custom",
       needsBody: false,
-      verify: () => undefined,
+      verify: () => true,
       handshake: {
         beforeVerify: () => {
           if (++calls === 1) throw new Error("handshake bug");

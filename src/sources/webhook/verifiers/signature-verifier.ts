@@ -32,9 +32,9 @@ export abstract class SignatureVerifier implements WebhookAuth {
     this.#keys = keys;
   }
 
-  verify(request: AuthRequest): AuthFailure | undefined {
+  verify(request: AuthRequest): true | AuthFailure {
     try {
-      return this.check(request) === VERIFIED ? undefined : VERIFICATION_ERROR;
+      return this.check(request) === VERIFIED ? true : VERIFICATION_ERROR;
     } catch (error) {
       return Refusal.is(error) ? error.failure : VERIFICATION_ERROR;
     }

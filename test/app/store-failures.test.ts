@@ -1,0 +1,57 @@
+import { expect } from "chai";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CoreApp, MemoryStore, silentLogger, type TaskContext } from "../../src/index";
+
+async function until(predicate: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await predicate())) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe("task runner when the store cannot record an outcome", () => {
+  let dir: string;
+  let app: CoreApp | undefined;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "runner-store-"))));
+  afterEach(async () => {
+    await app?.stop();
+    app = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a result the store cannot encode is a task failure: retried with backoff, then a dead letter; the event loop stays free", async () => {
+    let calls = 0;
+    app = new CoreApp("unencodable", { store: "embedded", dataDir: join(dir, "data"), logger: silentLogger });
+    app.task({ source: "in", emit: "out", name: "bigint", retry: { attempts: 3, initialDelayMs: 30 } }, async () => {
+      calls++;
+      return { n: 2n ** 70n };
+    });
+    app.task({ source: "out", name: "sink" }, async () => undefined);
+    await app.start();
+    await app.store.enqueue("in", { id: "e1", payload: {}, attempts: 0, enqueuedAt: Date.now() });
+    // A timer must still fire while this goes on.
+    const timerFired = new Promise<boolean>((r) => setTimeout(() => r(true), 20));
+    expect(await timerFired).to.equal(true);
+    await until(async () => (await app!.deadLetters.list()).length === 1);
+    expect(calls).to.equal(3);
+    const [letter] = await app.deadLetters.list();
+    expect(letter.error).to.match(/result cannot be stored/);
+    expect(await app.store.depth("in")).to.equal(0);
+  });
+
+  it("a backlog of fast tasks in the memory store leaves turns to timers", async () => {
+    const store = new MemoryStore({ maxQueued: 1_000_000 });
+    let done = 0;
+    app = new CoreApp("backlog", { store, logger: silentLogger });
+    app.task({ source: "in", name: "fast", concurrency: 16 }, async () => void done++);
+    for (let i = 0; i < 50_000; i++) await store.enqueue("in", { id: `m${i}`, payload: i, attempts: 0, enqueuedAt: 0 });
+    await app.start();
+    const t0 = Date.now();
+    const lateBy = await new Promise<number>((r) => setTimeout(() => r(Date.now() - t0 - 10), 10));
+    expect(lateBy).to.be.below(100);
+    await until(() => done === 50_000, 30_000);
+  });
+});
