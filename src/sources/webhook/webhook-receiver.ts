@@ -9,7 +9,7 @@ import type { TrustFunction } from "../../http/trust-proxy";
 import { storeFailureDetail, toRefusal } from "../../store/store-errors";
 import type { QueuedMessage, StoreRefusal } from "../../store/store";
 import type { DeliveryOutcome, Inbox } from "../source";
-import type { AuthFailure, AuthRequest } from "./auth";
+import type { AuthFailure, AuthRequest, WebhookAuth } from "./auth";
 import { BodyParseError, parseBody } from "./parse-body";
 import { BodyReadError, readBody } from "./read-body";
 import type { WebhookEvent } from "./webhook-event";
@@ -66,7 +66,7 @@ export class WebhookReceiver implements RouteHandler {
         if (early !== undefined) return early instanceof WebhookResponse ? sendResponse(res, early) : sendAuthFailure(res, early);
       }
       if (!auth.needsBody) {
-        const failure = safeVerify(auth.verify.bind(auth), this.authRequest(req, path, EMPTY));
+        const failure = safeVerify(auth, this.authRequest(req, path, EMPTY));
         if (failure !== undefined) return sendAuthFailure(res, failure);
       }
     }
@@ -87,7 +87,7 @@ export class WebhookReceiver implements RouteHandler {
     let authRequest: AuthRequest | undefined;
     if (auth?.needsBody) {
       authRequest = this.authRequest(req, path, raw);
-      const failure = safeVerify(auth.verify.bind(auth), authRequest);
+      const failure = safeVerify(auth, authRequest);
       if (failure !== undefined) return sendAuthFailure(res, failure);
     }
     let body: unknown;
@@ -236,8 +236,13 @@ const VERIFICATION_ERROR: AuthFailure = { status: 401, code: "verification_error
  * Only an explicit `true` passes: a verifier that throws, returns nothing or returns anything
  * else has not said yes, and the request is refused.
  */
-function safeVerify(verify: (request: AuthRequest) => true | AuthFailure, request: AuthRequest): AuthFailure | undefined {
-  const verdict = failClosed(() => verify(request));
+function safeVerify(auth: WebhookAuth, request: AuthRequest): AuthFailure | undefined {
+  let verdict: unknown;
+  try {
+    verdict = auth.verify(request);
+  } catch {
+    return VERIFICATION_ERROR;
+  }
   if (verdict === true) return undefined;
   return isAuthFailure(verdict) ? verdict : VERIFICATION_ERROR;
 }
