@@ -1,14 +1,6 @@
 import { expect } from "chai";
 import { CoreApp, MemoryStore, silentLogger, type TaskContext } from "../../src/index";
-
-/** Resolves when `predicate` holds, polling; fails the test after `ms`. */
-async function until(predicate: () => boolean | Promise<boolean>, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { until } from "../helpers/wait";
 
 describe("task runner", () => {
   let app: CoreApp;

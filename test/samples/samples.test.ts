@@ -1,25 +1,12 @@
 import { expect } from "chai";
 import { createHmac } from "node:crypto";
-import { bootstrap, type CoreApp, type Logger } from "../../src/index";
-
-/** A logger that keeps what it is told, so the test can see what the sample tasks did. */
-function recordingLogger(lines: Array<{ msg: string; fields?: Record<string, unknown> }>): Logger {
-  const keep = (msg: string, fields?: Record<string, unknown>) => void lines.push({ msg, fields });
-  return { debug: keep, info: keep, warn: keep, error: keep };
-}
-
-async function until(predicate: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { bootstrap, type CoreApp } from "../../src/index";
+import { recordingLogger, until, type LogLine } from "../helpers/wait";
 
 describe("samples (the main sample app, in process)", () => {
   let app: CoreApp;
   let base: string;
-  const logs: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
+  const logs: LogLine[] = [];
 
   before(async () => {
     process.env.PORT = "0"; // every sample source shares one server on a free port

@@ -1,24 +1,16 @@
 import { expect } from "chai";
 import { createHmac } from "node:crypto";
 import { resolve } from "node:path";
-import { loadApp, type CoreApp, type Logger, type WebhookSource } from "../../src/index";
+import { loadApp, type CoreApp, type WebhookSource } from "../../src/index";
+import { recordingLogger, until, type LogLine } from "../helpers/wait";
 
 const WORKER = resolve(__dirname, "../../../samples/worker.yaml");
-
-async function until(predicate: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe("samples/worker.yaml (the sample app declared in YAML)", () => {
   let app: CoreApp;
   let base: string;
-  const logs: Array<{ msg: string; fields?: Record<string, unknown> }> = [];
-  const keep = (msg: string, fields?: Record<string, unknown>) => void logs.push({ msg, fields });
-  const logger: Logger = { debug: keep, info: keep, warn: keep, error: keep };
+  const logs: LogLine[] = [];
+  const logger = recordingLogger(logs);
 
   before(async () => {
     app = await loadApp(WORKER, { store: "memory", logger }, { env: { PORT: "0" } });

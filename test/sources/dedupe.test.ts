@@ -1,13 +1,6 @@
 import { expect } from "chai";
 import { CoreApp, silentLogger, WebhookSource, type TaskContext, type WebhookEvent } from "../../src/index";
-
-async function until(predicate: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+import { until } from "../helpers/wait";
 
 describe("deduplication at the source", () => {
   let app: CoreApp;
