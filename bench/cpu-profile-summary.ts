@@ -27,8 +27,10 @@ export interface FunctionTime {
 }
 
 export interface ProfileSummary {
-  /** Sampled time, idle excluded. */
+  /** Sampled time, idle and start-up excluded. */
   busyMs: number;
+  /** Samples spent loading modules (start-up), left out of every share. */
+  startupMs: number;
   idleShare: number;
   areas: { area: string; selfMs: number; share: number }[];
   topSelf: FunctionTime[];
@@ -74,10 +76,27 @@ export function summarizeProfile(file: string, top = 25): ProfileSummary {
   const selfBy = new Map<string, number>();
   const totalBy = new Map<string, number>();
   const areas = new Map<string, number>();
+  // Start-up (module loading) is not the hot path: samples with a module loader frame on
+  // their stack are counted apart.
+  const startupNode = new Map<number, boolean>();
+  const isStartup = (id: number): boolean => {
+    const known = startupNode.get(id);
+    if (known !== undefined) return known;
+    const n = byId.get(id)!;
+    const p = parent.get(id);
+    const value = n.callFrame.url.startsWith("node:internal/modules/") || (p !== undefined && isStartup(p));
+    startupNode.set(id, value);
+    return value;
+  };
   let idle = 0;
   let all = 0;
+  let startup = 0;
   for (const [id, ms] of self) {
     const n = byId.get(id)!;
+    if (isStartup(id)) {
+      startup += ms;
+      continue;
+    }
     all += ms;
     const area = areaOf(n.callFrame.url, n.callFrame.functionName);
     if (area === "idle") {
@@ -104,6 +123,7 @@ export function summarizeProfile(file: string, top = 25): ProfileSummary {
   };
   return {
     busyMs: busy,
+    startupMs: startup,
     idleShare: all === 0 ? 0 : idle / all,
     areas: [...areas].map(([area, ms]) => ({ area, selfMs: ms, share: ms / busy })).sort((a, b) => b.selfMs - a.selfMs),
     topSelf: [...selfBy.keys()].map(entry).sort((a, b) => b.selfMs - a.selfMs).slice(0, top),

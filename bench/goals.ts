@@ -46,6 +46,7 @@ export function checkGoals(results: BenchResults): GoalCheck[] {
   for (const run of results.soak) {
     if (run.skipped === undefined) {
       add(`${run.server}: RSS growth over ${run.seconds} s at full load (MiB)`, run.growthBytes / 2 ** 20, "flat (< 10% and < 16 MiB)", () => run.flat);
+      add(`${run.server}: anonymous-memory growth over ${run.seconds} s at full load (MiB)`, run.anonGrowthBytes / 2 ** 20, "flat (< 10% and < 16 MiB)", () => run.anonFlat);
     }
   }
   return checks;

@@ -18,6 +18,9 @@ export async function keepAliveLoad(job: LoadJob): Promise<LoadResult> {
     body,
     requests: job.paths.map((path) => ({ path })),
     timeout: 30,
+    // autocannon notices the end of a run (duration over, amount reached) on this tick; its
+    // default of 1 s would stretch short runs by up to a second.
+    sampleInt: 100,
   };
   if (job.warmupSeconds) await run({ ...base, duration: job.warmupSeconds }, undefined);
   const histogram = new LatencyHistogram();

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
 
 function render(label: string, title: string, rps: number, seconds: number, file: string, s: ProfileSummary): string {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-  const out = [`## ${label} — ${title}`, "", `${rps.toFixed(0)} req/s under profiling (${seconds} s; the profiler itself costs some); idle ${pct(s.idleShare)} of samples. Profile: ${file}`, ""];
+  const out = [`## ${label} — ${title}`, "", `${rps.toFixed(0)} req/s under profiling (${seconds} s; the profiler itself costs some); idle ${pct(s.idleShare)} of samples; ${(s.startupMs / 1000).toFixed(2)} s of start-up (module loading) left out. Profile: ${file}`, ""];
   out.push("Self time by area (share of busy time):", "", "| area | share |", "|---|---:|");
   for (const a of s.areas.slice(0, 12)) out.push(`| ${a.area} | ${pct(a.share)} |`);
   out.push("", "Top functions by self time:", "", "| function | where | self | inclusive |", "|---|---|---:|---:|");

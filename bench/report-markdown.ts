@@ -34,35 +34,47 @@ export function renderMarkdown(results: BenchResults | undefined, backlog: Backl
 
   out.push("## Summary (median over rounds)", "");
   out.push(
-    "CPU µs/req is the server's CPU time per answered request, measured from /proc: unlike req/s it barely moves when something else " +
-      "runs on the machine, and on a saturated core (server CPU near 100%) its inverse is the capacity. \"bare µs ÷ this\" is that capacity as a ratio to bare node:http.",
+    "CPU µs/req is the server's CPU time (all threads, including the time it stays busy after the load finishing queued tasks) per answered request, " +
+      "from /proc: it moves less than req/s when something else runs on the machine, and its inverse is the capacity of a saturated core. " +
+      "\"bare µs ÷ this\" is that capacity as a ratio to bare node:http.",
     "",
   );
   for (const result of results.cases) out.push(...summaryTable(result));
 
   out.push("## Every round", "");
-  out.push("Ratios are to bare `node:http` in the same round. Server CPU is the share of its core the server used (1 core = 100%); load CPU the same for the load generator — near 100% means the generator, not the server, was the limit. Other CPU is what other programs on the machine used meanwhile (kernel threads and interrupts, such as loopback TCP and disk writeback, are not counted) — a high value on a round means it was disturbed; such a measurement is taken again (up to BENCH_RETRY_DISTURBED times) and the least disturbed attempt kept.", "");
+  out.push("Ratios are to bare `node:http` in the same round. Server CPU is the share of its core the server used (1 core = 100%); load CPU the same for the load generator — near 100% means the generator, not the server, was the limit. Other CPU is what other programs on the machine used meanwhile (kernel threads and interrupts, such as loopback TCP and disk writeback, are not counted) — a high value on a round means it was disturbed; such a measurement is taken again (up to BENCH_RETRY_DISTURBED times) and the least disturbed attempt kept. " +
+      "Busy after is how long the server kept working once the load stopped (its tasks consuming what it had accepted faster than they could); " +
+      "the next server is measured only once it is idle, since all servers share one core.", "");
   for (const result of results.cases) out.push(...roundsTable(result));
 
   if (results.soak.length > 0) {
     out.push(`## Memory at full load`, "");
-    out.push("RSS sampled every second during one long run at full load (50 keep-alive connections, 312 B). Early = median over the second sixth of the run (after warm-up), late = median over the last sixth.", "");
-    out.push("| server | seconds | req/s | p99 ms | RSS early | RSS late | growth | flat |", "|---|---:|---:|---:|---:|---:|---:|---|");
+    out.push(
+      "RSS sampled every second during one long run at full load (50 keep-alive connections, 312 B). Early = median over the second sixth of the run " +
+        "(after warm-up), late = median over the last sixth. Anonymous memory is the heap and buffers; the rest of RSS is file-mapped pages " +
+        "(code, and the embedded store's memory-mapped data file, which grows with the file and which the kernel can drop).",
+      "",
+    );
+    out.push("| server | seconds | req/s | p99 ms | RSS early → late | growth | flat | anonymous early → late | growth | flat | store on disk at the end |");
+    out.push("|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|");
     for (const run of results.soak) {
       if (run.skipped !== undefined) {
-        out.push(`| ${run.label} | ${run.seconds} | skipped: ${cell(run.skipped)} | | | | | |`);
+        out.push(`| ${run.label} | ${run.seconds} | skipped: ${cell(run.skipped)} | | | | | | | | |`);
         continue;
       }
       out.push(
-        `| ${run.label} | ${run.seconds} | ${fmt(run.rps)} | ${ms(run.p99Ms)} | ${mib(run.rssEarlyBytes)} | ${mib(run.rssLateBytes)} | ${mib(run.growthBytes)} | ${run.flat ? "yes" : "**no**"} |`,
+        `| ${run.label} | ${run.seconds} | ${fmt(run.rps)} | ${ms(run.p99Ms)} | ${mib(run.rssEarlyBytes)} → ${mib(run.rssLateBytes)} | ${mib(run.growthBytes)} | ${run.flat ? "yes" : "**no**"} ` +
+          `| ${mib(run.rssAnonEarlyBytes)} → ${mib(run.rssAnonLateBytes)} | ${mib(run.anonGrowthBytes)} | ${run.anonFlat ? "yes" : "**no**"} | ${run.diskBytes === undefined ? "–" : mib(run.diskBytes)} |`,
       );
     }
     out.push("");
     for (const run of results.soak) {
       if (run.samples.length === 0) continue;
       const every = Math.max(1, Math.round(run.samples.length / 12));
-      const points = run.samples.filter((_, i) => i % every === 0).map((p) => `${fmt(p.second)} s: ${fmt(p.rssBytes / 2 ** 20, 0)}`);
-      out.push(`- ${run.label}, RSS in MiB: ${points.join(", ")}`);
+      const points = run.samples
+        .filter((_, i) => i % every === 0)
+        .map((p) => `${fmt(p.second)} s: ${fmt(p.rssBytes / 2 ** 20, 0)} (${fmt(p.rssAnonBytes / 2 ** 20, 0)})`);
+      out.push(`- ${run.label}, RSS (anonymous) in MiB: ${points.join(", ")}`);
     }
     out.push("");
   }
@@ -83,11 +95,11 @@ function machineLine(m: MachineInfo): string {
 function summaryTable(result: CaseResult): string[] {
   const c = result.case;
   const out = [`### ${c.title}`, "", `Measures ${c.measures}.`, ""];
-  out.push("| server | req/s | ÷ bare node | p50 ms | p99 ms | p99 ÷ bare | CPU µs/req | bare µs ÷ this | peak RSS | server CPU | non-2xx / errors |");
-  out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  out.push("| server | req/s | ÷ bare node | (range over rounds) | p50 ms | p99 ms | p99 ÷ bare | CPU µs/req | bare µs ÷ this | peak RSS | server CPU | load CPU | non-2xx / errors |");
+  out.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const s of result.summary) {
     out.push(
-      `| ${s.label} | ${fmt(s.medianRps)} | ${ratio(s.medianRatio)} | ${ms(s.medianP50Ms)} | ${ms(s.medianP99Ms)} | ${ratio(s.medianP99Ratio)} | ${fmt(s.medianCpuUsPerRequest, 1)} | ${ratio(s.medianCpuRatio)} | ${mib(s.maxPeakRssBytes)} | ${pct(s.medianServerCpu)} | ${s.non2xx} / ${s.errors} |`,
+      `| ${s.label} | ${fmt(s.medianRps)} | ${ratio(s.medianRatio)} | ${ratio(s.minRatio)}–${ratio(s.maxRatio)} | ${ms(s.medianP50Ms)} | ${ms(s.medianP99Ms)} | ${ratio(s.medianP99Ratio)} | ${fmt(s.medianCpuUsPerRequest, 1)} | ${ratio(s.medianCpuRatio)} | ${mib(s.maxPeakRssBytes)} | ${pct(s.medianServerCpu)} | ${pct(s.medianLoadCpu)} | ${s.non2xx} / ${s.errors} |`,
     );
   }
   const hasBoth = result.summary.some((s) => s.server === "framework-received") && result.summary.some((s) => s.server === "framework-persisted");
@@ -99,11 +111,11 @@ function summaryTable(result: CaseResult): string[] {
 
 function roundsTable(result: CaseResult): string[] {
   const out = [`### ${result.case.title}`, ""];
-  out.push("| round | server | req/s | ÷ bare | p50 ms | p99 ms | p99 ÷ bare | max ms | CPU µs/req | peak RSS | server CPU | load CPU | other CPU |");
-  out.push("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  out.push("| round | server | req/s | ÷ bare | p50 ms | p99 ms | p99 ÷ bare | max ms | CPU µs/req | peak RSS | server CPU | load CPU | other CPU | busy after, s |");
+  out.push("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const m of result.measurements) {
     out.push(
-      `| ${m.round} | ${m.server} | ${fmt(m.rps)} | ${ratio(m.ratio)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ratio(m.p99Ratio)} | ${ms(m.maxMs)} | ${fmt(m.cpuUsPerRequest, 1)} | ${mib(m.peakRssBytes)} | ${pct(m.serverCpu)} | ${pct(m.loadCpu)} | ${pct(m.otherCpu)}${m.attempts > 1 ? ` (try ${m.attempts})` : ""} |`,
+      `| ${m.round} | ${m.server} | ${fmt(m.rps)} | ${ratio(m.ratio)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ratio(m.p99Ratio)} | ${ms(m.maxMs)} | ${fmt(m.cpuUsPerRequest, 1)} | ${mib(m.peakRssBytes)} | ${pct(m.serverCpu)} | ${pct(m.loadCpu)} | ${pct(m.otherCpu)}${m.attempts > 1 ? ` (try ${m.attempts})` : ""} | ${fmt(m.drainSeconds, 1)} |`,
     );
   }
   out.push("");

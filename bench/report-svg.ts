@@ -28,8 +28,8 @@ export function renderSvg(results: BenchResults): string {
   const maxRatio = Math.max(1.2, ...results.cases.flatMap((c) => c.summary.map((s) => (Number.isFinite(s.medianRatio) ? s.medianRatio : 0))));
   const ratioScale = (LEFT.width - 150) / maxRatio;
 
-  parts.push(text(LEFT.x, 20, "requests/s, ratio to bare node:http (median of rounds)", "title"));
-  parts.push(text(RIGHT.x, 20, "p99 latency, ms (median of rounds; scaled per case)", "title"));
+  parts.push(text(LEFT.x, 20, "requests/s ÷ bare node:http (median; whisker: range of rounds)", "title"));
+  parts.push(text(RIGHT.x, 20, "p99 latency, ms (median; scaled per case)", "title"));
   let lx = LEFT.x;
   for (const [id, label] of servers) {
     parts.push(`<rect x="${lx}" y="32" width="12" height="12" fill="${COLORS[id] ?? "#999"}"/>`);
@@ -55,7 +55,16 @@ export function renderSvg(results: BenchResults): string {
       const r = Number.isFinite(s.medianRatio) ? s.medianRatio : 0;
       const w = Math.max(1, r * ratioScale);
       parts.push(`<rect x="${LEFT.x}" y="${y}" width="${w.toFixed(1)}" height="${BAR}" fill="${color}"><title>${esc(s.label)}: ${fmt(s.medianRps)} req/s</title></rect>`);
-      parts.push(text(LEFT.x + w + 6, y + 12, `${fmt(r, 2)}  (${fmt(s.medianRps)}/s)`, "value"));
+      let labelX = LEFT.x + w + 6;
+      if (Number.isFinite(s.minRatio) && Number.isFinite(s.maxRatio) && s.maxRatio > s.minRatio) {
+        // whisker: the lowest to the highest per-round ratio
+        const x1 = LEFT.x + s.minRatio * ratioScale;
+        const x2 = LEFT.x + s.maxRatio * ratioScale;
+        const cy = y + BAR / 2;
+        parts.push(`<path d="M${x1.toFixed(1)} ${cy - 4}v8M${x1.toFixed(1)} ${cy}H${x2.toFixed(1)}M${x2.toFixed(1)} ${cy - 4}v8" stroke="#222" stroke-width="1" fill="none"/>`);
+        labelX = Math.max(labelX, x2 + 6);
+      }
+      parts.push(text(labelX, y + 12, `${fmt(r, 2)}  (${fmt(s.medianRps)}/s)`, "value"));
       const p = Number.isFinite(s.medianP99Ms) ? s.medianP99Ms : 0;
       const pw = Math.max(1, p * p99Scale);
       parts.push(`<rect x="${RIGHT.x}" y="${y}" width="${pw.toFixed(1)}" height="${BAR}" fill="${color}"><title>${esc(s.label)}: p99 ${ms(p)} ms</title></rect>`);

@@ -19,7 +19,10 @@ export interface Measurement {
   peakRssBytes: number;
   /** Share of its core the server used while measured (1 = saturated). */
   serverCpu: number;
-  /** Server CPU time per 2xx answer, microseconds: the cost of one request, robust to other load on the machine. */
+  /**
+   * Server CPU time (all threads, the drain after the load included) per 2xx answer,
+   * microseconds: the cost of one event, steadier than req/s when other load is around.
+   */
   cpuUsPerRequest: number;
   /** Share of its core the load generator used while measured. */
   loadCpu: number;
@@ -36,6 +39,11 @@ export interface Measurement {
   cpuRatio: number;
   /** Measurements taken (more than 1 when earlier ones were disturbed by other work). */
   attempts: number;
+  /**
+   * Seconds the server stayed busy after the load stopped (finishing queued tasks and
+   * commits): work it had accepted faster than its tasks consumed it.
+   */
+  drainSeconds: number;
 }
 
 export interface ServerSummary {
@@ -44,6 +52,9 @@ export interface ServerSummary {
   rounds: number;
   medianRps: number;
   medianRatio: number;
+  /** Lowest and highest per-round ratio: the spread the median hides. */
+  minRatio: number;
+  maxRatio: number;
   medianP50Ms: number;
   medianP99Ms: number;
   medianP99Ratio: number;
@@ -53,6 +64,7 @@ export interface ServerSummary {
   medianServerCpu: number;
   medianLoadCpu: number;
   maxOtherCpu: number;
+  medianDrainSeconds: number;
   non2xx: number;
   errors: number;
 }
@@ -68,6 +80,8 @@ export interface CaseResult {
 export interface SoakSample {
   second: number;
   rssBytes: number;
+  rssAnonBytes: number;
+  rssFileBytes: number;
 }
 
 export interface SoakResult {
@@ -85,8 +99,15 @@ export interface SoakResult {
   /** Median RSS over the last sixth. */
   rssLateBytes: number;
   growthBytes: number;
+  /** The same for anonymous memory only (heap, buffers; mapped store pages left out). */
+  rssAnonEarlyBytes: number;
+  rssAnonLateBytes: number;
+  anonGrowthBytes: number;
+  /** Size of the store's directory at the end (embedded store). */
+  diskBytes?: number;
   /** Flat: grew less than 10% and less than 16 MiB from early to late. */
   flat: boolean;
+  anonFlat: boolean;
   skipped?: string;
 }
 

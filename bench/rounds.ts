@@ -5,10 +5,13 @@ import { waitForQuiet } from "./quiet";
 import type { CaseResult, Measurement, ServerSummary } from "./results";
 import type { RunningServer } from "./servers/launch";
 import type { BenchSettings } from "./settings";
-import { max, median } from "./stats";
+import { max, median, min } from "./stats";
 
 /** Other work using more than this share of a core during a measurement disturbs it. */
 export const DISTURBED = 0.25;
+
+/** Seconds spent measuring again so far in this run (bounded by BENCH_RETRY_BUDGET_SECONDS). */
+const retryBudget = { spent: 0 };
 
 /**
  * Runs one case over several rounds, the servers interleaved within each round (A, B, C, A,
@@ -29,18 +32,21 @@ export async function runRounds(
       let m = await measure(benchCase, server, load, settings, round);
       // On a shared machine, a measurement during someone else's burst is taken again (the
       // least disturbed attempt is kept, and the report shows how disturbed it was).
-      for (let retry = 1; retry <= settings.retryDisturbed && m.otherCpu > DISTURBED; retry++) {
+      for (let retry = 1; retry <= settings.retryDisturbed && m.otherCpu > DISTURBED && retryBudget.spent < settings.retryBudgetSeconds; retry++) {
+        const began = Date.now();
         log(`  ${benchCase.id} round ${round}/${settings.rounds} ${server.kind.id}: disturbed (other CPU ${(m.otherCpu * 100).toFixed(0)}%), measuring again`);
         const again = await measure(benchCase, server, load, settings, round);
         again.attempts = m.attempts + 1;
         if (again.otherCpu < m.otherCpu) m = again;
         else m.attempts = again.attempts;
+        retryBudget.spent += (Date.now() - began) / 1000;
       }
       inRound.push(m);
       log(
         `  ${benchCase.id} round ${round}/${settings.rounds} ${server.kind.id.padEnd(20)} ` +
           `${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms  ` +
           `peak RSS ${(m.peakRssBytes / 2 ** 20).toFixed(1)} MiB  CPU server ${(m.serverCpu * 100).toFixed(0)}% (${m.cpuUsPerRequest.toFixed(1)} µs/req) load ${(m.loadCpu * 100).toFixed(0)}% other ${(m.otherCpu * 100).toFixed(0)}%` +
+          (m.drainSeconds > 1 ? `  busy ${m.drainSeconds.toFixed(1)} s after the load` : "") +
           (m.non2xx || m.errors ? `  non-2xx ${m.non2xx} errors ${m.errors}` : ""),
       );
     }
@@ -77,8 +83,11 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
   const ours = serverCpuSeconds + (cpuSecondsOf(load.pid) - loadBefore);
   const otherCpu = Math.max(0, (userProcessSeconds() - busyBefore - ours) / wall);
   const memory = memoryOf(server.pid);
-  // Let the server finish what it queued (tasks, group commits) before the next one is measured.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The next server shares this core: wait until this one has finished what it queued (its
+  // task runner draining a backlog, group commits) so that it does not disturb the next.
+  const drainSeconds = await waitForIdle(server.pid, settings.drainWaitSeconds);
+  // CPU per request counts the drain too: work deferred past the load is still work per event.
+  const totalCpuSeconds = cpuSecondsOf(server.pid) - cpuBefore;
   return {
     round,
     server: server.kind.id,
@@ -92,14 +101,29 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
     errors: result.errors,
     peakRssBytes: memory.peakRss,
     serverCpu: serverCpuSeconds / wall,
-    cpuUsPerRequest: result.ok > 0 ? (serverCpuSeconds / result.ok) * 1e6 : NaN,
+    cpuUsPerRequest: result.ok > 0 ? (totalCpuSeconds / result.ok) * 1e6 : NaN,
     otherCpu,
     loadCpu: result.loadCpuSeconds / result.seconds,
     ratio: NaN,
     p99Ratio: NaN,
     cpuRatio: NaN,
     attempts: 1,
+    drainSeconds,
   };
+}
+
+/**
+ * Waits until a process uses less than 5% of a core over a quarter second (at most
+ * `maxSeconds`); returns how long that took.
+ */
+async function waitForIdle(pid: number, maxSeconds: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const before = cpuSecondsOf(pid);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const used = cpuSecondsOf(pid) - before;
+    if (used / 0.25 < 0.05 || Date.now() - started > maxSeconds * 1000) return (Date.now() - started) / 1000;
+  }
 }
 
 function summarize(servers: readonly RunningServer[], measurements: readonly Measurement[]): ServerSummary[] {
@@ -111,6 +135,8 @@ function summarize(servers: readonly RunningServer[], measurements: readonly Mea
       rounds: own.length,
       medianRps: median(own.map((m) => m.rps)),
       medianRatio: median(own.map((m) => m.ratio)),
+      minRatio: min(own.map((m) => m.ratio)),
+      maxRatio: max(own.map((m) => m.ratio)),
       medianP50Ms: median(own.map((m) => m.p50Ms)),
       medianP99Ms: median(own.map((m) => m.p99Ms)),
       medianP99Ratio: median(own.map((m) => m.p99Ratio)),
@@ -120,6 +146,7 @@ function summarize(servers: readonly RunningServer[], measurements: readonly Mea
       medianServerCpu: median(own.map((m) => m.serverCpu)),
       medianLoadCpu: median(own.map((m) => m.loadCpu)),
       maxOtherCpu: max(own.map((m) => m.otherCpu)),
+      medianDrainSeconds: median(own.map((m) => m.drainSeconds)),
       non2xx: own.reduce((n, m) => n + m.non2xx, 0),
       errors: own.reduce((n, m) => n + m.errors, 0),
     };

@@ -64,12 +64,13 @@ async function main(): Promise<void> {
           const result = await soak(kind, load, settings, join(runDir, `soak-${kind.id}`));
           log(
             `  ${result.rps.toFixed(0)} req/s, RSS ${(result.rssEarlyBytes / 2 ** 20).toFixed(1)} -> ${(result.rssLateBytes / 2 ** 20).toFixed(1)} MiB` +
-              ` (${result.flat ? "flat" : "GROWING"})`,
+              ` (${result.flat ? "flat" : "GROWING"}), anonymous ${(result.rssAnonEarlyBytes / 2 ** 20).toFixed(1)} -> ${(result.rssAnonLateBytes / 2 ** 20).toFixed(1)} MiB` +
+              ` (${result.anonFlat ? "flat" : "GROWING"})` + (result.diskBytes !== undefined ? `, store ${(result.diskBytes / 2 ** 20).toFixed(0)} MiB on disk` : ""),
           );
           results.soak.push(result);
         } catch (error) {
           log(`  skipped: ${firstLine(error)}`);
-          results.soak.push({ server: kind.id, label: kind.label, seconds: settings.soakSeconds, rps: NaN, p99Ms: NaN, ok: 0, non2xx: 0, errors: 0, samples: [], rssEarlyBytes: NaN, rssLateBytes: NaN, growthBytes: NaN, flat: false, skipped: firstLine(error) });
+          results.soak.push({ server: kind.id, label: kind.label, seconds: settings.soakSeconds, rps: NaN, p99Ms: NaN, ok: 0, non2xx: 0, errors: 0, samples: [], rssEarlyBytes: NaN, rssLateBytes: NaN, growthBytes: NaN, rssAnonEarlyBytes: NaN, rssAnonLateBytes: NaN, anonGrowthBytes: NaN, flat: false, anonFlat: false, skipped: firstLine(error) });
         }
       }
     }

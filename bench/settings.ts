@@ -28,6 +28,13 @@ export interface BenchSettings {
    * (BENCH_RETRY_DISTURBED, default 1).
    */
   retryDisturbed: number;
+  /** Most seconds a run spends on such second measurements (BENCH_RETRY_BUDGET_SECONDS, default 60). */
+  retryBudgetSeconds: number;
+  /**
+   * After each measurement, wait up to this long for the server to go idle (finish draining
+   * its queue) before the next one (BENCH_DRAIN_WAIT_SECONDS, default 30).
+   */
+  drainWaitSeconds: number;
   /** Where durable stores put their files (BENCH_DATA_DIR, default bench/results/tmp: a real disk, not tmpfs). */
   dataDir: string;
 }
@@ -60,7 +67,9 @@ export function readSettings(): BenchSettings {
     soakServers: list("BENCH_SOAK_SERVERS") ?? ["framework-received", "framework-persisted"],
     resultsDir,
     quietWaitSeconds: num("BENCH_QUIET_WAIT_SECONDS", 0),
+    drainWaitSeconds: num("BENCH_DRAIN_WAIT_SECONDS", 30),
     retryDisturbed: Math.floor(num("BENCH_RETRY_DISTURBED", 1)),
+    retryBudgetSeconds: num("BENCH_RETRY_BUDGET_SECONDS", 60),
     dataDir: process.env.BENCH_DATA_DIR ?? join(resultsDir, "tmp"),
   };
 }

@@ -1,6 +1,7 @@
 import { CONNECTIONS, pathsFor } from "./cases";
 import type { LoadGenerator } from "./load";
 import { SMALL_BODY_BYTES } from "./payload";
+import { diskUsage } from "./disk-usage";
 import { memoryOf } from "./proc-stats";
 import type { SoakResult, SoakSample } from "./results";
 import type { ServerKind } from "./servers/catalog";
@@ -13,7 +14,9 @@ const MiB = 2 ** 20;
 /**
  * Full load for a long stretch (BENCH_SOAK_SECONDS) on one server, its RSS sampled every
  * second: memory that grows with the number of requests served (a leak, an unbounded queue)
- * shows as a rising line; a bounded server levels off after warm-up.
+ * shows as a rising line; a bounded server levels off after warm-up. RSS is split into
+ * anonymous memory (heap, buffers) and file-mapped pages (the embedded store maps its data
+ * file, so those grow with the file).
  */
 export async function soak(kind: ServerKind, load: LoadGenerator, settings: BenchSettings, dataDir: string): Promise<SoakResult> {
   const seconds = settings.soakSeconds;
@@ -22,7 +25,8 @@ export async function soak(kind: ServerKind, load: LoadGenerator, settings: Benc
   const started = Date.now();
   const sampler = setInterval(() => {
     try {
-      samples.push({ second: Math.round((Date.now() - started) / 100) / 10, rssBytes: memoryOf(server.pid).rss });
+      const m = memoryOf(server.pid);
+      samples.push({ second: Math.round((Date.now() - started) / 100) / 10, rssBytes: m.rss, rssAnonBytes: m.rssAnon, rssFileBytes: m.rssFile });
     } catch {
       // the process is gone; the load result will say why
     }
@@ -37,11 +41,14 @@ export async function soak(kind: ServerKind, load: LoadGenerator, settings: Benc
       seconds,
     });
     clearInterval(sampler);
-    const window = (from: number, to: number) =>
-      median(samples.filter((s) => s.second >= from * seconds && s.second <= to * seconds).map((s) => s.rssBytes));
-    const early = window(1 / 6, 2 / 6);
-    const late = window(5 / 6, 1);
+    const window = (from: number, to: number, field: "rssBytes" | "rssAnonBytes") =>
+      median(samples.filter((s) => s.second >= from * seconds && s.second <= to * seconds).map((s) => s[field]));
+    const early = window(1 / 6, 2 / 6, "rssBytes");
+    const late = window(5 / 6, 1, "rssBytes");
     const growth = late - early;
+    const anonEarly = window(1 / 6, 2 / 6, "rssAnonBytes");
+    const anonLate = window(5 / 6, 1, "rssAnonBytes");
+    const diskBytes = kind.config.store === "embedded" ? diskUsage(dataDir) : undefined;
     return {
       server: kind.id,
       label: kind.label,
@@ -55,7 +62,12 @@ export async function soak(kind: ServerKind, load: LoadGenerator, settings: Benc
       rssEarlyBytes: early,
       rssLateBytes: late,
       growthBytes: growth,
+      rssAnonEarlyBytes: anonEarly,
+      rssAnonLateBytes: anonLate,
+      anonGrowthBytes: anonLate - anonEarly,
+      diskBytes,
       flat: growth < 0.1 * early && growth < 16 * MiB,
+      anonFlat: anonLate - anonEarly < 0.1 * anonEarly && anonLate - anonEarly < 16 * MiB,
     };
   } finally {
     clearInterval(sampler);

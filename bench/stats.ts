@@ -10,3 +10,8 @@ export function max(values: readonly number[]): number {
   const finite = values.filter(Number.isFinite);
   return finite.length === 0 ? NaN : Math.max(...finite);
 }
+
+export function min(values: readonly number[]): number {
+  const finite = values.filter(Number.isFinite);
+  return finite.length === 0 ? NaN : Math.min(...finite);
+}

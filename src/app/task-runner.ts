@@ -12,13 +12,28 @@ const EMPTY = Buffer.alloc(0);
 /** Fallback poll for delayed retries and for work another process queued. */
 const POLL_MS = 1_000;
 
+/** Outcomes waiting for their store write, per unit of concurrency, before claiming pauses. */
+const RECORDING_PER_SLOT = 4;
+
+type HandlerOutcome = { ok: true; result: unknown } | { ok: false; error: unknown };
+
 /**
  * Runs one task: claims messages from its queue up to its concurrency, calls the handler,
  * and records the outcome in the store (complete + emit, retry with backoff, or dead letter).
  * A message leaves the store only after its handler succeeded: delivery is at-least-once.
+ *
+ * A handler's slot is free as soon as it returns; its outcome is written in the background
+ * (a durable write takes a commit, and waiting for it would cap a task at concurrency ÷
+ * commit time). Until that write lands the message stays claimed, and if the process dies
+ * first it is delivered again.
  */
 export class TaskRunner {
   private inFlight = 0;
+  /** Outcomes whose store write has not landed yet. */
+  private recording = 0;
+  private readonly maxRecording: number;
+  /** False once a claim came back short: the queue was empty, and only a signal refills it. */
+  private mayHaveMore = true;
   private pumping = false;
   private pumpQueued = false;
   /** After a store failure, no claiming before this time (ms since epoch). */
@@ -36,13 +51,15 @@ export class TaskRunner {
     private readonly store: Store,
     private readonly outcomes: OutcomeRegistry,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.maxRecording = task.concurrency * RECORDING_PER_SLOT;
+  }
 
   start(): void {
-    this.unwatch = this.store.watch(this.task.queue, () => this.pump());
-    this.poller = setInterval(() => this.pump(), POLL_MS);
+    this.unwatch = this.store.watch(this.task.queue, () => this.wake());
+    this.poller = setInterval(() => this.wake(), POLL_MS);
     this.poller.unref();
-    this.pump();
+    this.wake();
   }
 
   /** Stops claiming; waits up to `timeoutMs` for running handlers. Unfinished work stays in the store. */
@@ -52,7 +69,7 @@ export class TaskRunner {
     if (this.poller) clearInterval(this.poller);
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
-    if (this.inFlight === 0 && !this.pumping) return true;
+    if (this.idle()) return true;
     let timer: NodeJS.Timeout | undefined;
     const idle = new Promise<boolean>((resolve) => this.idleWaiters.push(() => resolve(true)));
     const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
@@ -64,6 +81,12 @@ export class TaskRunner {
 
   get running(): number {
     return this.inFlight;
+  }
+
+  /** Something may have become available (an enqueue, a poll, a retry coming due). */
+  private wake(): void {
+    this.mayHaveMore = true;
+    this.pump();
   }
 
   private pump(): void {
@@ -108,35 +131,32 @@ export class TaskRunner {
   private async fill(): Promise<void> {
     // A store that cannot write would fail every outcome: handlers would run again and again.
     if (this.store.failure !== undefined || Date.now() < this.pausedUntil) return;
-    while (!this.stopping && this.inFlight < this.task.concurrency) {
+    while (!this.stopping && this.mayHaveMore && this.inFlight < this.task.concurrency && this.recording < this.maxRecording) {
       this.wanted = false;
-      const batch = await this.store.claim(this.task.queue, this.task.concurrency - this.inFlight);
+      const asked = this.task.concurrency - this.inFlight;
+      const batch = await this.store.claim(this.task.queue, asked);
       if (this.stopping) {
         await this.store.release(this.task.queue, batch.map((m) => m.id));
         return;
       }
-      if (batch.length === 0) return;
+      this.mayHaveMore = batch.length === asked;
       for (const message of batch) this.run(message);
     }
   }
 
   private run(message: QueuedMessage): void {
     this.inFlight++;
-    this.deliver(message)
-      .catch((error: unknown) => {
-        // The message stays in the store and comes back; claim nothing for a while meanwhile.
-        this.pausedUntil = Date.now() + POLL_MS;
-        this.logger.error("cannot record a task's outcome in the store; pausing this task", { task: this.task.name, eventId: message.id, error: errorMessage(error) });
-      })
-      .finally(() => {
-        this.inFlight--;
-        if (this.stopping) this.maybeIdle();
-        else this.pumpSoon();
-      });
+    this.invoke(message).then((outcome) => {
+      this.inFlight--;
+      this.record(message, outcome);
+      if (this.stopping) this.maybeIdle();
+      else if (this.mayHaveMore) this.pumpSoon();
+    });
   }
 
-  private async deliver(message: QueuedMessage): Promise<void> {
-    const { task, store } = this;
+  /** Calls the handler; never rejects. */
+  private async invoke(message: QueuedMessage): Promise<HandlerOutcome> {
+    const { task } = this;
     const ctx: TaskContext = {
       app: this.app,
       task: task.name,
@@ -146,12 +166,32 @@ export class TaskRunner {
       logger: task.logger,
       rawBody: message.raw ?? EMPTY,
     };
-    let result: unknown;
     try {
-      result = await task.handler(ctx, message.payload);
+      return { ok: true, result: await task.handler(ctx, message.payload) };
     } catch (error) {
-      return this.failed(message, error);
+      return { ok: false, error };
     }
+  }
+
+  /** Writes a handler's outcome to the store, in the background of the next claims. */
+  private record(message: QueuedMessage, outcome: HandlerOutcome): void {
+    this.recording++;
+    const written = outcome.ok ? this.succeeded(message, outcome.result) : this.failed(message, outcome.error);
+    written
+      .catch((error: unknown) => {
+        // The message stays in the store and comes back; claim nothing for a while meanwhile.
+        this.pausedUntil = Date.now() + POLL_MS;
+        this.logger.error("cannot record a task's outcome in the store; pausing this task", { task: this.task.name, eventId: message.id, error: errorMessage(error) });
+      })
+      .finally(() => {
+        this.recording--;
+        if (this.stopping) this.maybeIdle();
+        else if (this.mayHaveMore) this.pumpSoon();
+      });
+  }
+
+  private async succeeded(message: QueuedMessage, result: unknown): Promise<void> {
+    const { task, store } = this;
     const emit =
       task.emit !== undefined && result !== undefined
         ? { queue: task.emit, message: { id: emittedId(message.id, task.name), payload: result, attempts: 0, enqueuedAt: Date.now() } }
@@ -186,14 +226,18 @@ export class TaskRunner {
     await store.retryLater(task.queue, { ...message, attempts, lastError: text }, Date.now() + delay);
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
-      this.pump();
+      this.wake();
     }, delay + 5);
     timer.unref();
     this.retryTimers.add(timer);
   }
 
+  private idle(): boolean {
+    return this.inFlight === 0 && this.recording === 0 && !this.pumping;
+  }
+
   private maybeIdle(): void {
-    if (this.inFlight > 0 || this.pumping) return;
+    if (!this.idle()) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();

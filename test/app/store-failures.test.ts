@@ -32,7 +32,8 @@ describe("task runner when the store cannot record an outcome", () => {
     expect(calls).to.equal(3);
     const [letter] = await app.deadLetters.list();
     expect(letter.error).to.match(/result cannot be stored/);
-    expect(await app.store.depth("in")).to.equal(0);
+    // The count follows the commit that made the letter visible by a moment.
+    await until(async () => (await app!.store.depth("in")) === 0);
   });
 
   it("a backlog of fast tasks in the memory store leaves turns to timers", async () => {

@@ -42,6 +42,9 @@ export interface EmbeddedStoreOptions {
 
 const ignore = (): void => undefined;
 
+/** Messages kept in memory between their commit and their claim (beyond it, claims read disk). */
+const HANDOFF_LIMIT = 10_000;
+
 /**
  * The durable store: lmdb (a memory-mapped B-tree with copy-on-write transactions) in one
  * directory. An enqueue resolves once its transaction is fsynced; enqueues of the same
@@ -67,6 +70,13 @@ export class EmbeddedStore implements Store {
   private readonly health = new WriteHealth(() => this.startProbe());
   private readonly gauge = new SizeGauge(() => (this.opened ? allDatabases(this.opened.dbs) : []));
   private readonly watchers = new Map<string, Set<() => void>>();
+  /**
+   * Messages this process committed and nobody claimed yet, by queue and sequence: a claim
+   * takes them from here instead of reading and decoding them back from disk. Bounded; after a
+   * restart (or past the bound) claims read the disk as usual.
+   */
+  private readonly handoff = new Map<string, Map<number, QueuedMessage>>();
+  private handoffSize = 0;
   private opened: { readonly dbs: EmbeddedDbs; readonly writer: StoreWriter; readonly tag: string } | undefined;
   private wanted = false;
   private sweeper: NodeJS.Timeout | undefined;
@@ -114,6 +124,7 @@ export class EmbeddedStore implements Store {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     this.stopProbe();
+    this.clearHandoff();
     const opened = this.opened;
     this.opened = undefined;
     if (!opened) return this.lock?.release();
@@ -154,7 +165,7 @@ export class EmbeddedStore implements Store {
       this.tracker.adjust(queue, -1);
       throw error instanceof StoreRefusedError ? error : new StoreRefusedError(toRefusal(error), { cause: error });
     }
-    this.inserted(queue, seq);
+    this.inserted(queue, seq, message);
   }
 
   async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
@@ -171,8 +182,11 @@ export class EmbeddedStore implements Store {
     }
     if (out.length >= limit) return out;
     let contiguous = true;
-    for (const { key, value } of dbs.ready.getRange(readyRange(queue, this.tracker.scanFrom(queue, now)))) {
+    const waiting = this.handoff.get(queue);
+    for (const key of dbs.ready.getKeys(readyRange(queue, this.tracker.scanFrom(queue, now)))) {
       const seq = key[1];
+      const value = waiting?.get(seq) ?? dbs.ready.get(key);
+      if (value === undefined) continue; // removed since the scan began
       const held = this.tracker.claimedAt(queue, value.id);
       if (held) {
         // Claimed already (skip it); or another message with the same id is: leave this one for later.
@@ -184,6 +198,7 @@ export class EmbeddedStore implements Store {
       if (out.length >= limit) break;
       this.tracker.claim(queue, value.id, { in: "ready", key });
       if (contiguous) this.tracker.advance(queue, seq + 1);
+      if (waiting?.delete(seq)) this.handoffSize--;
       out.push(value);
     }
     return out;
@@ -216,7 +231,7 @@ export class EmbeddedStore implements Store {
       throw error;
     }
     if (from && this.tracker.unclaim(queue, id)) this.tracker.adjust(queue, -1);
-    if (emitted) this.inserted(emitted.queue, emitted.seq);
+    if (emitted) this.inserted(emitted.queue, emitted.seq, emit!.message);
   }
 
   async retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
@@ -305,6 +320,7 @@ export class EmbeddedStore implements Store {
     try {
       dbs = openEnvironment(this.dir);
       this.tracker.reset();
+      this.clearHandoff();
       recoverQueues(dbs, this.tracker);
     } catch (error) {
       if (dbs) void dbs.root.close().catch(ignore);
@@ -350,15 +366,27 @@ export class EmbeddedStore implements Store {
   private requeue(queue: string, message: QueuedMessage): () => void {
     const { dbs, tag } = this.require();
     const seq = this.tracker.allocate(queue);
-    void dbs.ready.put([queue, seq, tag], messageRecord(message));
+    const record = messageRecord(message);
+    void dbs.ready.put([queue, seq, tag], record);
     return () => {
       this.tracker.adjust(queue, 1);
-      this.inserted(queue, seq);
+      this.inserted(queue, seq, record);
     };
   }
 
   /** A committed message at `seq` is now visible: claims must look there, listeners may claim it. */
-  private inserted(queue: string, seq: number): void {
+  private clearHandoff(): void {
+    this.handoff.clear();
+    this.handoffSize = 0;
+  }
+
+  private inserted(queue: string, seq: number, message: QueuedMessage): void {
+    if (this.handoffSize < HANDOFF_LIMIT) {
+      let waiting = this.handoff.get(queue);
+      if (!waiting) this.handoff.set(queue, (waiting = new Map()));
+      waiting.set(seq, message);
+      this.handoffSize++;
+    }
     this.tracker.rewind(queue, seq);
     this.notify(queue);
   }
