@@ -1,13 +1,10 @@
 import type { AuthRequest } from "../auth";
 import { WebhookResponse } from "../webhook-response";
-import { decodeDigest } from "./digest";
-import { refuse } from "./failures";
-import { malformed, requireHeader } from "./header-value";
 import { jsonObjectOf } from "./json-body";
 import { booleanOption, checkOptions } from "./options";
 import { normaliseSecrets, type SecretInput } from "./secrets";
-import { SignatureVerifier, type Verified } from "./signature-verifier";
-import { checkTimestamp, toleranceOption } from "./timestamp";
+import { V0TimestampSignature } from "./v0-timestamp-signature";
+import { toleranceOption } from "./timestamp";
 
 export interface SlackSignatureOptions {
   /** How far `X-Slack-Request-Timestamp` may be from now, either way, in seconds (default 300). */
@@ -18,7 +15,6 @@ export interface SlackSignatureOptions {
 
 const SIGNATURE = "X-Slack-Signature";
 const TIMESTAMP = "X-Slack-Request-Timestamp";
-const PREFIX = "v0=";
 const MAX_CHALLENGE_CHARS = 1024;
 
 /**
@@ -27,10 +23,12 @@ const MAX_CHALLENGE_CHARS = 1024;
  * (JSON), slash commands and interactivity (form bodies) alike. The Events API's
  * `url_verification` request is answered with its challenge once its signature is verified.
  */
-export class SlackSignature extends SignatureVerifier {
+export class SlackSignature extends V0TimestampSignature {
   readonly scheme = "slack";
   readonly credentialHeaders: readonly string[] = ["x-slack-signature"];
   readonly toleranceSeconds: number;
+  protected readonly signatureHeader = SIGNATURE;
+  protected readonly timestampHeader = TIMESTAMP;
   declare readonly handshake?: { afterVerify(request: AuthRequest, body: unknown): WebhookResponse | undefined };
 
   constructor(secret: SecretInput, options?: SlackSignatureOptions) {
@@ -40,15 +38,6 @@ export class SlackSignature extends SignatureVerifier {
     if (booleanOption("SlackSignature", "handshake", opts.handshake, true)) {
       this.handshake = { afterVerify: (request, body) => urlVerification(request, body) };
     }
-  }
-
-  protected check(request: AuthRequest): Verified {
-    const header = requireHeader(request.headers, "x-slack-signature", "signature", SIGNATURE);
-    const digest = header.startsWith(PREFIX) ? decodeDigest(header.slice(PREFIX.length), "hex", 32) : undefined;
-    if (digest === undefined) refuse(malformed("signature", SIGNATURE, "is not v0=<64 hex digits>"));
-    const timestamp = requireHeader(request.headers, "x-slack-request-timestamp", "timestamp", TIMESTAMP);
-    checkTimestamp(timestamp, this.toleranceSeconds, TIMESTAMP);
-    return this.expectMatch(SIGNATURE, "sha256", [digest], ["v0:", timestamp, ":", request.rawBody]);
   }
 }
 

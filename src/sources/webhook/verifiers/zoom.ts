@@ -1,13 +1,10 @@
 import type { AuthRequest } from "../auth";
 import { WebhookResponse } from "../webhook-response";
-import { decodeDigest } from "./digest";
-import { refuse } from "./failures";
-import { malformed, requireHeader } from "./header-value";
 import { jsonObjectOf } from "./json-body";
 import { booleanOption, checkOptions } from "./options";
 import { normaliseSecrets, type SecretInput } from "./secrets";
-import { SignatureVerifier, type Verified } from "./signature-verifier";
-import { checkTimestamp, toleranceOption } from "./timestamp";
+import { V0TimestampSignature } from "./v0-timestamp-signature";
+import { toleranceOption } from "./timestamp";
 
 export interface ZoomSignatureOptions {
   /** How far `x-zm-request-timestamp` may be from now, either way, in seconds (default 300). */
@@ -18,7 +15,6 @@ export interface ZoomSignatureOptions {
 
 const SIGNATURE = "x-zm-signature";
 const TIMESTAMP = "x-zm-request-timestamp";
-const PREFIX = "v0=";
 const MAX_TOKEN_CHARS = 1024;
 
 /**
@@ -28,10 +24,12 @@ const MAX_TOKEN_CHARS = 1024;
  * answered with `{plainToken, encryptedToken}`, `encryptedToken` being the hex HMAC-SHA256 of
  * `plainToken` keyed with the current (first) secret token.
  */
-export class ZoomSignature extends SignatureVerifier {
+export class ZoomSignature extends V0TimestampSignature {
   readonly scheme = "zoom";
   readonly credentialHeaders: readonly string[] = ["x-zm-signature"];
   readonly toleranceSeconds: number;
+  protected readonly signatureHeader = SIGNATURE;
+  protected readonly timestampHeader = TIMESTAMP;
   declare readonly handshake?: { afterVerify(request: AuthRequest, body: unknown): WebhookResponse | undefined };
 
   constructor(secret: SecretInput, options?: ZoomSignatureOptions) {
@@ -41,15 +39,6 @@ export class ZoomSignature extends SignatureVerifier {
     if (booleanOption("ZoomSignature", "handshake", opts.handshake, true)) {
       this.handshake = { afterVerify: (request, body) => this.#urlValidation(request, body) };
     }
-  }
-
-  protected check(request: AuthRequest): Verified {
-    const header = requireHeader(request.headers, SIGNATURE, "signature", SIGNATURE);
-    const digest = header.startsWith(PREFIX) ? decodeDigest(header.slice(PREFIX.length), "hex", 32) : undefined;
-    if (digest === undefined) refuse(malformed("signature", SIGNATURE, "is not v0=<64 hex digits>"));
-    const timestamp = requireHeader(request.headers, TIMESTAMP, "timestamp", TIMESTAMP);
-    checkTimestamp(timestamp, this.toleranceSeconds, TIMESTAMP);
-    return this.expectMatch(SIGNATURE, "sha256", [digest], ["v0:", timestamp, ":", request.rawBody]);
   }
 
   #urlValidation(request: AuthRequest, body: unknown): WebhookResponse | undefined {
