@@ -144,14 +144,31 @@ export class TaskRunner {
     }
   }
 
-  private run(message: QueuedMessage): void {
+  private run(claimed: QueuedMessage): void {
     this.inFlight++;
+    let message: QueuedMessage;
+    try {
+      message = this.revived(claimed);
+    } catch (error) {
+      this.inFlight--;
+      this.record(claimed, { ok: false, error: new Error(`the event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`) });
+      return;
+    }
     this.invoke(message).then((outcome) => {
       this.inFlight--;
       this.record(message, outcome);
       if (this.stopping) this.maybeIdle();
       else if (this.mayHaveMore) this.pumpSoon();
     });
+  }
+
+  /** A message read back without its body (QueuedMessage.bodyFromRaw) gets it from its source. */
+  private revived(message: QueuedMessage): QueuedMessage {
+    const { payload, raw } = message;
+    const source = this.task.source;
+    if (!message.bodyFromRaw || raw === undefined || source?.revive === undefined) return message;
+    if (typeof payload !== "object" || payload === null || "body" in payload) return message;
+    return { ...message, payload: source.revive(payload, raw) };
   }
 
   /** Calls the handler; never rejects. */

@@ -54,6 +54,11 @@ export interface Source {
   attach(inbox: Inbox, runtime: SourceRuntime): void;
   /** Undoes attach (the app stopped). */
   detach(): void;
+  /**
+   * Rebuilds the parts of a payload the store left out (see QueuedMessage.bodyFromRaw) from
+   * the raw bytes, as they were built when the event came in. Throws when it cannot.
+   */
+  revive?(payload: unknown, raw: Buffer): unknown;
 }
 
 export function isSource(value: unknown): value is Source {

@@ -17,6 +17,12 @@ export interface QueuedMessage<T = unknown> {
   readonly enqueuedAt: number;
   /** Message of the last error thrown by the task, when there was one. */
   readonly lastError?: string;
+  /**
+   * True when `payload.body` can be rebuilt from `raw` by the task's source (a webhook event):
+   * engines that write messages out may then leave `payload.body` out and store the body's
+   * bytes once. The runner asks the source to rebuild it when a message comes back without it.
+   */
+  readonly bodyFromRaw?: boolean;
 }
 
 /** A message whose task kept failing, kept until someone replays or purges it. */

@@ -3,7 +3,8 @@ import { compileTrust, type TrustFunction } from "../../http/trust-proxy";
 import { normalizePath } from "../../http/route-table";
 import type { Inbox, Source, SourceRuntime } from "../source";
 import type { WebhookAuth } from "./auth";
-import { PARSER_MODES, type ParserMode } from "./webhook-event";
+import { PARSER_MODES, type ParserMode, type WebhookEvent } from "./webhook-event";
+import { parseBody } from "./parse-body";
 import { ACK_MODES, type AckMode, type WebhookSourceOptions } from "./webhook-options";
 import type { WebhookResponse } from "./webhook-response";
 import { resolveDedupe, type DedupeRule } from "./dedupe";
@@ -73,6 +74,12 @@ export class WebhookSource implements Source {
     listener.routes.add(this.options.path, methods, receiver, `${this.describe()} (task "${inbox.task}")`);
     this.listener = listener;
     this.receiver = receiver;
+  }
+
+  /** The event's body, parsed again from its raw bytes by this source's parser. */
+  revive(payload: unknown, raw: Buffer): WebhookEvent {
+    const event = payload as Omit<WebhookEvent, "body">;
+    return { body: parseBody(this.options.parser, raw, event.headers?.["content-type"]), ...event };
   }
 
   detach(): void {

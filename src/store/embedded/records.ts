@@ -17,21 +17,36 @@ export interface StateRecord {
 }
 
 export function messageRecord(message: QueuedMessage): MessageRecord {
-  const record: { -readonly [K in keyof QueuedMessage]: QueuedMessage[K] } = {
+  return record(message, true);
+}
+
+/**
+ * What is written for a message. With `bodyFromRaw`, the payload's parsed `body` is left out
+ * when `lean` (the raw bytes are the body, once); dead letters keep it, so that they read
+ * complete wherever they are shown.
+ */
+function record(message: QueuedMessage, lean: boolean): MessageRecord {
+  let payload = message.payload;
+  if (lean && message.bodyFromRaw && message.raw !== undefined && typeof payload === "object" && payload !== null && "body" in payload) {
+    const { body: _rebuiltFromRaw, ...rest } = payload as Record<string, unknown>;
+    payload = rest;
+  }
+  const out: { -readonly [K in keyof QueuedMessage]: QueuedMessage[K] } = {
     id: message.id,
-    payload: message.payload,
+    payload,
     attempts: message.attempts,
     enqueuedAt: message.enqueuedAt,
   };
-  if (message.raw !== undefined) record.raw = message.raw;
-  if (message.lastError !== undefined) record.lastError = message.lastError;
-  return record;
+  if (message.raw !== undefined) out.raw = message.raw;
+  if (message.lastError !== undefined) out.lastError = message.lastError;
+  if (message.bodyFromRaw) out.bodyFromRaw = true;
+  return out;
 }
 
 export function deadLetterRecord(letter: DeadLetter): DeadLetter {
   return {
     queue: letter.queue,
-    message: messageRecord(letter.message),
+    message: record(letter.message, false),
     task: letter.task,
     error: letter.error,
     attempts: letter.attempts,
