@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreApp, MemoryStore, silentLogger, type TaskContext } from "../../src/index";
+import { CoreApp, MemoryStore, silentLogger } from "../../src/index";
 import { until } from "../helpers/wait";
 
 describe("task runner when the store cannot record an outcome", () => {

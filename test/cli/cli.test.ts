@@ -1,33 +1,15 @@
 import { once } from "node:events";
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import { FIXTURES, useTempDir, worker } from "../config/yaml-helpers";
+import { FIXTURES, outLines, useTempDir, worker } from "../config/yaml-helpers";
+import { until } from "../helpers/wait";
 import { RunningCli, runCli } from "./cli-process";
 
 const WORKER = join(FIXTURES, "worker.yaml");
 const STACK_LINE = /^\s+at .+\(?.*:\d+:\d+\)?$/m;
-
-function outLines(file: string): Array<{ kind: string; value: unknown }> {
-  try {
-    return readFileSync(file, "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { kind: string; value: unknown });
-  } catch {
-    return [];
-  }
-}
-
-async function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** Holds a loopback port so that nothing else can bind it. */
 async function occupyPort(): Promise<{ port: number; server: Server }> {
@@ -162,13 +144,13 @@ describe("CLI: run", () => {
       body: JSON.stringify({ order: 7 }),
     });
     expect(response.status).to.equal(202);
-    await waitFor(() => outLines(outFile).some((l) => l.kind === "consume"));
+    await until(() => outLines(outFile).some((l) => l.kind === "consume"));
     expect(outLines(outFile)).to.deep.include({ kind: "receive", value: { order: 7 } });
     expect(outLines(outFile)).to.deep.include({ kind: "consume", value: { got: { order: 7 }, task: "receive" } });
 
     const esm = await fetch(urls.get("esm")!, { method: "POST", body: "hello" });
     expect(esm.status).to.equal(200);
-    await waitFor(() => outLines(outFile).some((l) => l.kind === "esm"));
+    await until(() => outLines(outFile).some((l) => l.kind === "esm"));
 
     expect(await cli.stop("SIGTERM")).to.equal(0);
     expect(cli.logs.map((l) => l.msg)).to.include("stopped");

@@ -1,29 +1,11 @@
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { appOptionsOf, buildApp, ConfigError, loadApp, loadConfig } from "../../src/config/index";
 import { silentLogger, type CoreApp, type WebhookSource } from "../../src/index";
-import { CJS_HANDLERS, configIssues, FIXTURES, issueAt, useTempDir, worker } from "./yaml-helpers";
-
-async function waitFor(check: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-function outLines(file: string): Array<{ kind: string; value: unknown }> {
-  try {
-    return readFileSync(file, "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { kind: string; value: unknown });
-  } catch {
-    return [];
-  }
-}
+import { CJS_HANDLERS, configIssues, FIXTURES, issueAt, outLines, useTempDir, worker } from "./yaml-helpers";
+import { until } from "../helpers/wait";
 
 describe("YAML: building and running the app", () => {
   const tmp = useTempDir();
@@ -55,7 +37,7 @@ describe("YAML: building and running the app", () => {
       body: JSON.stringify({ n: 1 }),
     });
     expect(accepted.status).to.equal(202);
-    await waitFor(() => outLines(outFile).some((l) => l.kind === "consume"));
+    await until(() => outLines(outFile).some((l) => l.kind === "consume"));
     expect(outLines(outFile)).to.deep.include({ kind: "receive", value: { n: 1 } });
     expect(outLines(outFile)).to.deep.include({ kind: "consume", value: { got: { n: 1 }, task: "receive" } });
 
@@ -63,7 +45,7 @@ describe("YAML: building and running the app", () => {
     expect(custom.status).to.equal(200);
     expect(custom.headers.get("x-worker")).to.equal("yaml");
     expect(await custom.json()).to.deep.equal({ ok: true });
-    await waitFor(() => outLines(outFile).some((l) => l.kind === "esm"));
+    await until(() => outLines(outFile).some((l) => l.kind === "esm"));
   });
 
   it("passes the app block to CoreApp, resolving dataDir from the YAML file's directory", async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -52,4 +52,16 @@ export function issueAt(issues: readonly ConfigIssue[], path: string): ConfigIss
 /** A minimal valid file around `resources`/`tasks` fragments. */
 export function worker(resources: string, tasks: string, app = "app: {store: memory}"): string {
   return `${app}\nresources:\n${resources}\ntasks:\n${tasks}\n`;
+}
+
+/** The JSON lines a fixture handler appended to `file` (none while it does not exist yet). */
+export function outLines(file: string): Array<{ kind: string; value: unknown }> {
+  try {
+    return readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { kind: string; value: unknown });
+  } catch {
+    return [];
+  }
 }

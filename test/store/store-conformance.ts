@@ -18,7 +18,8 @@ export function message(id: string, payload: unknown = { n: id }, extra: Partial
 
 const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
+/** The error a promise rejects with; fails when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise;
   } catch (error) {

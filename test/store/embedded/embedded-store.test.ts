@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { EmbeddedStore, type EmbeddedStoreOptions } from "../../../src/store/embedded/embedded-store";
 import type { QueuedMessage } from "../../../src/store/store";
 import { StoreRefusedError, storeFailureDetail } from "../../../src/store/store-errors";
-import { message, storeConformance } from "../store-conformance";
+import { message, rejection, storeConformance } from "../store-conformance";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
@@ -21,15 +21,6 @@ function tempDir(): string {
 }
 function removeTempDirs(): void {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
 }
 
 async function until(predicate: () => boolean, ms = 3000): Promise<void> {
