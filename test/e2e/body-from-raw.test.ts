@@ -42,8 +42,9 @@ describe("events read back from the embedded store after a restart", function ()
     await first.stop({ timeoutMs: 200 });
     release();
 
-    // The stored records hold the raw bytes, not a second copy of the parsed body.
-    const store = new EmbeddedStore({ dir: join(dir, "data"), consumer: false });
+    // The stored records hold the raw bytes, not a second copy of the parsed body. (Opened as
+    // a consumer: it moves what the journal holds into the B-tree, and reads it from there.)
+    const store = new EmbeddedStore({ dir: join(dir, "data"), journal: false });
     await store.open();
     const stored = await store.claim("webhook:t0", 10);
     expect(stored).to.have.length(1);

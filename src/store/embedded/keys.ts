@@ -18,8 +18,11 @@ export type StateKey = [namespace: string, key: string];
 /** Index of state entries with a time-to-live, swept in time order. */
 export type ExpiryKey = [expiresAt: number, namespace: string, key: string];
 
-/** Where a message sits in the store. */
-export type Location = { readonly in: "ready"; readonly key: ReadyKey } | { readonly in: "delayed"; readonly key: DelayedKey };
+/** Where a message sits in the store: one of the B-tree's databases, or the journal. */
+export type Location =
+  | { readonly in: "ready"; readonly key: ReadyKey }
+  | { readonly in: "delayed"; readonly key: DelayedKey }
+  | { readonly in: "journal"; readonly entryId: number };
 
 /** A tag unique to one opening of the store, so concurrent writers never pick the same key. */
 export function newWriterTag(): string {

@@ -20,6 +20,12 @@ export function messageRecord(message: QueuedMessage): MessageRecord {
   return record(message, true);
 }
 
+/** A message as the journal writes it: the record without `raw`, whose bytes follow it as they are. */
+export function messageMeta(message: QueuedMessage): Omit<MessageRecord, "raw"> {
+  const { raw: _writtenSeparately, ...meta } = record(message, true);
+  return meta;
+}
+
 /**
  * What is written for a message. With `bodyFromRaw`, the payload's parsed `body` is left out
  * when `lean` (the raw bytes are the body, once); dead letters keep it, so that they read

@@ -1,0 +1,178 @@
+import { randomBytes } from "node:crypto";
+import { crc32 } from "node:zlib";
+
+/*
+ * The journal's bytes on disk.
+ *
+ * A segment file is a 24-byte header followed by frames:
+ *   header  "WTJ1" | u32 version | 8-byte salt | 8 bytes reserved
+ *   frame   u32 payload length | u32 frame number | u32 checksum | payload
+ * Frame numbers count from 0 in each segment. The checksum is CRC-32 of the salt, the length,
+ * the frame number and the payload. Reading stops at the first frame that is short, out of
+ * sequence or fails its checksum: that is the end of the log (a write the crash cut short,
+ * or bytes of a write that failed). The salt is random per segment, so bytes inside a webhook
+ * body (chosen by whoever sends it) cannot pass for a frame.
+ *
+ * A payload is a run of operations, all applied or (torn frame) none:
+ *   enqueue  u8 1 | u8 flags (bit 0: has raw) | u16 queue length | u32 meta length |
+ *            u32 raw length | f64 entry id | f64 sequence | queue | meta | raw
+ *   done     u8 2 | f64 entry id
+ * All integers little-endian. `meta` is the message without its raw bytes (MessagePack);
+ * the raw request bytes follow as they are, so a 64 KiB body is copied once.
+ */
+
+export const SEGMENT_MAGIC = "WTJ1";
+export const SEGMENT_VERSION = 1;
+export const SEGMENT_HEADER_BYTES = 24;
+export const FRAME_HEADER_BYTES = 12;
+
+const OP_ENQUEUE = 1;
+const OP_DONE = 2;
+const ENQUEUE_HEADER_BYTES = 28;
+const DONE_BYTES = 9;
+const HAS_RAW = 1;
+
+/** A frame can hold at most this many payload bytes (u32, and a sanity bound on reading). */
+export const MAX_FRAME_BYTES = 1 << 30;
+
+export interface SegmentHeader {
+  readonly salt: Buffer;
+  /** CRC-32 of the salt: where every frame checksum of the segment starts. */
+  readonly saltCrc: number;
+}
+
+export function newSegmentHeader(): { readonly bytes: Buffer; readonly header: SegmentHeader } {
+  const bytes = Buffer.alloc(SEGMENT_HEADER_BYTES);
+  bytes.write(SEGMENT_MAGIC, 0, "latin1");
+  bytes.writeUInt32LE(SEGMENT_VERSION, 4);
+  const salt = randomBytes(8);
+  salt.copy(bytes, 8);
+  return { bytes, header: { salt, saltCrc: crc32(salt) } };
+}
+
+/** The header of a segment file, or undefined when the file is too short or not a journal segment. */
+export function readSegmentHeader(file: Buffer): SegmentHeader | undefined {
+  if (file.length < SEGMENT_HEADER_BYTES) return undefined;
+  if (file.toString("latin1", 0, 4) !== SEGMENT_MAGIC || file.readUInt32LE(4) !== SEGMENT_VERSION) return undefined;
+  const salt = Buffer.from(file.subarray(8, 16));
+  return { salt, saltCrc: crc32(salt) };
+}
+
+/** The 12 bytes in front of a payload made of `parts`. */
+export function frameHeader(segment: SegmentHeader, frameNo: number, parts: readonly Buffer[], length: number): Buffer {
+  const head = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  head.writeUInt32LE(length, 0);
+  head.writeUInt32LE(frameNo, 4);
+  let crc = crc32(head.subarray(0, 8), segment.saltCrc);
+  for (const part of parts) crc = crc32(part, crc);
+  head.writeUInt32LE(crc, 8);
+  return head;
+}
+
+export interface EnqueueOp {
+  readonly kind: "enqueue";
+  readonly entryId: number;
+  readonly seq: number;
+  readonly queue: string;
+  readonly meta: Buffer;
+  readonly raw: Buffer | undefined;
+}
+
+export interface DoneOp {
+  readonly kind: "done";
+  readonly entryId: number;
+}
+
+export type JournalOp = EnqueueOp | DoneOp;
+
+/** The buffers of an enqueue operation (header, queue, meta, raw), ready for writev. */
+export function enqueueOp(entryId: number, seq: number, queue: string, meta: Buffer, raw: Buffer | undefined): Buffer[] {
+  const queueBytes = Buffer.from(queue, "utf8");
+  if (queueBytes.length > 0xffff) throw new RangeError(`queue name longer than 65535 bytes: ${queue.slice(0, 40)}...`);
+  const head = Buffer.allocUnsafe(ENQUEUE_HEADER_BYTES);
+  head.writeUInt8(OP_ENQUEUE, 0);
+  head.writeUInt8(raw ? HAS_RAW : 0, 1);
+  head.writeUInt16LE(queueBytes.length, 2);
+  head.writeUInt32LE(meta.length, 4);
+  head.writeUInt32LE(raw ? raw.length : 0, 8);
+  head.writeDoubleLE(entryId, 12);
+  head.writeDoubleLE(seq, 20);
+  return raw && raw.length > 0 ? [head, queueBytes, meta, raw] : [head, queueBytes, meta];
+}
+
+export function doneOp(entryId: number): Buffer {
+  const op = Buffer.allocUnsafe(DONE_BYTES);
+  op.writeUInt8(OP_DONE, 0);
+  op.writeDoubleLE(entryId, 1);
+  return op;
+}
+
+/** Why reading a segment stopped before its end (for logs); undefined when it ended cleanly. */
+export interface SegmentReadResult {
+  readonly ops: JournalOp[];
+  /** Offset just past the last good frame. */
+  readonly end: number;
+  readonly stoppedBecause?: string;
+}
+
+/**
+ * The operations of every good frame of a segment, in order. Everything from the first bad
+ * frame on is ignored (see the top of this file). Buffers in the ops point into `file`.
+ */
+export function readSegment(file: Buffer): SegmentReadResult {
+  const header = readSegmentHeader(file);
+  if (!header) return { ops: [], end: 0, stoppedBecause: "not a journal segment" };
+  const ops: JournalOp[] = [];
+  let at = SEGMENT_HEADER_BYTES;
+  for (let frameNo = 0; at < file.length; frameNo++) {
+    if (file.length - at < FRAME_HEADER_BYTES) return { ops, end: at, stoppedBecause: "short frame header" };
+    const length = file.readUInt32LE(at);
+    if (file.readUInt32LE(at + 4) !== frameNo) return { ops, end: at, stoppedBecause: "frame out of sequence" };
+    if (length > MAX_FRAME_BYTES || at + FRAME_HEADER_BYTES + length > file.length) return { ops, end: at, stoppedBecause: "short frame" };
+    const payload = file.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length);
+    const expected = crc32(payload, crc32(file.subarray(at, at + 8), header.saltCrc));
+    if (file.readUInt32LE(at + 8) !== expected) return { ops, end: at, stoppedBecause: "checksum mismatch" };
+    const parsed = parsePayload(payload);
+    if (typeof parsed === "string") return { ops, end: at, stoppedBecause: parsed };
+    ops.push(...parsed);
+    at += FRAME_HEADER_BYTES + length;
+  }
+  return { ops, end: at };
+}
+
+function parsePayload(payload: Buffer): JournalOp[] | string {
+  const ops: JournalOp[] = [];
+  let at = 0;
+  while (at < payload.length) {
+    const kind = payload.readUInt8(at);
+    if (kind === OP_DONE) {
+      if (payload.length - at < DONE_BYTES) return "truncated done operation";
+      ops.push({ kind: "done", entryId: payload.readDoubleLE(at + 1) });
+      at += DONE_BYTES;
+      continue;
+    }
+    if (kind !== OP_ENQUEUE) return `unknown operation ${kind}`;
+    if (payload.length - at < ENQUEUE_HEADER_BYTES) return "truncated enqueue operation";
+    const hasRaw = (payload.readUInt8(at + 1) & HAS_RAW) !== 0;
+    const queueLength = payload.readUInt16LE(at + 2);
+    const metaLength = payload.readUInt32LE(at + 4);
+    const rawLength = payload.readUInt32LE(at + 8);
+    const entryId = payload.readDoubleLE(at + 12);
+    const seq = payload.readDoubleLE(at + 20);
+    const queueAt = at + ENQUEUE_HEADER_BYTES;
+    const metaAt = queueAt + queueLength;
+    const rawAt = metaAt + metaLength;
+    const next = rawAt + rawLength;
+    if (next > payload.length) return "truncated enqueue operation";
+    ops.push({
+      kind: "enqueue",
+      entryId,
+      seq,
+      queue: payload.toString("utf8", queueAt, metaAt),
+      meta: payload.subarray(metaAt, rawAt),
+      raw: hasRaw ? payload.subarray(rawAt, next) : undefined,
+    });
+    at = next;
+  }
+  return ops;
+}

@@ -1,0 +1,173 @@
+import { Packr } from "msgpackr";
+import type { QueuedMessage } from "../../store";
+import { messageMeta } from "../records";
+import { doneOp, enqueueOp } from "./journal-format";
+import type { JournalLog } from "./journal-log";
+
+/** How much the lane holds before new messages go to the B-tree instead. */
+export interface JournalLaneLimits {
+  /** Messages (default 10,000). */
+  readonly maxMessages: number;
+  /** Bytes of messages as written (default 64 MiB). */
+  readonly maxBytes: number;
+}
+
+export const DEFAULT_LANE_LIMITS: JournalLaneLimits = { maxMessages: 10_000, maxBytes: 64 * 1024 * 1024 };
+
+/** A message that lives in the journal (on disk) and in memory until a task is done with it. */
+export interface LaneEntry {
+  readonly entryId: number;
+  /** Its place in the queue, from the same counter as the B-tree's keys. */
+  readonly seq: number;
+  readonly queue: string;
+  readonly message: QueuedMessage;
+  readonly bytes: number;
+  readonly segment: number;
+}
+
+/** Same options as the B-tree's message databases: plain maps, Buffers kept as bytes. */
+const packr = new Packr({ useRecords: false });
+
+export function encodeMeta(message: QueuedMessage): Buffer {
+  return packr.pack(messageMeta(message));
+}
+
+export function decodeMessage(meta: Buffer, raw: Buffer | undefined): QueuedMessage {
+  const decoded = packr.unpack(meta) as QueuedMessage;
+  return raw === undefined ? decoded : { ...decoded, raw: Buffer.from(raw) };
+}
+
+/**
+ * The fast lane of the embedded store: messages written to the append-only journal (one
+ * group-committed frame per event-loop turn) and kept in memory until their task is done,
+ * when a done-marker is appended. A queue's lane is FIFO; claims take from it directly.
+ *
+ * It holds a bounded amount. Past its limits the store writes new messages to the B-tree, as
+ * it does for delayed retries and dead letters; at the next open every message still in the
+ * journal is moved into the B-tree, so the lane starts empty after every restart.
+ */
+export class JournalLane {
+  /** Entries nobody claimed, per queue, in the order they were committed. */
+  private readonly waiting = new Map<string, Map<number, LaneEntry>>();
+  private readonly claimed = new Map<number, LaneEntry>();
+  private nextEntryId = 1;
+  /** Messages and bytes held, counting those still on their way to disk. */
+  private count = 0;
+  private held = 0;
+
+  constructor(
+    private readonly log: JournalLog,
+    private readonly limits: JournalLaneLimits = DEFAULT_LANE_LIMITS,
+  ) {}
+
+  /** Bytes of messages the lane holds (they are on disk as well, until done). */
+  get bytes(): number {
+    return this.held;
+  }
+
+  hasRoom(message: QueuedMessage): boolean {
+    return this.count < this.limits.maxMessages && this.held + (message.raw?.length ?? 0) <= this.limits.maxBytes;
+  }
+
+  /** Writes a message to the journal; resolves once it is on disk and claimable. */
+  async enqueue(queue: string, seq: number, message: QueuedMessage): Promise<void> {
+    const meta = encodeMeta(message);
+    const entryId = this.nextEntryId++;
+    const bytes = meta.length + (message.raw?.length ?? 0);
+    this.hold(1, bytes);
+    let segment: number;
+    try {
+      segment = await this.log.append(enqueueOp(entryId, seq, queue, meta, message.raw));
+    } catch (error) {
+      this.hold(-1, -bytes);
+      throw error;
+    }
+    this.admitted({ entryId, seq, queue, message, bytes, segment });
+  }
+
+  /** Waiting (unclaimed) entries of a queue, oldest first. */
+  waitingIn(queue: string): Map<number, LaneEntry> | undefined {
+    return this.waiting.get(queue);
+  }
+
+  claim(entry: LaneEntry): void {
+    if (!this.waiting.get(entry.queue)?.delete(entry.entryId)) return;
+    this.claimed.set(entry.entryId, entry);
+  }
+
+  /** A claimed entry goes back to the waiting ones, at its place in the queue. */
+  release(entryId: number): void {
+    const entry = this.claimed.get(entryId);
+    if (!entry) return;
+    this.claimed.delete(entryId);
+    const waiting = this.waitingOf(entry.queue);
+    const last = [...waiting.values()].pop();
+    if (!last || last.seq < entry.seq) return void waiting.set(entryId, entry);
+    // Rare (a runner that stops, a failed write): rebuilding the queue's order is fine then.
+    const ordered = [...waiting.values(), entry].sort((a, b) => a.seq - b.seq);
+    waiting.clear();
+    for (const e of ordered) waiting.set(e.entryId, e);
+  }
+
+  /**
+   * A claimed entry is finished (done, or moved to the B-tree as a retry or dead letter). Its
+   * done-marker rides with the next frame: lost in a crash, the message is delivered again.
+   */
+  done(entryId: number): void {
+    const entry = this.claimed.get(entryId);
+    if (!entry) return;
+    this.finish(entry);
+    this.log.appendLazily([doneOp(entryId)]);
+  }
+
+  /**
+   * A claimed entry is finished and its task's output enqueued, in one frame: after a crash
+   * either both happened or neither. Resolves once that frame is on disk.
+   */
+  async doneAndEnqueue(entryId: number, queue: string, seq: number, message: QueuedMessage): Promise<void> {
+    const meta = encodeMeta(message);
+    const outId = this.nextEntryId++;
+    const bytes = meta.length + (message.raw?.length ?? 0);
+    this.hold(1, bytes);
+    let segment: number;
+    try {
+      segment = await this.log.append([doneOp(entryId), ...enqueueOp(outId, seq, queue, meta, message.raw)]);
+    } catch (error) {
+      this.hold(-1, -bytes);
+      throw error;
+    }
+    const input = this.claimed.get(entryId);
+    if (input) this.finish(input);
+    this.admitted({ entryId: outId, seq, queue, message, bytes, segment });
+  }
+
+  /** Forgets everything (the store closed); the journal keeps it for the next open. */
+  clear(): void {
+    this.waiting.clear();
+    this.claimed.clear();
+    this.count = 0;
+    this.held = 0;
+  }
+
+  private admitted(entry: LaneEntry): void {
+    this.log.retain(entry.segment);
+    this.waitingOf(entry.queue).set(entry.entryId, entry);
+  }
+
+  private finish(entry: LaneEntry): void {
+    this.claimed.delete(entry.entryId);
+    this.hold(-1, -entry.bytes);
+    this.log.release(entry.segment);
+  }
+
+  private hold(messages: 1 | -1, bytes: number): void {
+    this.count += messages;
+    this.held += bytes;
+  }
+
+  private waitingOf(queue: string): Map<number, LaneEntry> {
+    let entries = this.waiting.get(queue);
+    if (!entries) this.waiting.set(queue, (entries = new Map()));
+    return entries;
+  }
+}
