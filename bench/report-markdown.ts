@@ -106,6 +106,9 @@ function summaryTable(result: CaseResult): string[] {
   out.push("");
   for (const skip of result.skipped) out.push(`Not measured: ${skip.server} did not start (${cell(skip.reason)}).`, "");
   if (hasBoth) out.push(`ack=persisted ÷ ack=received (median of per-round ratios): ${ratio(perRoundRatio(result, "framework-persisted", "framework-received", "rps"))}.`, "");
+  if (hasBoth && result.summary.some((s) => s.server === "framework-persisted-btree")) {
+    out.push(`ack=persisted with the journal off ÷ ack=received: ${ratio(perRoundRatio(result, "framework-persisted-btree", "framework-received", "rps"))}; with it ÷ without it: ${ratio(perRoundRatio(result, "framework-persisted", "framework-persisted-btree", "rps"))}.`, "");
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@ const COLORS: Record<string, string> = {
   "bare-express": "#bab0ac",
   "framework-received": "#59a14f",
   "framework-persisted": "#f28e2b",
+  "framework-persisted-btree": "#e15759",
 };
 
 const WIDTH = 960;

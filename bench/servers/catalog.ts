@@ -44,4 +44,12 @@ export const FRAMEWORK_PERSISTED: ServerKind = {
   config: { ack: "persisted", store: "embedded" },
 };
 
-export const ALL_SERVERS: readonly ServerKind[] = [BARE_NODE, BARE_EXPRESS, FRAMEWORK_RECEIVED, FRAMEWORK_PERSISTED];
+/** The durable mode with the journal turned off: every message a B-tree insert and delete (the engine before the journal). */
+export const FRAMEWORK_PERSISTED_BTREE: ServerKind = {
+  id: "framework-persisted-btree",
+  label: "webhook-tasks ack=persisted (embedded store, journal off)",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "embedded", journal: false },
+};
+
+export const ALL_SERVERS: readonly ServerKind[] = [BARE_NODE, BARE_EXPRESS, FRAMEWORK_RECEIVED, FRAMEWORK_PERSISTED, FRAMEWORK_PERSISTED_BTREE];

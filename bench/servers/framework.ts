@@ -1,4 +1,4 @@
-import { CoreApp, silentLogger, WebhookSource } from "webhook-tasks";
+import { CoreApp, EmbeddedStore, silentLogger, WebhookSource } from "webhook-tasks";
 import { freePort } from "./free-port";
 import { announce, exitOnSignal, readConfig } from "./server-config";
 
@@ -8,7 +8,7 @@ const config = readConfig();
 async function main(): Promise<void> {
   const port = config.port === 0 && config.paths.length > 1 ? await freePort() : config.port;
   const app = new CoreApp("bench", {
-    store: config.store ?? "memory",
+    store: config.store === "embedded" && config.journal === false ? new EmbeddedStore({ dir: config.dataDir!, journal: false, maxQueued: config.maxQueued }) : config.store ?? "memory",
     dataDir: config.dataDir,
     maxQueued: config.maxQueued,
     logger: silentLogger,

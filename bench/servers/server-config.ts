@@ -11,6 +11,8 @@ export interface ServerConfig {
   ack?: "received" | "persisted";
   /** Framework only: the store engine. */
   store?: "memory" | "embedded";
+  /** Framework only, embedded store: false turns its journal off (every message goes to the B-tree). */
+  journal?: boolean;
   /** Framework only: the store's directory (embedded store). */
   dataDir?: string;
   /** Most events one queue may hold before 503 (backlog cases raise it). */

@@ -11,7 +11,7 @@ import { StoreRefusedError, toRefusal } from "../store-errors";
 import { DEFAULT_EMBEDDED_LIMITS } from "../store-limits";
 import { EmbeddedDeadLetters } from "./embedded-dead-letters";
 import { EmbeddedState, sweepExpiredState } from "./embedded-state";
-import { dueRange, newWriterTag, readyRange, type DelayedKey, type Location, type ReadyKey } from "./keys";
+import { dueRange, laterRange, newWriterTag, readyRange, type DelayedKey, type Location, type ReadyKey } from "./keys";
 import { allDatabases, openEnvironment, type EmbeddedDbs } from "./lmdb-env";
 import { QueueTracker } from "./queue-tracker";
 import { deadLetterRecord, messageRecord } from "./records";
@@ -210,22 +210,18 @@ export class EmbeddedStore implements Store {
   }
 
   async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
-    const { dbs } = this.require();
+    const { dbs, journal } = this.require();
     const out: QueuedMessage[] = [];
     if (!(limit > 0)) return out;
     const now = Date.now();
     // Retries that are due first: they have waited their backoff already.
-    for (const { key, value } of dbs.delayed.getRange(dueRange(queue, now))) {
-      if (out.length >= limit) break;
-      if (this.tracker.claimedAt(queue, value.id)) continue;
-      this.tracker.claim(queue, value.id, { in: "delayed", key });
-      out.push(value);
-    }
+    if (this.tracker.delayedMayBeDue(queue, now)) this.claimDue(dbs, queue, now, limit, out);
     if (out.length >= limit) return out;
-    // The B-tree's waiting messages and the journal's, merged in sequence order.
-    const lane = this.require().journal?.lane;
-    const laneWaiting = lane?.waitingIn(queue);
-    const fromLane = laneWaiting && laneWaiting.size > 0 ? laneWaiting.values() : undefined;
+
+    // The B-tree's waiting messages and the journal's, merged in sequence order. The B-tree is
+    // read only when it may hold some: a range scan per claim is not free.
+    const lane = journal?.lane.waitingIn(queue);
+    const fromLane = lane && lane.size > 0 ? lane.values() : undefined;
     let nextInLane = fromLane?.next().value as LaneEntry | undefined;
     const takeLaneBefore = (seq: number): void => {
       while (nextInLane && nextInLane.seq < seq && out.length < limit) {
@@ -233,35 +229,56 @@ export class EmbeddedStore implements Store {
         nextInLane = fromLane!.next().value as LaneEntry | undefined;
         // A message with the same id already claimed: this one waits its turn.
         if (this.tracker.claimedAt(queue, entry.message.id)) continue;
-        lane!.claim(entry);
+        journal!.lane.claim(entry);
         this.tracker.claim(queue, entry.message.id, { in: "journal", entryId: entry.entryId });
         out.push(entry.message);
       }
     };
-    let contiguous = true;
-    const waiting = this.handoff.get(queue);
-    for (const key of dbs.ready.getKeys(readyRange(queue, this.tracker.scanFrom(queue, now)))) {
-      const seq = key[1];
-      takeLaneBefore(seq);
-      if (out.length >= limit) break;
-      const value = waiting?.get(seq) ?? dbs.ready.get(key);
-      if (value === undefined) continue; // removed since the scan began
-      const held = this.tracker.claimedAt(queue, value.id);
-      if (held) {
-        // Claimed already (skip it); or another message with the same id is: leave this one for later.
-        if (held.in === "ready" && sameKey(held.key, key)) {
-          if (contiguous) this.tracker.advance(queue, seq + 1);
-        } else contiguous = false;
-        continue;
+    const from = this.tracker.readyScanFrom(queue, now);
+    if (from !== undefined) {
+      let contiguous = true;
+      let exhausted = true;
+      const waiting = this.handoff.get(queue);
+      for (const key of dbs.ready.getKeys(readyRange(queue, from))) {
+        const seq = key[1];
+        takeLaneBefore(seq);
+        if (out.length >= limit) {
+          exhausted = false;
+          break;
+        }
+        const value = waiting?.get(seq) ?? dbs.ready.get(key);
+        if (value === undefined) continue; // removed since the scan began
+        const held = this.tracker.claimedAt(queue, value.id);
+        if (held) {
+          // Claimed already (skip it); or another message with the same id is: leave this one for later.
+          if (held.in === "ready" && sameKey(held.key, key)) {
+            if (contiguous) this.tracker.advance(queue, seq + 1);
+          } else contiguous = false;
+          continue;
+        }
+        this.tracker.claim(queue, value.id, { in: "ready", key });
+        if (contiguous) this.tracker.advance(queue, seq + 1);
+        if (waiting?.delete(seq)) this.handoffSize--;
+        out.push(value);
       }
-      if (out.length >= limit) break;
-      this.tracker.claim(queue, value.id, { in: "ready", key });
-      if (contiguous) this.tracker.advance(queue, seq + 1);
-      if (waiting?.delete(seq)) this.handoffSize--;
-      out.push(value);
+      // Every waiting message of the B-tree is claimed now: the next claims need not look.
+      if (exhausted && contiguous) this.tracker.readyDrained(queue);
     }
     takeLaneBefore(Infinity);
     return out;
+  }
+
+  /** Claims due retries into `out`; notes when the next one falls due. */
+  private claimDue(dbs: EmbeddedDbs, queue: string, now: number, limit: number, out: QueuedMessage[]): void {
+    for (const { key, value } of dbs.delayed.getRange(dueRange(queue, now))) {
+      if (out.length >= limit) return;
+      if (this.tracker.claimedAt(queue, value.id)) continue;
+      this.tracker.claim(queue, value.id, { in: "delayed", key });
+      out.push(value);
+    }
+    let next = Infinity;
+    for (const key of dbs.delayed.getKeys(laterRange(queue, now))) next = key[1];
+    this.tracker.delayedScanned(queue, next);
   }
 
   async complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
@@ -361,6 +378,7 @@ export class EmbeddedStore implements Store {
       throw error;
     }
     this.leftJournal(from);
+    this.tracker.delayedDueAt(queue, visibleAt);
     if (!(from && this.tracker.unclaim(queue, message.id))) this.tracker.adjust(queue, 1);
     if (visibleAt <= Date.now()) this.notify(queue);
   }
@@ -563,6 +581,7 @@ export class EmbeddedStore implements Store {
   /** A message that was claimed is claimable again where it is. */
   private unclaimed(queue: string, location: Location | undefined): void {
     if (location?.in === "ready") this.tracker.rewind(queue, location.key[1]);
+    else if (location?.in === "delayed") this.tracker.delayedDueAt(queue, location.key[1]);
     else if (location?.in === "journal") this.opened?.journal?.lane.release(location.entryId);
   }
 

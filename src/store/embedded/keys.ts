@@ -39,6 +39,11 @@ export function dueRange(queue: string, now: number): { start: [string]; end: [s
   return { start: [queue], end: [queue, now, Infinity] };
 }
 
+/** Range of a queue's retries not yet visible at `now`, the earliest first (one is enough). */
+export function laterRange(queue: string, now: number): { start: [string, number, number]; end: [string, number]; limit: number } {
+  return { start: [queue, now, Infinity], end: [queue, Infinity], limit: 1 };
+}
+
 /** lmdb keys are at most ~2 KB; longer state keys (say, a huge header used as a marker) are hashed. */
 const LONG_KEY_BYTES = 512;
 

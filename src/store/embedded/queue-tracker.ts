@@ -1,6 +1,9 @@
 import type { Location } from "./keys";
 
-/** How often a claim rescans a queue from its head, to pick up messages another process put there. */
+/**
+ * How often a claim looks at a queue's B-tree messages and retries from the start whatever this
+ * process knows, to pick up messages another process put there.
+ */
 const RESCAN_MS = 1_000;
 
 interface QueueBook {
@@ -14,6 +17,10 @@ interface QueueBook {
    */
   cursor: number;
   rescanAt: number;
+  /** False once a scan found every waiting message of the B-tree claimed; true again on any change. */
+  readyMayWait: boolean;
+  /** Earliest time a retry of this queue may be due (0: look now; Infinity: none known). */
+  dueAt: number;
   /** Messages handed out and not yet finished, by id. Lost on restart: that is at-least-once. */
   readonly claimed: Map<string, Location>;
 }
@@ -66,14 +73,42 @@ export class QueueTracker {
     return location;
   }
 
-  /** Where a claim starts scanning the waiting messages. */
-  scanFrom(queue: string, now: number): number {
+  /** Where a claim starts scanning the B-tree's waiting messages; undefined when it need not. */
+  readyScanFrom(queue: string, now: number): number | undefined {
+    const book = this.refreshed(queue, now);
+    return book.readyMayWait ? book.cursor : undefined;
+  }
+
+  /** A scan found every waiting message of the B-tree claimed. */
+  readyDrained(queue: string): void {
+    this.book(queue).readyMayWait = false;
+  }
+
+  /** Whether a claim must look for due retries. */
+  delayedMayBeDue(queue: string, now: number): boolean {
+    return this.refreshed(queue, now).dueAt <= now;
+  }
+
+  /** A retry of the queue falls due at `at` (or a scan found the next one there). */
+  delayedDueAt(queue: string, at: number): void {
+    const book = this.book(queue);
+    book.dueAt = Math.min(book.dueAt, at);
+  }
+
+  /** After a scan of the retries: the earliest one not yet due (Infinity: none). */
+  delayedScanned(queue: string, nextDueAt: number): void {
+    this.book(queue).dueAt = nextDueAt;
+  }
+
+  private refreshed(queue: string, now: number): QueueBook {
     const book = this.book(queue);
     if (now >= book.rescanAt) {
       book.cursor = 0;
       book.rescanAt = now + RESCAN_MS;
+      book.readyMayWait = true;
+      book.dueAt = 0;
     }
-    return book.cursor;
+    return book;
   }
 
   /** Every waiting message below `seq` is claimed. */
@@ -86,11 +121,12 @@ export class QueueTracker {
   rewind(queue: string, seq: number): void {
     const book = this.book(queue);
     if (seq < book.cursor) book.cursor = seq;
+    book.readyMayWait = true;
   }
 
   private book(queue: string): QueueBook {
     let book = this.books.get(queue);
-    if (!book) this.books.set(queue, (book = { nextSeq: 1, count: 0, cursor: 0, rescanAt: 0, claimed: new Map() }));
+    if (!book) this.books.set(queue, (book = { nextSeq: 1, count: 0, cursor: 0, rescanAt: 0, readyMayWait: true, dueAt: 0, claimed: new Map() }));
     return book;
   }
 }

@@ -22,8 +22,7 @@ export function messageRecord(message: QueuedMessage): MessageRecord {
 
 /** A message as the journal writes it: the record without `raw`, whose bytes follow it as they are. */
 export function messageMeta(message: QueuedMessage): Omit<MessageRecord, "raw"> {
-  const { raw: _writtenSeparately, ...meta } = record(message, true);
-  return meta;
+  return record(message, true, false);
 }
 
 /**
@@ -31,7 +30,7 @@ export function messageMeta(message: QueuedMessage): Omit<MessageRecord, "raw"> 
  * when `lean` (the raw bytes are the body, once); dead letters keep it, so that they read
  * complete wherever they are shown.
  */
-function record(message: QueuedMessage, lean: boolean): MessageRecord {
+function record(message: QueuedMessage, lean: boolean, withRaw = true): MessageRecord {
   let payload = message.payload;
   if (lean && message.bodyFromRaw && message.raw !== undefined && typeof payload === "object" && payload !== null && "body" in payload) {
     const { body: _rebuiltFromRaw, ...rest } = payload as Record<string, unknown>;
@@ -43,7 +42,7 @@ function record(message: QueuedMessage, lean: boolean): MessageRecord {
     attempts: message.attempts,
     enqueuedAt: message.enqueuedAt,
   };
-  if (message.raw !== undefined) out.raw = message.raw;
+  if (withRaw && message.raw !== undefined) out.raw = message.raw;
   if (message.lastError !== undefined) out.lastError = message.lastError;
   if (message.bodyFromRaw) out.bodyFromRaw = true;
   return out;

@@ -58,15 +58,19 @@ export function readSegmentHeader(file: Buffer): SegmentHeader | undefined {
   return { salt, saltCrc: crc32(salt) };
 }
 
-/** The 12 bytes in front of a payload made of `parts`. */
-export function frameHeader(segment: SegmentHeader, frameNo: number, parts: readonly Buffer[], length: number): Buffer {
-  const head = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-  head.writeUInt32LE(length, 0);
-  head.writeUInt32LE(frameNo, 4);
-  let crc = crc32(head.subarray(0, 8), segment.saltCrc);
-  for (const part of parts) crc = crc32(part, crc);
-  head.writeUInt32LE(crc, 8);
-  return head;
+/**
+ * One frame, header and payload, in one buffer: the parts are copied once, so that the
+ * checksum is one pass and the write one buffer.
+ */
+export function encodeFrame(segment: SegmentHeader, frameNo: number, parts: readonly Buffer[], length: number): Buffer {
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + length);
+  frame.writeUInt32LE(length, 0);
+  frame.writeUInt32LE(frameNo, 4);
+  let at = FRAME_HEADER_BYTES;
+  for (const part of parts) at += part.copy(frame, at);
+  const crc = crc32(frame.subarray(FRAME_HEADER_BYTES), crc32(frame.subarray(0, 8), segment.saltCrc));
+  frame.writeUInt32LE(crc, 8);
+  return frame;
 }
 
 export interface EnqueueOp {
@@ -87,7 +91,7 @@ export type JournalOp = EnqueueOp | DoneOp;
 
 /** The buffers of an enqueue operation (header, queue, meta, raw), ready for writev. */
 export function enqueueOp(entryId: number, seq: number, queue: string, meta: Buffer, raw: Buffer | undefined): Buffer[] {
-  const queueBytes = Buffer.from(queue, "utf8");
+  const queueBytes = queueNameBytes(queue);
   if (queueBytes.length > 0xffff) throw new RangeError(`queue name longer than 65535 bytes: ${queue.slice(0, 40)}...`);
   const head = Buffer.allocUnsafe(ENQUEUE_HEADER_BYTES);
   head.writeUInt8(OP_ENQUEUE, 0);
@@ -98,6 +102,17 @@ export function enqueueOp(entryId: number, seq: number, queue: string, meta: Buf
   head.writeDoubleLE(entryId, 12);
   head.writeDoubleLE(seq, 20);
   return raw && raw.length > 0 ? [head, queueBytes, meta, raw] : [head, queueBytes, meta];
+}
+
+/** Queue names are few and written with every message: encoded once each. */
+const queueNames = new Map<string, Buffer>();
+
+function queueNameBytes(queue: string): Buffer {
+  let bytes = queueNames.get(queue);
+  if (bytes) return bytes;
+  bytes = Buffer.from(queue, "utf8");
+  if (queueNames.size < 10_000) queueNames.set(queue, bytes);
+  return bytes;
 }
 
 export function doneOp(entryId: number): Buffer {

@@ -1,8 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { open, unlink, type FileHandle } from "node:fs/promises";
+import { closeSync, constants, fsyncSync, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync } from "node:fs";
 import { join } from "node:path";
 import { StoreRefusedError, toRefusal } from "../../store-errors";
-import { frameHeader, MAX_FRAME_BYTES, newSegmentHeader, type SegmentHeader } from "./journal-format";
+import { encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_BYTES, newSegmentHeader, type SegmentHeader } from "./journal-format";
 
 export interface JournalLogOptions {
   /** Directory of the segment files (created when missing). */
@@ -24,20 +23,41 @@ interface Waiter {
 
 interface OpenSegment {
   readonly index: number;
-  readonly path: string;
-  readonly handle: FileHandle;
+  readonly fd: number;
   readonly header: SegmentHeader;
+  /** Where the next frame goes (frames in flight included). */
   size: number;
   frames: number;
 }
 
+/** A frame on its way to disk. */
+interface Frame {
+  readonly segment: OpenSegment;
+  readonly at: number;
+  readonly waiters: Waiter[];
+  readonly durable: boolean;
+  state: "writing" | "written" | "failed";
+  error?: unknown;
+}
+
+/**
+ * Frames written at once. One frame syncing while the next is written keeps the disk busy
+ * without waiting for each sync in turn; more would only cut batches smaller (each write
+ * is a sync, and costs CPU time).
+ */
+const MAX_IN_FLIGHT = 2;
+
+/** Done-markers wait this long for a frame that must be written anyway before getting their own. */
+const LAZY_WRITE_MS = 50;
+
 const ignore = (): void => undefined;
 
 /**
- * The journal's files: an append-only log cut into segments, written by group commit. Every
- * operation appended during one event-loop turn (and while the previous write is on its way
- * to disk) goes out as one frame in one writev, then one fdatasync; the callers' promises
- * resolve after that. Under load, fifty requests share a sync instead of paying one each.
+ * The journal's files: an append-only log cut into segments, written by group commit. The
+ * segment files are opened O_DSYNC, so a write returns once its bytes are on disk. Every
+ * operation appended during one event-loop turn (and while earlier frames are on their way)
+ * goes out as one frame in one write; the callers' promises resolve after it, in order. Under
+ * load, dozens of requests share one synced write instead of paying one each.
  *
  * It also knows which segments still hold live entries: a segment is deleted as soon as it is
  * no longer the one being written and every entry in it is done.
@@ -50,19 +70,17 @@ export class JournalLog {
   private waiters: Waiter[] = [];
   /** Whether something queued must reach the disk before anyone is told (not just done-markers). */
   private queuedDurable = false;
-  private writing = false;
+  private inFlight: Frame[] = [];
+  /** A frame failed: no new frame until those in flight are settled and a new segment begins. */
+  private broken: { readonly segment: OpenSegment; readonly at: number } | undefined;
   private scheduled = false;
+  private lazyTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private idle: Array<() => void> = [];
   private readonly live = new Map<number, number>();
 
   constructor(private readonly options: JournalLogOptions) {
     mkdirSync(options.dir, { recursive: true });
-  }
-
-  /** Index of the segment being written (where the next frame goes, unless it rotates). */
-  get currentIndex(): number {
-    return this.current?.index ?? this.nextIndex;
   }
 
   /**
@@ -80,13 +98,19 @@ export class JournalLog {
   }
 
   /**
-   * Appends operations nobody waits for (done-markers): they ride with the next frame. Losing
-   * them in a crash only means their messages are delivered again.
+   * Appends operations nobody waits for (done-markers): they ride with the next frame, or get
+   * one of their own a little later. Losing them in a crash only means their messages are
+   * delivered again.
    */
   appendLazily(parts: readonly Buffer[]): void {
     if (this.closed) return;
     this.push(parts);
-    this.schedule();
+    if (this.lazyTimer || this.scheduled) return;
+    this.lazyTimer = setTimeout(() => {
+      this.lazyTimer = undefined;
+      this.dispatch();
+    }, LAZY_WRITE_MS);
+    this.lazyTimer.unref();
   }
 
   /** An entry was committed to `segment`. */
@@ -106,11 +130,11 @@ export class JournalLog {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.writing || this.scheduled) await new Promise<void>((resolve) => this.idle.push(resolve));
-    if (this.queued.length > 0) await this.flush();
+    this.dispatch();
+    if (this.inFlight.length > 0 || this.queued.length > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
     const segment = this.current;
     this.current = undefined;
-    await segment?.handle.close().catch(ignore);
+    if (segment) closeQuietly(segment.fd);
   }
 
   private push(parts: readonly Buffer[]): void {
@@ -121,99 +145,130 @@ export class JournalLog {
   }
 
   private schedule(): void {
-    if (this.writing || this.scheduled) return;
+    if (this.scheduled) return;
     this.scheduled = true;
     // setImmediate: every request of this event-loop turn joins the frame.
     setImmediate(() => {
       this.scheduled = false;
-      void this.flush();
+      this.dispatch();
     });
   }
 
-  private async flush(): Promise<void> {
-    if (this.writing) return;
-    if (this.queued.length === 0) return this.settle();
-    this.writing = true;
-    const parts = this.queued;
+  /** Starts writing what is queued, if a frame may start now. */
+  private dispatch(): void {
+    if (this.queued.length === 0 || this.broken || this.inFlight.length >= MAX_IN_FLIGHT) return;
+    if (this.lazyTimer) clearTimeout(this.lazyTimer);
+    this.lazyTimer = undefined;
     const bytes = this.queuedBytes;
-    const waiters = this.waiters;
-    const durable = this.queuedDurable;
+    let segment = this.current;
+    if (!segment || (segment.size + FRAME_HEADER_BYTES + bytes > this.options.segmentBytes && segment.frames > 0)) {
+      // The old segment's frames land first; then the new one is begun.
+      if (this.inFlight.length > 0) return;
+      try {
+        segment = this.rotate();
+      } catch (error) {
+        return this.fail(this.take(), error);
+      }
+    }
+    const batch = this.take();
+    if (bytes > MAX_FRAME_BYTES) {
+      return this.fail(batch, new RangeError(`a journal frame of ${bytes} bytes is over the ${MAX_FRAME_BYTES}-byte limit`));
+    }
+    const bytesOut = encodeFrame(segment.header, segment.frames, batch.parts, bytes);
+    const expected = bytesOut.length;
+    const frame: Frame = { segment, at: segment.size, waiters: batch.waiters, durable: batch.durable, state: "writing" };
+    segment.size += expected;
+    segment.frames++;
+    this.inFlight.push(frame);
+    write(segment.fd, bytesOut, 0, expected, frame.at, (error, written) => {
+      if (!error && written !== expected) error = new Error(`short write to the journal: ${written} of ${expected} bytes`);
+      frame.state = error ? "failed" : "written";
+      frame.error = error ?? undefined;
+      this.settle();
+    });
+  }
+
+  private take(): { parts: Buffer[]; waiters: Waiter[]; durable: boolean } {
+    const batch = { parts: this.queued, waiters: this.waiters, durable: this.queuedDurable };
     this.queued = [];
     this.queuedBytes = 0;
     this.waiters = [];
     this.queuedDurable = false;
-    try {
-      if (bytes > MAX_FRAME_BYTES) throw new RangeError(`a journal frame of ${bytes} bytes is over the ${MAX_FRAME_BYTES}-byte limit`);
-      const index = await this.write(parts, bytes, durable);
-      if (durable) this.options.onSuccess();
-      for (const waiter of waiters) waiter.resolve(index);
-    } catch (error) {
-      this.options.onFailure(error);
-      const refused = new StoreRefusedError(toRefusal(error), { cause: error });
-      for (const waiter of waiters) waiter.reject(refused);
-    } finally {
-      this.writing = false;
-    }
-    if (this.queued.length > 0) this.schedule();
-    else this.settle();
+    return batch;
   }
 
+  /** Tells the callers of written frames, in order; after a failure, every later frame fails too. */
   private settle(): void {
-    if (this.writing || this.scheduled) return;
-    for (const done of this.idle.splice(0)) done();
+    while (this.inFlight.length > 0 && this.inFlight[0]!.state !== "writing") {
+      const frame = this.inFlight.shift()!;
+      if (frame.state === "failed" && !this.broken) this.broken = { segment: frame.segment, at: frame.at };
+      if (this.broken) {
+        // Recovery stops at the first bad frame: what follows it would not be read back.
+        this.fail({ waiters: frame.waiters }, frame.error ?? new Error("an earlier journal write failed"));
+        continue;
+      }
+      if (frame.durable) this.options.onSuccess();
+      for (const waiter of frame.waiters) waiter.resolve(frame.segment.index);
+    }
+    if (this.inFlight.length === 0 && this.broken) this.abandonSegment(this.broken);
+    this.dispatch();
+    if (this.inFlight.length === 0 && this.queued.length === 0) for (const done of this.idle.splice(0)) done();
   }
 
-  /** One frame: rotate if the segment is full, writev, fdatasync. Returns the segment index. */
-  private async write(parts: Buffer[], bytes: number, durable: boolean): Promise<number> {
-    let segment = this.current;
-    let fresh: Buffer | undefined;
-    if (!segment || (segment.size + bytes > this.options.segmentBytes && segment.frames > 0)) {
-      ({ segment, fresh } = await this.rotate());
-    }
-    const head = frameHeader(segment.header, segment.frames, parts, bytes);
-    const out = fresh ? [fresh, head, ...parts] : [head, ...parts];
-    const expected = (fresh?.length ?? 0) + head.length + bytes;
-    const at = fresh ? 0 : segment.size;
+  private fail(batch: { waiters: Waiter[] }, error: unknown): void {
+    this.options.onFailure(error);
+    const refused = new StoreRefusedError(toRefusal(error), { cause: error });
+    for (const waiter of batch.waiters) waiter.reject(refused);
+  }
+
+  /**
+   * After a failed write: what reached the file may be half a frame. Cut it off (best effort)
+   * and begin a new segment, so nothing is ever written after a bad frame.
+   */
+  private abandonSegment(broken: { readonly segment: OpenSegment; readonly at: number }): void {
+    this.broken = undefined;
+    const { segment } = broken;
     try {
-      const { bytesWritten } = await segment.handle.writev(out, at);
-      if (bytesWritten !== expected) throw new Error(`short write to the journal: ${bytesWritten} of ${expected} bytes`);
-      // A new segment's header is synced with its first frame, and its name with the directory.
-      if (durable || fresh) await segment.handle.datasync();
-      if (fresh) await syncDirectory(this.options.dir);
-    } catch (error) {
-      // What reached the file may be half a frame: cut it off (best effort) and start a new
-      // segment next time, so nothing is ever written after a bad frame.
-      this.current = undefined;
-      await segment.handle.truncate(at).catch(ignore);
-      await segment.handle.close().catch(ignore);
-      if (!this.live.has(segment.index)) this.remove(segment.index);
-      throw error;
+      ftruncateSync(segment.fd, broken.at);
+    } catch {
+      // the next open stops reading at the bad frame anyway
     }
-    segment.size = at + expected;
-    segment.frames++;
-    return segment.index;
+    closeQuietly(segment.fd);
+    if (this.current === segment) this.current = undefined;
+    if (!this.live.has(segment.index)) this.remove(segment.index);
   }
 
-  private async rotate(): Promise<{ segment: OpenSegment; fresh: Buffer }> {
+  /**
+   * Closes the current segment and begins the next: created O_DSYNC, its header written, and
+   * its name synced into the directory. Synchronous, once per segment (64 MiB by default).
+   */
+  private rotate(): OpenSegment {
     const previous = this.current;
     this.current = undefined;
     if (previous) {
-      await previous.handle.close().catch(ignore);
+      closeQuietly(previous.fd);
       if (!this.live.has(previous.index)) this.remove(previous.index);
     }
     const index = this.nextIndex++;
-    const path = this.pathOf(index);
-    const handle = await open(path, "w");
-    const { bytes, header } = newSegmentHeader();
-    const segment: OpenSegment = { index, path, handle, header, size: 0, frames: 0 };
-    this.current = segment;
-    return { segment, fresh: bytes };
+    const fd = openSync(this.pathOf(index), constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_DSYNC);
+    try {
+      const { bytes, header } = newSegmentHeader();
+      writeSync(fd, bytes, 0, bytes.length, 0);
+      syncDirectory(this.options.dir);
+      const segment: OpenSegment = { index, fd, header, size: bytes.length, frames: 0 };
+      this.current = segment;
+      return segment;
+    } catch (error) {
+      closeQuietly(fd);
+      this.remove(index);
+      throw error;
+    }
   }
 
   private remove(index: number): void {
     // A segment that survives a crash undeleted is read again at the next open: its messages
     // without a done-marker are delivered again, which at-least-once allows.
-    unlink(this.pathOf(index)).catch(ignore);
+    unlink(this.pathOf(index), ignore);
   }
 
   private pathOf(index: number): string {
@@ -229,11 +284,19 @@ export function segmentFileName(epoch: string, index: number): string {
 /** A segment file name: epoch (hex) and index. */
 export const SEGMENT_FILE = /^([0-9a-f]+)-(\d{8})\.wal$/;
 
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, "r");
   try {
-    await handle.sync();
+    fsyncSync(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // already closed, or the disk is gone: nothing left to do with it
   }
 }
