@@ -1,0 +1,265 @@
+import { expect } from "chai";
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EmbeddedStore, type EmbeddedStoreOptions } from "../../../src/store/embedded/embedded-store";
+import { doneOp, encodeFrame, enqueueOp, newSegmentHeader, readSegment, SEGMENT_HEADER_BYTES } from "../../../src/store/embedded/journal/journal-format";
+import { decodeMessage, encodeMeta } from "../../../src/store/embedded/journal/journal-lane";
+import { JournalLog } from "../../../src/store/embedded/journal/journal-log";
+import type { QueuedMessage } from "../../../src/store/store";
+import { StoreRefusedError } from "../../../src/store/store-errors";
+import { until } from "../../helpers/wait";
+import { message, rejection, storeConformance } from "../store-conformance";
+
+const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "journal-"));
+  dirs.push(dir);
+  return dir;
+}
+function removeTempDirs(): void {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+const segmentsIn = (dir: string): string[] => readdirSync(join(dir, "journal")).filter((name) => name.endsWith(".wal")).sort();
+
+// The B-tree path keeps its own conformance run: it takes what the journal has no room for.
+storeConformance("embedded, journal off", {
+  create: (limits) => new EmbeddedStore({ dir: join(tempDir(), "data"), journal: false, ...limits }),
+  cleanup: removeTempDirs,
+});
+
+describe("journal segments on disk", () => {
+  function segment(frames: Buffer[][]): Buffer {
+    const { bytes, header } = newSegmentHeader();
+    const out = [bytes];
+    frames.forEach((parts, i) => out.push(encodeFrame(header, i, parts, parts.reduce((n, p) => n + p.length, 0))));
+    return Buffer.concat(out);
+  }
+  const enqueue = (entryId: number, raw?: Buffer) => enqueueOp(entryId, entryId * 10, "q", encodeMeta(message(`m${entryId}`)), raw);
+
+  it("reads back every operation of every frame, raw bytes included", () => {
+    const raw = Buffer.from([0, 1, 2, 255]);
+    const { ops, stoppedBecause } = readSegment(segment([[...enqueue(1, raw), ...enqueue(2)], [doneOp(1)]]));
+    expect(stoppedBecause).to.equal(undefined);
+    expect(ops.map((op) => [op.kind, op.entryId])).to.deep.equal([["enqueue", 1], ["enqueue", 2], ["done", 1]]);
+    const first = ops[0]!;
+    if (first.kind !== "enqueue") throw new Error("expected an enqueue");
+    expect(first).to.include({ queue: "q", seq: 10 });
+    expect(decodeMessage(first.meta, first.raw)).to.deep.equal({ ...message("m1"), raw });
+  });
+
+  it("stops at a frame the crash cut short, keeping the frames before it", () => {
+    const whole = segment([[...enqueue(1)], [...enqueue(2)]]);
+    const torn = whole.subarray(0, whole.length - 5);
+    const { ops, stoppedBecause } = readSegment(torn);
+    expect(ops.map((op) => op.entryId)).to.deep.equal([1]);
+    expect(stoppedBecause).to.equal("short frame");
+  });
+
+  it("stops at a frame whose bytes changed", () => {
+    const whole = segment([[...enqueue(1)], [...enqueue(2)], [...enqueue(3)]]);
+    whole[whole.length - 40] ^= 0xff; // inside the last frame
+    const { ops, stoppedBecause } = readSegment(whole);
+    expect(ops.map((op) => op.entryId)).to.deep.equal([1, 2]);
+    expect(stoppedBecause).to.equal("checksum mismatch");
+  });
+
+  it("does not take a frame made for another segment (the salt differs), e.g. one smuggled inside a body", () => {
+    const forged = encodeFrame(newSegmentHeader().header, 1, enqueue(9), enqueue(9).reduce((n, p) => n + p.length, 0));
+    const file = Buffer.concat([segment([[...enqueue(1)]]), forged]);
+    const { ops, stoppedBecause } = readSegment(file);
+    expect(ops.map((op) => op.entryId)).to.deep.equal([1]);
+    expect(stoppedBecause).to.equal("checksum mismatch");
+  });
+
+  it("does not take a file that is not a segment", () => {
+    expect(readSegment(Buffer.from("hello, not a journal segment at all")).stoppedBecause).to.equal("not a journal segment");
+    expect(readSegment(Buffer.alloc(SEGMENT_HEADER_BYTES - 1)).ops).to.deep.equal([]);
+  });
+});
+
+describe("JournalLog", () => {
+  afterEach(removeTempDirs);
+  const log = (dir: string, segmentBytes = 1 << 20) =>
+    new JournalLog({ dir, epoch: "abc123", segmentBytes, onFailure: () => undefined, onSuccess: () => undefined });
+
+  it("starts a new segment when one is full, and deletes a segment once all its entries are done", async () => {
+    const dir = tempDir();
+    const journal = log(dir, 2_000);
+    const landed: number[] = [];
+    for (let i = 1; i <= 12; i++) {
+      const segment = await journal.append(enqueueOp(i, i, "q", encodeMeta(message(`m${i}`)), Buffer.alloc(300, i)));
+      journal.retain(segment);
+      landed.push(segment);
+    }
+    expect(new Set(landed).size).to.be.greaterThan(2);
+    expect(readdirSync(dir).length).to.equal(new Set(landed).size);
+    for (const segment of landed) journal.release(segment);
+    // Every segment but the one being written goes.
+    await until(() => readdirSync(dir).length === 1);
+    expect(readdirSync(dir)).to.deep.equal([`abc123-${String(landed.at(-1)).padStart(8, "0")}.wal`]);
+    await journal.close();
+  });
+
+  it("writes done-markers nobody waited for at the latest when it closes", async () => {
+    const dir = tempDir();
+    const journal = log(dir);
+    await journal.append(enqueueOp(1, 1, "q", encodeMeta(message("m1")), undefined));
+    journal.appendLazily([doneOp(1)]);
+    await journal.close();
+    const [file] = readdirSync(dir);
+    expect(readSegment(readFileSync(join(dir, file!))).ops.map((op) => op.kind)).to.deep.equal(["enqueue", "done"]);
+  });
+
+  it("refuses appends once closed, with a StoreRefusedError", async () => {
+    const journal = log(tempDir());
+    await journal.close();
+    const error = await rejection(journal.append([doneOp(1)]));
+    expect(error).to.be.instanceOf(StoreRefusedError);
+    expect((error as StoreRefusedError).refusal.code).to.equal("store_unavailable");
+  });
+});
+
+describe("EmbeddedStore journal", function () {
+  this.timeout(20_000);
+  let open: EmbeddedStore[] = [];
+  async function openStore(options: EmbeddedStoreOptions): Promise<EmbeddedStore> {
+    const store = new EmbeddedStore(options);
+    await store.open();
+    open.push(store);
+    return store;
+  }
+  async function closeStore(store: EmbeddedStore): Promise<void> {
+    open = open.filter((s) => s !== store);
+    await store.close();
+  }
+  afterEach(async () => {
+    for (const store of open.splice(0)) await store.close();
+    removeTempDirs();
+  });
+
+  it("writes new messages to the journal, and moves what it still holds into the B-tree at the next open, in queue order", async () => {
+    const dir = join(tempDir(), "data");
+    // Room for two: the next two go to the B-tree; the queue's order is one sequence over both.
+    const first = await openStore({ dir, journal: { maxMessages: 2 } });
+    const bytes = { raw: Buffer.from([1, 2, 3]), payload: { b: Buffer.from("inner"), n: 1 } };
+    for (const id of ["a", "b", "c", "d"]) await first.enqueue("q", message(id, bytes.payload, { raw: bytes.raw }));
+    expect(segmentsIn(dir)).to.have.length(1);
+    expect(ids(await first.claim("q", 10))).to.deep.equal(["a", "b", "c", "d"]);
+    await closeStore(first);
+
+    const second = await openStore({ dir });
+    expect(segmentsIn(dir)).to.deep.equal([]); // folded, then deleted
+    expect(await second.depth("q")).to.equal(4);
+    const again = await second.claim("q", 10);
+    expect(ids(again)).to.deep.equal(["a", "b", "c", "d"]);
+    expect(again[0]).to.deep.equal(message("a", bytes.payload, { raw: bytes.raw }));
+  });
+
+  it("does not bring back what was finished before the restart", async () => {
+    const dir = join(tempDir(), "data");
+    const first = await openStore({ dir });
+    for (const id of ["a", "b", "c"]) await first.enqueue("q", message(id));
+    await first.claim("q", 10);
+    await first.complete("q", "a");
+    await first.complete("q", "c");
+    await closeStore(first);
+
+    const second = await openStore({ dir });
+    expect(ids(await second.claim("q", 10))).to.deep.equal(["b"]);
+  });
+
+  it("finishes a message and records its task's output in one frame", async () => {
+    const dir = join(tempDir(), "data");
+    const first = await openStore({ dir });
+    await first.enqueue("in", message("x"));
+    await first.claim("in", 1);
+    await first.complete("in", "x", { queue: "out", message: message("x:out", { total: 3 }) });
+    expect(await first.depth("in")).to.equal(0);
+    await closeStore(first);
+
+    const second = await openStore({ dir });
+    expect(await second.claim("in", 10)).to.deep.equal([]);
+    expect(await second.claim("out", 10)).to.deep.equal([message("x:out", { total: 3 })]);
+  });
+
+  it("does not duplicate messages when the process died between moving the journal and deleting it", async () => {
+    const dir = join(tempDir(), "data");
+    const first = await openStore({ dir });
+    for (const id of ["a", "b"]) await first.enqueue("q", message(id));
+    await closeStore(first);
+    const saved = join(tempDir(), "saved");
+    mkdirSync(saved);
+    for (const name of segmentsIn(dir)) copyFileSync(join(dir, "journal", name), join(saved, name));
+
+    await closeStore(await openStore({ dir })); // moves a and b into the B-tree
+    for (const name of readdirSync(saved)) copyFileSync(join(saved, name), join(dir, "journal", name)); // as if never deleted
+
+    const third = await openStore({ dir });
+    expect(await third.depth("q")).to.equal(2);
+    expect(ids(await third.claim("q", 10))).to.deep.equal(["a", "b"]);
+  });
+
+  it("keeps the frames before a torn one, and takes new messages after it", async () => {
+    const dir = join(tempDir(), "data");
+    const first = await openStore({ dir });
+    await first.enqueue("q", message("kept"));
+    await closeStore(first);
+    const [name] = segmentsIn(dir);
+    appendFileSync(join(dir, "journal", name!), Buffer.from([0x40, 0, 0, 0, 1, 0, 0, 0, 9, 9])); // half a frame
+
+    const second = await openStore({ dir });
+    await second.enqueue("q", message("new"));
+    expect(ids(await second.claim("q", 10))).to.deep.equal(["kept", "new"]);
+  });
+
+  it("sends a message larger than the journal's byte budget to the B-tree", async () => {
+    const dir = join(tempDir(), "data");
+    const store = await openStore({ dir, journal: { maxBytes: 1024 } });
+    await store.enqueue("q", message("small", {}, { raw: Buffer.alloc(100) }));
+    await store.enqueue("q", message("large", {}, { raw: Buffer.alloc(4096) }));
+    const frames = readSegment(readFileSync(join(dir, "journal", segmentsIn(dir)[0]!))).ops;
+    expect(frames.map((op) => op.kind === "enqueue" && decodeMessage(op.meta, op.raw).id)).to.deep.equal(["small"]);
+    expect(ids(await store.claim("q", 10))).to.deep.equal(["small", "large"]);
+  });
+
+  it("gives a claimed message back on release, in its place, and a retry leaves the journal for the B-tree", async () => {
+    const dir = join(tempDir(), "data");
+    const store = await openStore({ dir });
+    for (const id of ["a", "b", "c"]) await store.enqueue("q", message(id));
+    const claimed = await store.claim("q", 2);
+    await store.release("q", ids(claimed).reverse());
+    expect(ids(await store.claim("q", 3))).to.deep.equal(["a", "b", "c"]);
+    await store.retryLater("q", message("a", { n: "a" }, { attempts: 1, lastError: "boom" }), Date.now() + 60_000);
+    await store.complete("q", "b");
+    await store.complete("q", "c");
+    await closeStore(store);
+
+    const reopened = await openStore({ dir });
+    expect(await reopened.depth("q")).to.equal(1);
+    expect(await reopened.claim("q", 10)).to.deep.equal([]); // a waits for its retry time
+  });
+
+  it("leaves the journal alone in a process that does not consume (the CLI)", async () => {
+    const dir = join(tempDir(), "data");
+    const app = await openStore({ dir });
+    await app.enqueue("q", message("a"));
+    const cli = await openStore({ dir, consumer: false });
+    await closeStore(cli);
+    expect(segmentsIn(dir)).to.have.length(1);
+    expect(ids(await app.claim("q", 10))).to.deep.equal(["a"]);
+  });
+
+  it("ignores files in the journal directory that are not segments", async () => {
+    const dir = join(tempDir(), "data");
+    mkdirSync(join(dir, "journal"), { recursive: true });
+    writeFileSync(join(dir, "journal", "notes.txt"), "not a segment");
+    const store = await openStore({ dir });
+    await store.enqueue("q", message("a"));
+    expect(ids(await store.claim("q", 10))).to.deep.equal(["a"]);
+    expect(readdirSync(join(dir, "journal"))).to.include("notes.txt");
+  });
+});
