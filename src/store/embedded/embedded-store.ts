@@ -313,7 +313,7 @@ export class EmbeddedStore implements Store {
   }
 
   /**
-   * A message of the journal is done: a done-marker, nobody waits for it. With an output, the
+   * A message of the journal is done: a done-marker, in the next frame. With an output, the
    * marker and the output go in one frame (on disk together or not at all); an output that
    * finds the lane full goes to the B-tree first and the marker after it, so that a crash in
    * between delivers the input again rather than lose the output.
@@ -327,7 +327,12 @@ export class EmbeddedStore implements Store {
   ): Promise<void> {
     const { lane } = journal;
     if (!emit) {
-      lane.done(entryId);
+      try {
+        await lane.done(entryId);
+      } catch (error) {
+        this.abandon(queue, id);
+        throw error;
+      }
       return this.finished(queue, id);
     }
     const seq = this.tracker.allocate(emit.queue);
@@ -338,7 +343,7 @@ export class EmbeddedStore implements Store {
         this.notify(emit.queue);
       } else {
         await this.putReady(emit.queue, seq, emit.message);
-        lane.done(entryId);
+        lane.moved(entryId);
       }
     } catch (error) {
       this.tracker.adjust(emit.queue, -1);
@@ -418,7 +423,7 @@ export class EmbeddedStore implements Store {
    * done-marker follows. A crash between the two delivers it again (at-least-once).
    */
   private leftJournal(from: Location | undefined): void {
-    if (from?.in === "journal") this.opened?.journal?.lane.done(from.entryId);
+    if (from?.in === "journal") this.opened?.journal?.lane.moved(from.entryId);
   }
 
   state(namespace: string): StateStore {

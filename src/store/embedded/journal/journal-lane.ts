@@ -110,10 +110,23 @@ export class JournalLane {
   }
 
   /**
-   * A claimed entry is finished (done, or moved to the B-tree as a retry or dead letter). Its
-   * done-marker rides with the next frame: lost in a crash, the message is delivered again.
+   * A claimed entry is done: resolves once its done-marker is on disk (it rides with the next
+   * frame, so under load it costs no write of its own). Until then the entry stays claimed; if
+   * the write fails, it stays claimed and the caller gives it back.
    */
-  done(entryId: number): void {
+  async done(entryId: number): Promise<void> {
+    if (!this.claimed.has(entryId)) return;
+    await this.log.append([doneOp(entryId)]);
+    const entry = this.claimed.get(entryId);
+    if (entry) this.finish(entry);
+  }
+
+  /**
+   * A claimed entry left the journal for the B-tree (a retry, a dead letter), where it is safe
+   * already: its done-marker is written whenever convenient. Lost in a crash, the message is
+   * delivered once more.
+   */
+  moved(entryId: number): void {
     const entry = this.claimed.get(entryId);
     if (!entry) return;
     this.finish(entry);
