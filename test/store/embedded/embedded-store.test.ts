@@ -1,27 +1,22 @@
 import { expect } from "chai";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EmbeddedStore, type EmbeddedStoreOptions } from "../../../src/store/embedded/embedded-store";
 import type { QueuedMessage } from "../../../src/store/store";
 import { StoreRefusedError, storeFailureDetail } from "../../../src/store/store-errors";
 import { message, rejection, storeConformance } from "../store-conformance";
+import { StoreFixture } from "./store-fixture";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
 /** The compiled engine, for the child processes below. */
 const ENGINE_MODULE = join(__dirname, "..", "..", "..", "src", "store", "embedded", "embedded-store.js");
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "embedded-store-"));
-  dirs.push(dir);
-  return dir;
-}
-function removeTempDirs(): void {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
+const fixture = new StoreFixture("embedded-store-");
+const tempDir = () => fixture.tempDir();
+const openStore = (options: EmbeddedStoreOptions) => fixture.openStore(options);
+const closeStore = (store: EmbeddedStore) => fixture.closeStore(store);
 
 async function until(predicate: () => boolean, ms = 3000): Promise<void> {
   const end = Date.now() + ms;
@@ -51,26 +46,12 @@ function runChild(script: string, env: Record<string, string>, killAfterMs?: num
 
 storeConformance("embedded", {
   create: (limits) => new EmbeddedStore({ dir: join(tempDir(), "data"), ...limits }),
-  cleanup: removeTempDirs,
+  cleanup: () => fixture.removeDirs(),
 });
 
 describe("EmbeddedStore", function () {
   this.timeout(30_000);
-  let open: EmbeddedStore[] = [];
-  async function openStore(options: EmbeddedStoreOptions): Promise<EmbeddedStore> {
-    const store = new EmbeddedStore(options);
-    await store.open();
-    open.push(store);
-    return store;
-  }
-  async function closeStore(store: EmbeddedStore): Promise<void> {
-    open = open.filter((s) => s !== store);
-    await store.close();
-  }
-  afterEach(async () => {
-    for (const store of open.splice(0)) await store.close();
-    removeTempDirs();
-  });
+  afterEach(() => fixture.cleanup());
 
   it("is the durable engine", () => {
     const store = new EmbeddedStore({ dir: join(tempDir(), "data") });

@@ -1,6 +1,5 @@
 import { expect } from "chai";
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EmbeddedStore, type EmbeddedStoreOptions } from "../../../src/store/embedded/embedded-store";
 import { doneOp, encodeFrame, enqueueOp, newSegmentHeader, readSegment, SEGMENT_HEADER_BYTES } from "../../../src/store/embedded/journal/journal-format";
@@ -10,25 +9,21 @@ import type { QueuedMessage } from "../../../src/store/store";
 import { StoreRefusedError } from "../../../src/store/store-errors";
 import { until } from "../../helpers/wait";
 import { message, rejection, storeConformance } from "../store-conformance";
+import { StoreFixture } from "./store-fixture";
 
 const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "journal-"));
-  dirs.push(dir);
-  return dir;
-}
-function removeTempDirs(): void {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
+const fixture = new StoreFixture("journal-");
+const tempDir = () => fixture.tempDir();
+const openStore = (options: EmbeddedStoreOptions) => fixture.openStore(options);
+const closeStore = (store: EmbeddedStore) => fixture.closeStore(store);
 
 const segmentsIn = (dir: string): string[] => readdirSync(join(dir, "journal")).filter((name) => name.endsWith(".wal")).sort();
 
 // The B-tree path keeps its own conformance run: it takes what the journal has no room for.
 storeConformance("embedded, journal off", {
   create: (limits) => new EmbeddedStore({ dir: join(tempDir(), "data"), journal: false, ...limits }),
-  cleanup: removeTempDirs,
+  cleanup: () => fixture.removeDirs(),
 });
 
 describe("journal segments on disk", () => {
@@ -82,7 +77,7 @@ describe("journal segments on disk", () => {
 });
 
 describe("JournalLog", () => {
-  afterEach(removeTempDirs);
+  afterEach(() => fixture.removeDirs());
   const log = (dir: string, segmentBytes = 1 << 20) =>
     new JournalLog({ dir, epoch: "abc123", segmentBytes, onFailure: () => undefined, onSuccess: () => undefined });
 
@@ -125,21 +120,7 @@ describe("JournalLog", () => {
 
 describe("EmbeddedStore journal", function () {
   this.timeout(20_000);
-  let open: EmbeddedStore[] = [];
-  async function openStore(options: EmbeddedStoreOptions): Promise<EmbeddedStore> {
-    const store = new EmbeddedStore(options);
-    await store.open();
-    open.push(store);
-    return store;
-  }
-  async function closeStore(store: EmbeddedStore): Promise<void> {
-    open = open.filter((s) => s !== store);
-    await store.close();
-  }
-  afterEach(async () => {
-    for (const store of open.splice(0)) await store.close();
-    removeTempDirs();
-  });
+  afterEach(() => fixture.cleanup());
 
   it("writes new messages to the journal, and moves what it still holds into the B-tree at the next open, in queue order", async () => {
     const dir = join(tempDir(), "data");

@@ -1,8 +1,9 @@
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { ReadyKey } from "../keys";
 import type { EmbeddedDbs } from "../lmdb-env";
 import { messageRecord } from "../records";
+import { syncDirectory } from "./sync-directory";
 import { readSegment, type EnqueueOp } from "./journal-format";
 import { decodeMessage } from "./journal-lane";
 import { SEGMENT_FILE } from "./journal-log";
@@ -68,13 +69,4 @@ function byEpoch(files: readonly string[]): Map<string, string[]> {
     names.push(name);
   }
   return groups;
-}
-
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -70,19 +70,8 @@ export class JournalLane {
   }
 
   /** Writes a message to the journal; resolves once it is on disk and claimable. */
-  async enqueue(queue: string, seq: number, message: QueuedMessage): Promise<void> {
-    const meta = encodeMeta(message);
-    const entryId = this.nextEntryId++;
-    const bytes = meta.length + (message.raw?.length ?? 0);
-    this.hold(1, bytes);
-    let segment: number;
-    try {
-      segment = await this.log.append(enqueueOp(entryId, seq, queue, meta, message.raw));
-    } catch (error) {
-      this.hold(-1, -bytes);
-      throw error;
-    }
-    this.admitted({ entryId, seq, queue, message, bytes, segment });
+  enqueue(queue: string, seq: number, message: QueuedMessage): Promise<void> {
+    return this.write([], queue, seq, message);
   }
 
   /** Waiting (unclaimed) entries of a queue, oldest first. */
@@ -138,20 +127,9 @@ export class JournalLane {
    * either both happened or neither. Resolves once that frame is on disk.
    */
   async doneAndEnqueue(entryId: number, queue: string, seq: number, message: QueuedMessage): Promise<void> {
-    const meta = encodeMeta(message);
-    const outId = this.nextEntryId++;
-    const bytes = meta.length + (message.raw?.length ?? 0);
-    this.hold(1, bytes);
-    let segment: number;
-    try {
-      segment = await this.log.append([doneOp(entryId), ...enqueueOp(outId, seq, queue, meta, message.raw)]);
-    } catch (error) {
-      this.hold(-1, -bytes);
-      throw error;
-    }
+    await this.write([doneOp(entryId)], queue, seq, message);
     const input = this.claimed.get(entryId);
     if (input) this.finish(input);
-    this.admitted({ entryId: outId, seq, queue, message, bytes, segment });
   }
 
   /** Forgets everything (the store closed); the journal keeps it for the next open. */
@@ -162,9 +140,21 @@ export class JournalLane {
     this.held = 0;
   }
 
-  private admitted(entry: LaneEntry): void {
-    this.log.retain(entry.segment);
-    this.waitingOf(entry.queue).set(entry.entryId, entry);
+  /** Appends `before` and an enqueue of `message` in one frame; the message is claimable once it is on disk. */
+  private async write(before: Buffer[], queue: string, seq: number, message: QueuedMessage): Promise<void> {
+    const meta = encodeMeta(message);
+    const entryId = this.nextEntryId++;
+    const bytes = meta.length + (message.raw?.length ?? 0);
+    this.hold(1, bytes);
+    let segment: number;
+    try {
+      segment = await this.log.append([...before, ...enqueueOp(entryId, seq, queue, meta, message.raw)]);
+    } catch (error) {
+      this.hold(-1, -bytes);
+      throw error;
+    }
+    this.log.retain(segment);
+    this.waitingOf(queue).set(entryId, { entryId, seq, queue, message, bytes, segment });
   }
 
   private finish(entry: LaneEntry): void {

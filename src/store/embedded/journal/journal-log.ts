@@ -1,5 +1,6 @@
-import { closeSync, constants, fsyncSync, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync, writev } from "node:fs";
+import { closeSync, constants, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync, writev } from "node:fs";
 import { join } from "node:path";
+import { syncDirectory } from "./sync-directory";
 import { StoreRefusedError, toRefusal } from "../../store-errors";
 import { encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_BYTES, newSegmentHeader, type SegmentHeader } from "./journal-format";
 
@@ -67,6 +68,8 @@ const LAZY_WRITE_MS = 50;
  */
 const FILL_AHEAD_BYTES = 8 * 1024 * 1024;
 const ZEROS_BYTES = 1024 * 1024;
+/** No zeros before a segment holds this much: an app with little traffic has no use for them. */
+const FILL_AFTER_BYTES = 256 * 1024;
 /** Zeros start at least this far past the frames, so that frames written meanwhile need not wait. */
 const FILL_GAP_BYTES = 256 * 1024;
 let zeros: Buffer | undefined;
@@ -217,7 +220,7 @@ export class JournalLog {
 
   /** Keeps zeros written ahead of the frames (see FILL_AHEAD_BYTES); one write at a time. */
   private fillAhead(segment: OpenSegment): void {
-    if (this.filling || this.closed || segment !== this.current) return;
+    if (this.filling || this.closed || segment !== this.current || segment.size < FILL_AFTER_BYTES) return;
     const limit = Math.max(this.options.segmentBytes, segment.size);
     if (segment.allocated - segment.size >= FILL_AHEAD_BYTES / 2 || segment.allocated >= limit) return;
     const from = Math.max(segment.allocated, segment.size + FILL_GAP_BYTES);
@@ -336,15 +339,6 @@ export function segmentFileName(epoch: string, index: number): string {
 
 /** A segment file name: epoch (hex) and index. */
 export const SEGMENT_FILE = /^([0-9a-f]+)-(\d{8})\.wal$/;
-
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function closeQuietly(fd: number): void {
   try {
