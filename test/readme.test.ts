@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { CoreApp } from "../src/index";
@@ -19,9 +19,26 @@ function fileBlocks(): Array<{ file: string; code: string }> {
 describe("README examples", () => {
   it("every block that names a sample file is that file, byte for byte", () => {
     const blocks = fileBlocks();
-    expect(blocks.map((b) => b.file)).to.include.members(["samples/readme/quickstart.ts", "samples/github-handlers.ts", "samples/order-handlers.ts", "samples/app.module.ts", "samples/main.ts"]);
+    expect(blocks.map((b) => b.file)).to.include.members(["samples/readme/quickstart.ts", "samples/github-handlers.ts", "samples/order-handlers.ts", "samples/app.module.ts", "samples/main.ts", "samples/readme/journal-options.ts"]);
     for (const { file, code } of blocks) {
       expect(code, `${file} differs from its README block`).to.equal(readFileSync(join(ROOT, file), "utf8"));
+    }
+  });
+
+  it("the journal options example runs an app on that store", async () => {
+    const example = require("../samples/readme/journal-options") as typeof import("../samples/readme/journal-options");
+    const home = process.cwd();
+    const cwd = mkdtempSync(join(tmpdir(), "readme-journal-"));
+    process.chdir(cwd); // the example's ".data/orders" lands here
+    try {
+      await example.app.start();
+      expect(example.app.store).to.equal(example.store);
+      expect(example.store).to.include({ engine: "embedded", durable: true });
+      await example.app.stop();
+      expect(existsSync(join(cwd, ".data", "orders", "journal"))).to.equal(true);
+    } finally {
+      process.chdir(home);
+      rmSync(cwd, { recursive: true, force: true });
     }
   });
 
