@@ -94,7 +94,10 @@ export class EmbeddedStore implements Store {
   private readonly probeIntervalMs: number;
   private readonly lock: ConsumerLock | undefined;
   private readonly tracker = new QueueTracker();
+  /** Of the B-tree (and of opening the directory). */
   private readonly health = new WriteHealth(() => this.startProbe());
+  /** Of the journal, apart: one working does not mean the other does. */
+  private readonly journalHealth = new WriteHealth(() => this.startProbe());
   private readonly gauge = new SizeGauge(() => (this.opened ? allDatabases(this.opened.dbs) : []));
   private readonly watchers = new Map<string, Set<() => void>>();
   /**
@@ -171,7 +174,7 @@ export class EmbeddedStore implements Store {
 
   admit(queue: string): StoreRefusal | undefined {
     if (!this.opened) return this.health.refusal ?? notOpen();
-    const failure = this.health.refusal;
+    const failure = this.health.refusal ?? this.journalHealth.refusal;
     if (failure) return failure;
     if (this.maxBytes !== undefined && this.gauge.current() + (this.opened.journal?.lane.bytes ?? 0) >= this.maxBytes) {
       return { code: "store_full", message: `the store holds ${this.maxBytes} bytes, its limit`, retryAfterSeconds: 10 };
@@ -185,7 +188,7 @@ export class EmbeddedStore implements Store {
   async enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
     if (!options?.internal) {
       const refusal = this.admit(queue);
-      if (refusal) throw this.health.error() ?? new StoreRefusedError(refusal);
+      if (refusal) throw this.health.error() ?? this.journalHealth.error() ?? new StoreRefusedError(refusal);
     }
     const { dbs, writer, tag, journal } = this.require();
     const seq = this.tracker.allocate(queue);
@@ -210,7 +213,7 @@ export class EmbeddedStore implements Store {
   }
 
   async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
-    const { dbs, journal } = this.require();
+    const { dbs, journal, tag } = this.require();
     const out: QueuedMessage[] = [];
     if (!(limit > 0)) return out;
     const now = Date.now();
@@ -246,7 +249,9 @@ export class EmbeddedStore implements Store {
           exhausted = false;
           break;
         }
-        const value = waiting?.get(seq) ?? dbs.ready.get(key);
+        // The hand-off holds this process's messages: another process's key may share a seq.
+        const mine = key[2] === tag;
+        const value = (mine ? waiting?.get(seq) : undefined) ?? dbs.ready.get(key);
         if (value === undefined) continue; // removed since the scan began
         const held = this.tracker.claimedAt(queue, value.id);
         if (held) {
@@ -258,7 +263,7 @@ export class EmbeddedStore implements Store {
         }
         this.tracker.claim(queue, value.id, { in: "ready", key });
         if (contiguous) this.tracker.advance(queue, seq + 1);
-        if (waiting?.delete(seq)) this.handoffSize--;
+        if (mine && waiting?.delete(seq)) this.handoffSize--;
         out.push(value);
       }
       // Every waiting message of the B-tree is claimed now: the next claims need not look.
@@ -314,9 +319,7 @@ export class EmbeddedStore implements Store {
 
   /**
    * A message of the journal is done: a done-marker, in the next frame. With an output, the
-   * marker and the output go in one frame (on disk together or not at all); an output that
-   * finds the lane full goes to the B-tree first and the marker after it, so that a crash in
-   * between delivers the input again rather than lose the output.
+   * marker and the output go in one frame: on disk together or not at all.
    */
   private async completeFromJournal(
     queue: string,
@@ -338,13 +341,10 @@ export class EmbeddedStore implements Store {
     const seq = this.tracker.allocate(emit.queue);
     this.tracker.adjust(emit.queue, 1);
     try {
-      if (lane.hasRoom(emit.message)) {
-        await lane.doneAndEnqueue(entryId, emit.queue, seq, emit.message);
-        this.notify(emit.queue);
-      } else {
-        await this.putReady(emit.queue, seq, emit.message);
-        lane.moved(entryId);
-      }
+      // Into the journal even past its bounds: the input leaves it in the same frame, so it
+      // holds no more than before, and the two stay one atomic step.
+      await lane.doneAndEnqueue(entryId, emit.queue, seq, emit.message);
+      this.notify(emit.queue);
     } catch (error) {
       this.tracker.adjust(emit.queue, -1);
       // As for the B-tree: a failed write gives the message back; a value that cannot be
@@ -353,13 +353,6 @@ export class EmbeddedStore implements Store {
       throw error;
     }
     this.finished(queue, id);
-  }
-
-  /** A B-tree insert of a waiting message, outside the journal. */
-  private async putReady(queue: string, seq: number, message: QueuedMessage): Promise<void> {
-    const { dbs, writer, tag } = this.require();
-    await writer.run(() => dbs.ready.put([queue, seq, tag], messageRecord(message)));
-    this.inserted(queue, seq, message);
   }
 
   /** Forgets the claim of a finished message and counts it out of its queue. */
@@ -382,7 +375,7 @@ export class EmbeddedStore implements Store {
       this.abandon(queue, message.id);
       throw error;
     }
-    this.leftJournal(from);
+    await this.leftJournal(from);
     this.tracker.delayedDueAt(queue, visibleAt);
     if (!(from && this.tracker.unclaim(queue, message.id))) this.tracker.adjust(queue, 1);
     if (visibleAt <= Date.now()) this.notify(queue);
@@ -414,16 +407,20 @@ export class EmbeddedStore implements Store {
       this.abandon(queue, id);
       throw error;
     }
-    this.leftJournal(from);
+    await this.leftJournal(from);
     if (from && this.tracker.unclaim(queue, id)) this.tracker.adjust(queue, -1);
   }
 
   /**
    * A message of the journal now lives in the B-tree (as a retry or a dead letter): its
-   * done-marker follows. A crash between the two delivers it again (at-least-once).
+   * done-marker follows, and is waited for. A crash between the two writes (a frame's time)
+   * leaves it in both places, and it is delivered once more (at-least-once). If the marker
+   * cannot be written, the message is let go of all the same: it is safe in the B-tree.
    */
-  private leftJournal(from: Location | undefined): void {
-    if (from?.in === "journal") this.opened?.journal?.lane.moved(from.entryId);
+  private async leftJournal(from: Location | undefined): Promise<void> {
+    const lane = this.opened?.journal?.lane;
+    if (from?.in !== "journal" || !lane) return;
+    await lane.done(from.entryId).catch(() => lane.moved(from.entryId));
   }
 
   state(namespace: string): StateStore {
@@ -448,7 +445,7 @@ export class EmbeddedStore implements Store {
    * senders.
    */
   get failure(): Error | undefined {
-    const cause = this.health.cause;
+    const cause = this.health.cause ?? this.journalHealth.cause;
     if (cause === undefined) return undefined;
     return cause instanceof Error ? cause : new Error(String(cause));
   }
@@ -494,6 +491,7 @@ export class EmbeddedStore implements Store {
     }
     this.opened = { dbs, writer: new StoreWriter(dbs.root, this.health), tag: newWriterTag(), journal };
     this.health.succeeded();
+    this.journalHealth.succeeded();
     this.gauge.invalidate();
     void this.sweepExpired().catch(ignore);
     // Work may be waiting from before: wake whoever listens.
@@ -511,8 +509,8 @@ export class EmbeddedStore implements Store {
       dir: this.journalDir,
       epoch: randomBytes(6).toString("hex"),
       segmentBytes: options.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
-      onFailure: (error) => this.health.failed(error),
-      onSuccess: () => this.health.succeeded(),
+      onFailure: (error) => this.journalHealth.failed(error),
+      onSuccess: () => this.journalHealth.succeeded(),
     });
     const lane = new JournalLane(log, {
       maxMessages: options.maxMessages ?? DEFAULT_LANE_LIMITS.maxMessages,
@@ -530,10 +528,11 @@ export class EmbeddedStore implements Store {
         void this.tryOpen().then((opened) => opened && this.stopProbe());
         return;
       }
-      if (!this.health.refusal) return this.stopProbe();
+      if (!this.health.refusal && !this.journalHealth.refusal) return this.stopProbe();
       const { dbs, writer, journal } = this.opened;
-      // Both must write again: the B-tree, and the journal (an empty frame, synced).
-      Promise.all([writer.run(() => dbs.meta.put("probe", Date.now())), journal?.log.append([])]).then(() => this.stopProbe(), ignore);
+      // Whichever failed must write again: the B-tree, or the journal (an empty frame, synced).
+      if (this.health.refusal) writer.run(() => dbs.meta.put("probe", Date.now())).catch(ignore);
+      if (this.journalHealth.refusal) journal?.log.append([]).catch(ignore);
     }, this.probeIntervalMs);
     this.probe.unref();
   }

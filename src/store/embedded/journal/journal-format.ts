@@ -68,6 +68,8 @@ export function encodeFrame(segment: SegmentHeader, frameNo: number, parts: read
   frame.writeUInt32LE(frameNo, 4);
   let at = FRAME_HEADER_BYTES;
   for (const part of parts) at += part.copy(frame, at);
+  // Buffer.copy stops quietly at the end: a length that disagrees with the parts is a bug.
+  if (at !== frame.length) throw new RangeError(`journal frame: parts hold ${at - FRAME_HEADER_BYTES} bytes, not ${length}`);
   const crc = crc32(frame.subarray(FRAME_HEADER_BYTES), crc32(frame.subarray(0, 8), segment.saltCrc));
   frame.writeUInt32LE(crc, 8);
   return frame;
@@ -75,6 +77,8 @@ export function encodeFrame(segment: SegmentHeader, frameNo: number, parts: read
 
 export interface EnqueueOp {
   readonly kind: "enqueue";
+  /** Number of the frame it was read from (reading only). */
+  readonly frame?: number;
   readonly entryId: number;
   readonly seq: number;
   readonly queue: string;
@@ -84,6 +88,8 @@ export interface EnqueueOp {
 
 export interface DoneOp {
   readonly kind: "done";
+  /** Number of the frame it was read from (reading only). */
+  readonly frame?: number;
   readonly entryId: number;
 }
 
@@ -147,7 +153,7 @@ export function readSegment(file: Buffer): SegmentReadResult {
     const payload = file.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length);
     const expected = crc32(payload, crc32(file.subarray(at, at + 8), header.saltCrc));
     if (file.readUInt32LE(at + 8) !== expected) return { ops, end: at, stoppedBecause: "checksum mismatch" };
-    const parsed = parsePayload(payload);
+    const parsed = parsePayload(payload, frameNo);
     if (typeof parsed === "string") return { ops, end: at, stoppedBecause: parsed };
     ops.push(...parsed);
     at += FRAME_HEADER_BYTES + length;
@@ -155,14 +161,14 @@ export function readSegment(file: Buffer): SegmentReadResult {
   return { ops, end: at };
 }
 
-function parsePayload(payload: Buffer): JournalOp[] | string {
+function parsePayload(payload: Buffer, frame: number): JournalOp[] | string {
   const ops: JournalOp[] = [];
   let at = 0;
   while (at < payload.length) {
     const kind = payload.readUInt8(at);
     if (kind === OP_DONE) {
       if (payload.length - at < DONE_BYTES) return "truncated done operation";
-      ops.push({ kind: "done", entryId: payload.readDoubleLE(at + 1) });
+      ops.push({ kind: "done", frame, entryId: payload.readDoubleLE(at + 1) });
       at += DONE_BYTES;
       continue;
     }
@@ -181,6 +187,7 @@ function parsePayload(payload: Buffer): JournalOp[] | string {
     if (next > payload.length) return "truncated enqueue operation";
     ops.push({
       kind: "enqueue",
+      frame,
       entryId,
       seq,
       queue: payload.toString("utf8", queueAt, metaAt),

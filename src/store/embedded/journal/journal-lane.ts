@@ -22,7 +22,8 @@ export interface LaneEntry {
   readonly queue: string;
   readonly message: QueuedMessage;
   readonly bytes: number;
-  readonly segment: number;
+  /** Where its latest copy is (an entry left behind in an old segment is copied forward). */
+  segment: number;
 }
 
 /** Same options as the B-tree's message databases: plain maps, Buffers kept as bytes. */
@@ -50,6 +51,9 @@ export class JournalLane {
   /** Entries nobody claimed, per queue, in the order they were committed. */
   private readonly waiting = new Map<string, Map<number, LaneEntry>>();
   private readonly claimed = new Map<number, LaneEntry>();
+  /** Entries whose done-marker is on its way: not copied forward (the copy would outlive it). */
+  private readonly finishing = new Set<number>();
+  private compacting = false;
   private nextEntryId = 1;
   /** Messages and bytes held, counting those still on their way to disk. */
   private count = 0;
@@ -58,7 +62,11 @@ export class JournalLane {
   constructor(
     private readonly log: JournalLog,
     private readonly limits: JournalLaneLimits = DEFAULT_LANE_LIMITS,
-  ) {}
+  ) {
+    // Entries two segments behind the one being written hold old segments (and every newer
+    // one, which goes only after them) on disk: copy them forward.
+    log.onRotated = (index) => void this.compact(index - 1);
+  }
 
   /** Bytes of messages the lane holds (they are on disk as well, until done). */
   get bytes(): number {
@@ -105,14 +113,19 @@ export class JournalLane {
    */
   async done(entryId: number): Promise<void> {
     if (!this.claimed.has(entryId)) return;
-    await this.log.append([doneOp(entryId)]);
+    this.finishing.add(entryId);
+    try {
+      await this.log.append([doneOp(entryId)]);
+    } finally {
+      this.finishing.delete(entryId);
+    }
     const entry = this.claimed.get(entryId);
     if (entry) this.finish(entry);
   }
 
   /**
-   * A claimed entry left the journal for the B-tree (a retry, a dead letter), where it is safe
-   * already: its done-marker is written whenever convenient. Lost in a crash, the message is
+   * A claimed entry is let go without waiting for its done-marker, which is written whenever
+   * convenient (the message is safe elsewhere already). Lost in a crash, the message is
    * delivered once more.
    */
   moved(entryId: number): void {
@@ -127,7 +140,12 @@ export class JournalLane {
    * either both happened or neither. Resolves once that frame is on disk.
    */
   async doneAndEnqueue(entryId: number, queue: string, seq: number, message: QueuedMessage): Promise<void> {
-    await this.write([doneOp(entryId)], queue, seq, message);
+    this.finishing.add(entryId);
+    try {
+      await this.write([doneOp(entryId)], queue, seq, message);
+    } finally {
+      this.finishing.delete(entryId);
+    }
     const input = this.claimed.get(entryId);
     if (input) this.finish(input);
   }
@@ -148,13 +166,52 @@ export class JournalLane {
     this.hold(1, bytes);
     let segment: number;
     try {
-      segment = await this.log.append([...before, ...enqueueOp(entryId, seq, queue, meta, message.raw)]);
+      segment = await this.log.append([...before, ...enqueueOp(entryId, seq, queue, meta, message.raw)], 1);
     } catch (error) {
       this.hold(-1, -bytes);
       throw error;
     }
-    this.log.retain(segment);
     this.waitingOf(queue).set(entryId, { entryId, seq, queue, message, bytes, segment });
+  }
+
+  /**
+   * Copies entries living in segments older than `before` to the end of the journal, under the
+   * same entry id: a done-marker and a new enqueue, in one frame, so that after a crash the
+   * entry exists exactly once either way. Their old segments (and the newer ones kept behind
+   * them) can then be deleted. Entries being finished are left alone; they go on their own.
+   */
+  private async compact(before: number): Promise<void> {
+    if (this.compacting) return;
+    const movers = [...this.claimed.values(), ...[...this.waiting.values()].flatMap((entries) => [...entries.values()])].filter(
+      (entry) => entry.segment < before && !this.finishing.has(entry.entryId),
+    );
+    if (movers.length === 0) return;
+    this.compacting = true;
+    const parts: Buffer[] = [];
+    for (const entry of movers) {
+      parts.push(doneOp(entry.entryId), ...enqueueOp(entry.entryId, entry.seq, entry.queue, encodeMeta(entry.message), entry.message.raw));
+    }
+    try {
+      const segment = await this.log.append(parts, movers.length);
+      for (const entry of movers) {
+        if (this.holds(entry)) {
+          const old = entry.segment;
+          entry.segment = segment;
+          this.log.release(old);
+        } else {
+          // Finished meanwhile: its old segment was released then; the copy is dead too.
+          this.log.release(segment);
+        }
+      }
+    } catch {
+      // The entries stay where they were; the next new segment tries again.
+    } finally {
+      this.compacting = false;
+    }
+  }
+
+  private holds(entry: LaneEntry): boolean {
+    return this.claimed.get(entry.entryId) === entry || this.waiting.get(entry.queue)?.get(entry.entryId) === entry;
   }
 
   private finish(entry: LaneEntry): void {

@@ -1,5 +1,5 @@
-import { closeSync, constants, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync, writev } from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, existsSync, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync, writev } from "node:fs";
+import { dirname, join } from "node:path";
 import { syncDirectory } from "./sync-directory";
 import { StoreRefusedError, toRefusal } from "../../store-errors";
 import { encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_BYTES, newSegmentHeader, type SegmentHeader } from "./journal-format";
@@ -31,6 +31,8 @@ interface OpenSegment {
   frames: number;
   /** Bytes of the file written (zeros ahead of the frames included). */
   allocated: number;
+  /** A zero fill failed (a full disk, say): no more fills in this segment. */
+  fillFailed: boolean;
 }
 
 /** Zeros being written ahead of the frames. */
@@ -46,6 +48,8 @@ interface Frame {
   readonly at: number;
   readonly waiters: Waiter[];
   readonly durable: boolean;
+  /** Entries the frame adds to its segment (counted live from the moment it is written). */
+  readonly entries: number;
   state: "writing" | "written" | "failed";
   error?: unknown;
 }
@@ -83,14 +87,22 @@ const ignore = (): void => undefined;
  * goes out as one frame in one write; the callers' promises resolve after it, in order. Under
  * load, dozens of requests share one synced write instead of paying one each.
  *
- * It also knows which segments still hold live entries: a segment is deleted as soon as it is
- * no longer the one being written and every entry in it is done.
+ * It also counts the live entries of each segment, and deletes segments oldest first: a
+ * segment goes once it and every older one hold no live entry and it is not the one being
+ * written. In that order a done-marker, which may sit in a later segment than its entry, is
+ * never deleted before the entry it cancels.
  */
 export class JournalLog {
+  /** Called when a new segment is begun, with its index (the lane moves old entries forward then). */
+  onRotated: ((index: number) => void) | undefined;
+
   private current: OpenSegment | undefined;
   private nextIndex = 0;
+  /** Lowest segment index not deleted yet. */
+  private lowest = 0;
   private queued: Buffer[] = [];
   private queuedBytes = 0;
+  private queuedEntries = 0;
   private waiters: Waiter[] = [];
   /** Whether something queued must reach the disk before anyone is told (not just done-markers). */
   private queuedDurable = false;
@@ -105,17 +117,24 @@ export class JournalLog {
   private readonly live = new Map<number, number>();
 
   constructor(private readonly options: JournalLogOptions) {
-    mkdirSync(options.dir, { recursive: true });
+    if (!existsSync(options.dir)) {
+      mkdirSync(options.dir, { recursive: true });
+      // The new directory's name must survive a crash too, or its segments go with it.
+      syncDirectory(dirname(options.dir));
+    }
   }
 
   /**
    * Appends operations that must be on disk before the caller goes on; resolves with the
-   * index of the segment they landed in.
+   * index of the segment they landed in. `entries` is how many enqueue operations they hold:
+   * those count as live in that segment from the moment the frame is written, until released.
+   * An append of nothing still writes a (header-only) frame: a probe of the disk.
    */
-  append(parts: readonly Buffer[]): Promise<number> {
+  append(parts: readonly Buffer[], entries = 0): Promise<number> {
     if (this.closed) return Promise.reject(new StoreRefusedError({ code: "store_unavailable", message: "the store is closed", retryAfterSeconds: 5 }));
     return new Promise<number>((resolve, reject) => {
       this.push(parts);
+      this.queuedEntries += entries;
       this.queuedDurable = true;
       this.waiters.push({ resolve, reject });
       this.schedule();
@@ -138,17 +157,12 @@ export class JournalLog {
     this.lazyTimer.unref();
   }
 
-  /** An entry was committed to `segment`. */
-  retain(segment: number): void {
-    this.live.set(segment, (this.live.get(segment) ?? 0) + 1);
-  }
-
-  /** An entry of `segment` is done; the segment goes once none is left and it is not current. */
-  release(segment: number): void {
-    const left = (this.live.get(segment) ?? 0) - 1;
+  /** An entry of `segment` is done; segments with nothing live left go, oldest first. */
+  release(segment: number, count = 1): void {
+    const left = (this.live.get(segment) ?? 0) - count;
     if (left > 0) return void this.live.set(segment, left);
     this.live.delete(segment);
-    if (segment !== this.current?.index) this.remove(segment);
+    this.sweep();
   }
 
   /** Writes what is queued and closes the current segment. */
@@ -156,11 +170,15 @@ export class JournalLog {
     if (this.closed) return;
     this.closed = true;
     this.dispatch();
-    if (this.inFlight.length > 0 || this.queued.length > 0) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.busy()) await new Promise<void>((resolve) => this.idle.push(resolve));
     await this.filling?.done;
     const segment = this.current;
     this.current = undefined;
     if (segment) closeQuietly(segment.fd);
+  }
+
+  private busy(): boolean {
+    return this.inFlight.length > 0 || this.queued.length > 0 || this.waiters.length > 0;
   }
 
   private push(parts: readonly Buffer[]): void {
@@ -182,7 +200,7 @@ export class JournalLog {
 
   /** Starts writing what is queued, if a frame may start now. */
   private dispatch(): void {
-    if (this.queued.length === 0 || this.broken || this.inFlight.length >= MAX_IN_FLIGHT) return;
+    if ((this.queued.length === 0 && this.waiters.length === 0) || this.broken || this.inFlight.length >= MAX_IN_FLIGHT) return;
     if (this.lazyTimer) clearTimeout(this.lazyTimer);
     this.lazyTimer = undefined;
     const bytes = this.queuedBytes;
@@ -199,15 +217,17 @@ export class JournalLog {
     // Never into zeros still being written: the frame waits for them.
     if (this.filling?.segment === segment && segment.size + FRAME_HEADER_BYTES + bytes > this.filling.from) return;
     const batch = this.take();
-    if (bytes > MAX_FRAME_BYTES) {
-      return this.fail(batch, new RangeError(`a journal frame of ${bytes} bytes is over the ${MAX_FRAME_BYTES}-byte limit`));
+    if (batch.bytes > MAX_FRAME_BYTES) {
+      return this.fail(batch, new RangeError(`a journal frame of ${batch.bytes} bytes is over the ${MAX_FRAME_BYTES}-byte limit`));
     }
-    const bytesOut = encodeFrame(segment.header, segment.frames, batch.parts, bytes);
+    const bytesOut = encodeFrame(segment.header, segment.frames, batch.parts, batch.bytes);
     const expected = bytesOut.length;
-    const frame: Frame = { segment, at: segment.size, waiters: batch.waiters, durable: batch.durable, state: "writing" };
+    const frame: Frame = { segment, at: segment.size, waiters: batch.waiters, durable: batch.durable, entries: batch.entries, state: "writing" };
     segment.size += expected;
     segment.frames++;
     segment.allocated = Math.max(segment.allocated, segment.size);
+    // Live from now: nothing may delete this segment while its frame is on its way.
+    if (frame.entries > 0) this.live.set(segment.index, (this.live.get(segment.index) ?? 0) + frame.entries);
     this.inFlight.push(frame);
     write(segment.fd, bytesOut, 0, expected, frame.at, (error, written) => {
       if (!error && written !== expected) error = new Error(`short write to the journal: ${written} of ${expected} bytes`);
@@ -220,7 +240,7 @@ export class JournalLog {
 
   /** Keeps zeros written ahead of the frames (see FILL_AHEAD_BYTES); one write at a time. */
   private fillAhead(segment: OpenSegment): void {
-    if (this.filling || this.closed || segment !== this.current || segment.size < FILL_AFTER_BYTES) return;
+    if (this.filling || this.closed || segment !== this.current || segment.fillFailed || segment.size < FILL_AFTER_BYTES) return;
     const limit = Math.max(this.options.segmentBytes, segment.size);
     if (segment.allocated - segment.size >= FILL_AHEAD_BYTES / 2 || segment.allocated >= limit) return;
     const from = Math.max(segment.allocated, segment.size + FILL_GAP_BYTES);
@@ -230,10 +250,12 @@ export class JournalLog {
     const chunks: Buffer[] = [];
     for (let left = length; left > 0; left -= ZEROS_BYTES) chunks.push(left >= ZEROS_BYTES ? zeros : zeros.subarray(0, left));
     const done = new Promise<void>((resolve) => {
-      writev(segment.fd, chunks, from, (error) => {
+      writev(segment.fd, chunks, from, (error, written) => {
         this.filling = undefined;
-        // A failed fill changes nothing: frames past it are plain appends.
-        if (!error) segment.allocated = Math.max(segment.allocated, from + length);
+        // A failed or short fill changes nothing for the frames (past it they are plain
+        // appends); it only stops further fills of this segment, which would fail alike.
+        if (error || written !== length) segment.fillFailed = true;
+        if (!error) segment.allocated = Math.max(segment.allocated, from + written);
         resolve();
         // Frames may be waiting for it, or a broken segment for its file to be let go.
         this.settle();
@@ -243,10 +265,11 @@ export class JournalLog {
     this.filling = { segment, from, done };
   }
 
-  private take(): { parts: Buffer[]; waiters: Waiter[]; durable: boolean } {
-    const batch = { parts: this.queued, waiters: this.waiters, durable: this.queuedDurable };
+  private take(): { parts: Buffer[]; bytes: number; waiters: Waiter[]; durable: boolean; entries: number } {
+    const batch = { parts: this.queued, bytes: this.queuedBytes, waiters: this.waiters, durable: this.queuedDurable, entries: this.queuedEntries };
     this.queued = [];
     this.queuedBytes = 0;
+    this.queuedEntries = 0;
     this.waiters = [];
     this.queuedDurable = false;
     return batch;
@@ -259,6 +282,7 @@ export class JournalLog {
       if (frame.state === "failed" && !this.broken) this.broken = { segment: frame.segment, at: frame.at };
       if (this.broken) {
         // Recovery stops at the first bad frame: what follows it would not be read back.
+        if (frame.entries > 0) this.uncount(frame.segment.index, frame.entries);
         this.fail({ waiters: frame.waiters }, frame.error ?? new Error("an earlier journal write failed"));
         continue;
       }
@@ -268,7 +292,13 @@ export class JournalLog {
     // The file is let go only once nothing is writing to it (its descriptor could be reused).
     if (this.inFlight.length === 0 && this.broken && !this.filling) this.abandonSegment(this.broken);
     this.dispatch();
-    if (this.inFlight.length === 0 && this.queued.length === 0) for (const done of this.idle.splice(0)) done();
+    if (!this.busy()) for (const done of this.idle.splice(0)) done();
+  }
+
+  private uncount(segment: number, count: number): void {
+    const left = (this.live.get(segment) ?? 0) - count;
+    if (left > 0) this.live.set(segment, left);
+    else this.live.delete(segment);
   }
 
   private fail(batch: { waiters: Waiter[] }, error: unknown): void {
@@ -291,7 +321,7 @@ export class JournalLog {
     }
     closeQuietly(segment.fd);
     if (this.current === segment) this.current = undefined;
-    if (!this.live.has(segment.index)) this.remove(segment.index);
+    this.sweep();
   }
 
   /**
@@ -301,30 +331,36 @@ export class JournalLog {
   private rotate(): OpenSegment {
     const previous = this.current;
     this.current = undefined;
-    if (previous) {
-      closeQuietly(previous.fd);
-      if (!this.live.has(previous.index)) this.remove(previous.index);
-    }
+    if (previous) closeQuietly(previous.fd);
     const index = this.nextIndex++;
     const fd = openSync(this.pathOf(index), constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_DSYNC);
     try {
       const { bytes, header } = newSegmentHeader();
       writeSync(fd, bytes, 0, bytes.length, 0);
       syncDirectory(this.options.dir);
-      const segment: OpenSegment = { index, fd, header, size: bytes.length, frames: 0, allocated: bytes.length };
+      const segment: OpenSegment = { index, fd, header, size: bytes.length, frames: 0, allocated: bytes.length, fillFailed: false };
       this.current = segment;
+      this.sweep();
+      // Not from in here: what it appends must not join the frame being dispatched.
+      const rotated = this.onRotated;
+      if (rotated) queueMicrotask(() => rotated(index));
       return segment;
     } catch (error) {
       closeQuietly(fd);
-      this.remove(index);
+      unlink(this.pathOf(index), ignore);
       throw error;
     }
   }
 
-  private remove(index: number): void {
-    // A segment that survives a crash undeleted is read again at the next open: its messages
-    // without a done-marker are delivered again, which at-least-once allows.
-    unlink(this.pathOf(index), ignore);
+  /** Deletes segments from the oldest on, while they hold nothing live and are not being written. */
+  private sweep(): void {
+    const writing = this.current?.index ?? this.nextIndex;
+    while (this.lowest < writing && !this.live.has(this.lowest)) {
+      // A segment that survives a crash undeleted is read again at the next open: its messages
+      // without a done-marker are delivered again, which at-least-once allows.
+      unlink(this.pathOf(this.lowest), ignore);
+      this.lowest++;
+    }
   }
 
   private pathOf(index: number): string {
