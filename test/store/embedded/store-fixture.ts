@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,4 +38,22 @@ export class StoreFixture {
   removeDirs(): void {
     for (const dir of this.dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Runs a script in a child node; resolves to its stdout. */
+export function runChild(script: string, env: Record<string, string>, killAfterMs?: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", script], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    const timer = killAfterMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      if (timer) clearTimeout(timer);
+      if (code === 0 || signal === "SIGKILL") resolve(out);
+      else reject(new Error(`child exited with ${code ?? signal}: ${err}`));
+    });
+  });
 }
