@@ -1,4 +1,4 @@
-import { closeSync, constants, existsSync, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync, writev } from "node:fs";
+import { closeSync, constants, existsSync, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { syncDirectory } from "./sync-directory";
 import { StoreRefusedError, toRefusal } from "../../store-errors";
@@ -29,17 +29,6 @@ interface OpenSegment {
   /** Where the next frame goes (frames in flight included). */
   size: number;
   frames: number;
-  /** Bytes of the file written (zeros ahead of the frames included). */
-  allocated: number;
-  /** A zero fill failed (a full disk, say): no more fills in this segment. */
-  fillFailed: boolean;
-}
-
-/** Zeros being written ahead of the frames. */
-interface Fill {
-  readonly segment: OpenSegment;
-  readonly from: number;
-  readonly done: Promise<void>;
 }
 
 /** A frame on its way to disk. */
@@ -63,20 +52,6 @@ const MAX_IN_FLIGHT = 2;
 
 /** Done-markers wait this long for a frame that must be written anyway before getting their own. */
 const LAZY_WRITE_MS = 50;
-
-/**
- * The file is kept written (with zeros) this far ahead of the frames. A synced write that
- * grows a file must also commit the filesystem's journal (the file's size changed); one that
- * overwrites written blocks need not, and on ext4 here that cut the tail latency of frame
- * writes under load several times over.
- */
-const FILL_AHEAD_BYTES = 8 * 1024 * 1024;
-const ZEROS_BYTES = 1024 * 1024;
-/** No zeros before a segment holds this much: an app with little traffic has no use for them. */
-const FILL_AFTER_BYTES = 256 * 1024;
-/** Zeros start at least this far past the frames, so that frames written meanwhile need not wait. */
-const FILL_GAP_BYTES = 256 * 1024;
-let zeros: Buffer | undefined;
 
 const ignore = (): void => undefined;
 
@@ -107,7 +82,6 @@ export class JournalLog {
   /** Whether something queued must reach the disk before anyone is told (not just done-markers). */
   private queuedDurable = false;
   private inFlight: Frame[] = [];
-  private filling: Fill | undefined;
   /** A frame failed: no new frame until those in flight are settled and a new segment begins. */
   private broken: { readonly segment: OpenSegment; readonly at: number } | undefined;
   private scheduled = false;
@@ -171,7 +145,6 @@ export class JournalLog {
     this.closed = true;
     this.dispatch();
     if (this.busy()) await new Promise<void>((resolve) => this.idle.push(resolve));
-    await this.filling?.done;
     const segment = this.current;
     this.current = undefined;
     if (segment) closeQuietly(segment.fd);
@@ -206,16 +179,14 @@ export class JournalLog {
     const bytes = this.queuedBytes;
     let segment = this.current;
     if (!segment || (segment.size + FRAME_HEADER_BYTES + bytes > this.options.segmentBytes && segment.frames > 0)) {
-      // The old segment's writes land first; then the new one is begun.
-      if (this.inFlight.length > 0 || this.filling) return;
+      // The old segment's frames land first; then the new one is begun.
+      if (this.inFlight.length > 0) return;
       try {
         segment = this.rotate();
       } catch (error) {
         return this.fail(this.take(), error);
       }
     }
-    // Never into zeros still being written: the frame waits for them.
-    if (this.filling?.segment === segment && segment.size + FRAME_HEADER_BYTES + bytes > this.filling.from) return;
     const batch = this.take();
     if (batch.bytes > MAX_FRAME_BYTES) {
       return this.fail(batch, new RangeError(`a journal frame of ${batch.bytes} bytes is over the ${MAX_FRAME_BYTES}-byte limit`));
@@ -225,7 +196,6 @@ export class JournalLog {
     const frame: Frame = { segment, at: segment.size, waiters: batch.waiters, durable: batch.durable, entries: batch.entries, state: "writing" };
     segment.size += expected;
     segment.frames++;
-    segment.allocated = Math.max(segment.allocated, segment.size);
     // Live from now: nothing may delete this segment while its frame is on its way.
     if (frame.entries > 0) this.live.set(segment.index, (this.live.get(segment.index) ?? 0) + frame.entries);
     this.inFlight.push(frame);
@@ -235,34 +205,6 @@ export class JournalLog {
       frame.error = error ?? undefined;
       this.settle();
     });
-    this.fillAhead(segment);
-  }
-
-  /** Keeps zeros written ahead of the frames (see FILL_AHEAD_BYTES); one write at a time. */
-  private fillAhead(segment: OpenSegment): void {
-    if (this.filling || this.closed || segment !== this.current || segment.fillFailed || segment.size < FILL_AFTER_BYTES) return;
-    const limit = Math.max(this.options.segmentBytes, segment.size);
-    if (segment.allocated - segment.size >= FILL_AHEAD_BYTES / 2 || segment.allocated >= limit) return;
-    const from = Math.max(segment.allocated, segment.size + FILL_GAP_BYTES);
-    const length = Math.min(FILL_AHEAD_BYTES, limit - from);
-    if (length <= 0) return;
-    zeros ??= Buffer.alloc(ZEROS_BYTES);
-    const chunks: Buffer[] = [];
-    for (let left = length; left > 0; left -= ZEROS_BYTES) chunks.push(left >= ZEROS_BYTES ? zeros : zeros.subarray(0, left));
-    const done = new Promise<void>((resolve) => {
-      writev(segment.fd, chunks, from, (error, written) => {
-        this.filling = undefined;
-        // A failed or short fill changes nothing for the frames (past it they are plain
-        // appends); it only stops further fills of this segment, which would fail alike.
-        if (error || written !== length) segment.fillFailed = true;
-        if (!error) segment.allocated = Math.max(segment.allocated, from + written);
-        resolve();
-        // Frames may be waiting for it, or a broken segment for its file to be let go.
-        this.settle();
-        if (!this.closed) this.fillAhead(segment);
-      });
-    });
-    this.filling = { segment, from, done };
   }
 
   private take(): { parts: Buffer[]; bytes: number; waiters: Waiter[]; durable: boolean; entries: number } {
@@ -290,7 +232,7 @@ export class JournalLog {
       for (const waiter of frame.waiters) waiter.resolve(frame.segment.index);
     }
     // The file is let go only once nothing is writing to it (its descriptor could be reused).
-    if (this.inFlight.length === 0 && this.broken && !this.filling) this.abandonSegment(this.broken);
+    if (this.inFlight.length === 0 && this.broken) this.abandonSegment(this.broken);
     this.dispatch();
     if (!this.busy()) for (const done of this.idle.splice(0)) done();
   }
@@ -338,7 +280,7 @@ export class JournalLog {
       const { bytes, header } = newSegmentHeader();
       writeSync(fd, bytes, 0, bytes.length, 0);
       syncDirectory(this.options.dir);
-      const segment: OpenSegment = { index, fd, header, size: bytes.length, frames: 0, allocated: bytes.length, fillFailed: false };
+      const segment: OpenSegment = { index, fd, header, size: bytes.length, frames: 0 };
       this.current = segment;
       this.sweep();
       // Not from in here: what it appends must not join the frame being dispatched.
