@@ -10,6 +10,22 @@ import { runChild, StoreFixture } from "./store-fixture";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
+/**
+ * The start of the kill-mid-burst scripts: `writer(store, acknowledged)` enqueues forever and
+ * reports each message whose enqueue resolved; `say` writes a line at once (not through the
+ * pipe's buffer), so what the test reads did happen.
+ */
+const BURST = `
+      const { EmbeddedStore } = require(process.env.ENGINE);
+      const say = (line) => require("node:fs").writeSync(1, line + "\\n");
+      let n = 0;
+      const writer = async (store, acknowledged) => {
+        for (;;) {
+          const id = "m" + n++;
+          await store.enqueue("q", { id, payload: { id }, raw: Buffer.alloc(200, 1), attempts: 0, enqueuedAt: Date.now() });
+          acknowledged(id);
+        }
+      };`;
 /** The compiled engine, for the child processes below. */
 const ENGINE_MODULE = join(__dirname, "..", "..", "..", "src", "store", "embedded", "embedded-store.js");
 
@@ -236,19 +252,10 @@ describe("EmbeddedStore", function () {
 
   it("has on disk every message whose enqueue resolved, when the process is killed mid-burst", async () => {
     const dir = join(tempDir(), "data");
-    const script = `
-      const { EmbeddedStore } = require(process.env.ENGINE);
+    const script = `${BURST}
       const store = new EmbeddedStore({ dir: process.env.DIR });
       store.open().then(() => {
-        let n = 0;
-        const writer = async () => {
-          for (;;) {
-            const id = "m" + n++;
-            await store.enqueue("q", { id, payload: { id }, raw: Buffer.alloc(200, 1), attempts: 0, enqueuedAt: Date.now() });
-            process.stdout.write(id + "\\n");
-          }
-        };
-        for (let i = 0; i < 50; i++) void writer();
+        for (let i = 0; i < 50; i++) void writer(store, (id) => say(id));
       });`;
     const out = await runChild(script, { ENGINE: ENGINE_MODULE, DIR: dir }, 1500);
     const acknowledged = out.split("\n").filter(Boolean);
@@ -264,21 +271,10 @@ describe("EmbeddedStore", function () {
   it("after a kill mid-burst with tasks finishing and small journal segments, has every acknowledged message and none that was finished", async () => {
     const dir = join(tempDir(), "data");
     // Segments of 8 KiB: dozens start and go, and entries left behind are copied forward.
-    const script = `
-      const { EmbeddedStore } = require(process.env.ENGINE);
+    const script = `${BURST}
       const store = new EmbeddedStore({ dir: process.env.DIR, journal: { segmentBytes: 8192 } });
       const wait = (ms) => new Promise((r) => setTimeout(r, ms));
-      // Written at once (not through the pipe's buffer), so what the test reads happened.
-      const say = (line) => require("node:fs").writeSync(1, line + "\\n");
       store.open().then(() => {
-        let n = 0;
-        const writer = async () => {
-          for (;;) {
-            const id = "m" + n++;
-            await store.enqueue("q", { id, payload: { id }, raw: Buffer.alloc(200, 1), attempts: 0, enqueuedAt: Date.now() });
-            say("A " + id);
-          }
-        };
         const finisher = async () => {
           for (;;) {
             const [m] = await store.claim("q", 1);
@@ -290,7 +286,7 @@ describe("EmbeddedStore", function () {
             say("F " + m.id);
           }
         };
-        for (let i = 0; i < 20; i++) void writer();
+        for (let i = 0; i < 20; i++) void writer(store, (id) => say("A " + id));
         for (let i = 0; i < 4; i++) void finisher();
       });`;
     const out = await runChild(script, { ENGINE: ENGINE_MODULE, DIR: dir }, 1500);
