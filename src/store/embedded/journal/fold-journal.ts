@@ -8,13 +8,6 @@ import { readSegment, type EnqueueOp } from "./journal-format";
 import { decodeMessage } from "./journal-lane";
 import { SEGMENT_FILE } from "./journal-log";
 
-export interface FoldResult {
-  /** Messages moved from the journal into the B-tree. */
-  readonly moved: number;
-  /** Segment files read (and deleted). */
-  readonly segments: number;
-}
-
 /**
  * At open, before anything is claimed: every message still in the journal (enqueued, no
  * done-marker) is written into the B-tree's ready queue, with its own sequence number so the
@@ -24,12 +17,12 @@ export interface FoldResult {
  * dies after the transaction and before the deletion, the next open writes the same keys again
  * instead of duplicating messages.
  */
-export async function foldJournal(dir: string, dbs: EmbeddedDbs): Promise<FoldResult> {
-  if (!existsSync(dir)) return { moved: 0, segments: 0 };
+export async function foldJournal(dir: string, dbs: EmbeddedDbs): Promise<void> {
+  if (!existsSync(dir)) return;
   const files = readdirSync(dir)
     .filter((name) => SEGMENT_FILE.test(name))
     .sort();
-  if (files.length === 0) return { moved: 0, segments: 0 };
+  if (files.length === 0) return;
 
   const pending: Array<{ readonly epoch: string; readonly op: EnqueueOp }> = [];
   for (const [epoch, names] of byEpoch(files)) {
@@ -57,7 +50,6 @@ export async function foldJournal(dir: string, dbs: EmbeddedDbs): Promise<FoldRe
   }
   for (const name of files) unlinkSync(join(dir, name));
   syncDirectory(dir);
-  return { moved: pending.length, segments: files.length };
 }
 
 function byEpoch(files: readonly string[]): Map<string, string[]> {

@@ -33,9 +33,10 @@ export function encodeMeta(message: QueuedMessage): Buffer {
   return packr.pack(messageMeta(message));
 }
 
+/** The message an enqueue operation holds; `raw` is used as given (the caller copies it out of a file's buffer if it must). */
 export function decodeMessage(meta: Buffer, raw: Buffer | undefined): QueuedMessage {
   const decoded = packr.unpack(meta) as QueuedMessage;
-  return raw === undefined ? decoded : { ...decoded, raw: Buffer.from(raw) };
+  return raw === undefined ? decoded : { ...decoded, raw };
 }
 
 /**

@@ -132,10 +132,8 @@ export class JournalLog {
   }
 
   /** An entry of `segment` is done; segments with nothing live left go, oldest first. */
-  release(segment: number, count = 1): void {
-    const left = (this.live.get(segment) ?? 0) - count;
-    if (left > 0) return void this.live.set(segment, left);
-    this.live.delete(segment);
+  release(segment: number): void {
+    this.uncount(segment, 1);
     this.sweep();
   }
 
