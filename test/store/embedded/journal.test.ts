@@ -9,7 +9,7 @@ import type { QueuedMessage } from "../../../src/store/store";
 import { StoreRefusedError } from "../../../src/store/store-errors";
 import { until } from "../../helpers/wait";
 import { message, rejection, storeConformance } from "../store-conformance";
-import { StoreFixture } from "./store-fixture";
+import { runChild, StoreFixture } from "./store-fixture";
 
 const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
 
@@ -242,9 +242,17 @@ describe("EmbeddedStore journal", function () {
     const dir = join(tempDir(), "data");
     const app = await openStore({ dir });
     await app.enqueue("q", message("a"));
-    const cli = await openStore({ dir, consumer: false });
-    await closeStore(cli);
-    expect(segmentsIn(dir)).to.have.length(1);
+    const before = segmentsIn(dir).map((name) => readFileSync(join(dir, "journal", name)));
+    // In its own process, as the CLI runs: two lmdb environments on one directory in one
+    // process can deadlock (the second open waits for the first's write lock, whose writer
+    // waits for the event loop).
+    const script = `
+      const { EmbeddedStore } = require(process.env.ENGINE);
+      const cli = new EmbeddedStore({ dir: process.env.DIR, consumer: false });
+      cli.open().then(() => cli.deadLetters.list()).then((letters) => cli.close().then(() => process.stdout.write(String(letters.length))));`;
+    const engine = join(__dirname, "..", "..", "..", "src", "store", "embedded", "embedded-store.js");
+    expect(await runChild(script, { ENGINE: engine, DIR: dir })).to.equal("0");
+    expect(segmentsIn(dir).map((name) => readFileSync(join(dir, "journal", name)))).to.deep.equal(before);
     expect(ids(await app.claim("q", 10))).to.deep.equal(["a"]);
   });
 
