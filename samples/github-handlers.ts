@@ -32,6 +32,6 @@ export class GitHubHandlers {
   async recordPush(ctx: TaskContext, push: PushSummary): Promise<void> {
     const count = ((await ctx.state.get<number>(`pushes:${push.repository}`)) ?? 0) + 1;
     await ctx.state.set(`pushes:${push.repository}`, count);
-    ctx.logger.info("push recorded", { repository: push.repository, branch: push.branch, commits: push.commits, total: count });
+    ctx.logger.info({ repository: push.repository, branch: push.branch, commits: push.commits, total: count }, "push recorded");
   }
 }

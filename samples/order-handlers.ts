@@ -22,6 +22,6 @@ export class OrderHandlers {
 
   @Task({ source: "orders" })
   async logOrder(ctx: TaskContext, result: { duplicate: boolean; eventId: string }) {
-    ctx.logger.info(result.duplicate ? "duplicate delivery dropped" : "order processed", { eventId: result.eventId });
+    ctx.logger.info({ eventId: result.eventId }, result.duplicate ? "duplicate delivery dropped" : "order processed");
   }
 }

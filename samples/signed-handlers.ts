@@ -10,6 +10,6 @@ export class SignedHandlers {
     // Throws a SignatureError (a WebhookError, 401) on a missing or wrong x-signature: with
     // `reply: "result"` the sender is answered 401 and the event is dropped, never processed.
     verifyHmac({ signature: event.headers["x-signature"], body: ctx.rawBody, secret });
-    ctx.logger.info("signed delivery verified", { bytes: ctx.rawBody.length });
+    ctx.logger.info({ bytes: ctx.rawBody.length }, "signed delivery verified");
   }
 }

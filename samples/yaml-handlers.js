@@ -11,7 +11,7 @@ exports.recordPush = async function recordPush(ctx, push) {
   const key = `pushes:${push.repository}`;
   const total = ((await ctx.state.get(key)) || 0) + 1;
   await ctx.state.set(key, total);
-  ctx.logger.info("push recorded", { ...push, total });
+  ctx.logger.info({ ...push, total }, "push recorded");
 };
 
 exports.slashCommand = async function slashCommand(ctx, event) {
@@ -20,10 +20,10 @@ exports.slashCommand = async function slashCommand(ctx, event) {
 
 // Repeated x-event-ids never get here: the source's `dedupe` answers them itself.
 exports.receiveOrder = async function receiveOrder(ctx, event) {
-  ctx.logger.info("order processed", { order: event.body.id, eventId: event.headers["x-event-id"] });
+  ctx.logger.info({ order: event.body.id, eventId: event.headers["x-event-id"] }, "order processed");
 };
 
 // The signature was checked by the source's `auth` (type hmac) before this event existed.
 exports.verifiedDelivery = async function verifiedDelivery(ctx, event) {
-  ctx.logger.info("signed delivery verified", { bytes: ctx.rawBody.length });
+  ctx.logger.info({ bytes: ctx.rawBody.length }, "signed delivery verified");
 };

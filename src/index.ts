@@ -4,7 +4,7 @@ export { CoreApp, DEFAULT_STORE, type CoreAppOptions } from "./app/core-app";
 export type { TaskOptions, TaskHandler, TaskSource } from "./app/task";
 export type { TaskContext } from "./app/task-context";
 export { DEFAULT_RETRY, type RetryPolicy } from "./app/retry-policy";
-export { createConsoleLogger, silentLogger, type Logger, type LogLevel, type LogFields } from "./app/logger";
+export { createDefaultLogger, silentLogger, LOG_LEVELS, type Logger, type LogFn, type LogLevel, type LogFields } from "./app/logger";
 
 export { Task } from "./decorators/task.decorator";
 export { Module, type ModuleOptions, type HandlerClass } from "./decorators/module.decorator";

@@ -23,7 +23,7 @@ app.task({ source: ordersHook, emit: "totals" }, async function totalOrder(ctx: 
 // A second task consumes that queue.
 app.task({ source: "totals" }, async function recordTotal(ctx: TaskContext, result: { order: string; total: number }) {
   await ctx.state.set(`total:${result.order}`, result.total);
-  ctx.logger.info("order total", result);
+  ctx.logger.info(result, "order total");
 });
 
 if (require.main === module) void app.run(); // Ctrl-C or SIGTERM: graceful stop

@@ -4,7 +4,7 @@ import type { ListenerTimeouts } from "../http/listener";
 import type { TrustProxy } from "../http/trust-proxy";
 import { createStore, type StoreSpec } from "../store/create-store";
 import type { DeadLetterStore, StateStore, Store } from "../store/store";
-import { createConsoleLogger, errorMessage, type Logger, type LogLevel } from "./logger";
+import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "./logger";
 import { OutcomeRegistry } from "./outcome-registry";
 import type { TaskHandler, TaskOptions } from "./task";
 import { TaskInbox } from "./task-inbox";
@@ -61,7 +61,7 @@ export class CoreApp {
     }
     this.name = name;
     this.options = options;
-    this.logger = options.logger ?? createConsoleLogger(options.logLevel ?? levelFromEnv(), { app: name });
+    this.logger = options.logger ?? createDefaultLogger(options.logLevel ?? levelFromEnv(), { app: name });
     this.listeners = new ListenerRegistry(options.http);
   }
 
@@ -149,11 +149,11 @@ export class CoreApp {
       this.storeInstance = store;
       if (store.failure !== undefined) {
         // Sources answer 503 until the store recovers; say why, once, loudly.
-        this.logger.error("the store cannot write: webhooks are answered 503 until it can", { store: store.engine, error: store.failure.message });
+        this.logger.error({ store: store.engine, error: store.failure.message }, "the store cannot write: webhooks are answered 503 until it can");
       }
       for (const task of tasks) {
         task.state = store.state(`task:${task.name}`);
-        task.logger = childLogger(this.logger, { task: task.name });
+        task.logger = this.logger.child({ task: task.name });
         if (task.source) {
           task.source.attach(new TaskInbox(task.name, task.queue, store, this.outcomes), {
             listeners: this.listeners,
@@ -177,11 +177,14 @@ export class CoreApp {
     }
     for (const runner of this.runners) runner.start();
     this.appState = "running";
-    this.logger.info("started", {
-      store: store.engine,
-      listeners: this.listeners.all().map((l) => l.origin),
-      tasks: tasks.map((t) => t.name),
-    });
+    this.logger.info(
+      {
+        store: store.engine,
+        listeners: this.listeners.all().map((l) => l.origin),
+        tasks: tasks.map((t) => t.name),
+      },
+      "started",
+    );
     return this;
   }
 
@@ -220,7 +223,7 @@ export class CoreApp {
       this.stop().then(
         () => process.exit(0),
         (error: unknown) => {
-          this.logger.error("stop failed", { error: errorMessage(error) });
+          this.logger.error({ error: errorMessage(error) }, "stop failed");
           process.exit(1);
         },
       );
@@ -248,18 +251,14 @@ export class CoreApp {
   }
 }
 
+/** $WEBHOOK_TASKS_LOG_LEVEL, else "info"; an unknown name is an error listing the valid ones. */
 function levelFromEnv(): LogLevel {
   const level = process.env.WEBHOOK_TASKS_LOG_LEVEL;
-  return level === "debug" || level === "info" || level === "warn" || level === "error" || level === "silent" ? level : "info";
-}
-
-function childLogger(parent: Logger, fields: Record<string, unknown>): Logger {
-  return {
-    debug: (m, f) => parent.debug(m, { ...fields, ...f }),
-    info: (m, f) => parent.info(m, { ...fields, ...f }),
-    warn: (m, f) => parent.warn(m, { ...fields, ...f }),
-    error: (m, f) => parent.error(m, { ...fields, ...f }),
-  };
+  if (level === undefined || level === "") return "info";
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new TypeError(`WEBHOOK_TASKS_LOG_LEVEL=${JSON.stringify(level)} is not a log level: use one of ${LOG_LEVELS.join(", ")}`);
+  }
+  return level as LogLevel;
 }
 
 const notOpen = (): never => {

@@ -1,26 +1,38 @@
-export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+import pino from "pino";
+
+/** pino's level names, plus "silent". */
+export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
 export type LogFields = Record<string, unknown>;
 
+export const LOG_LEVELS: readonly LogLevel[] = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+
+/** One level method, as pino has it: fields first, then the message; or a message alone. */
+export interface LogFn {
+  (fields: object, message?: string): void;
+  (message: string): void;
+}
+
+/**
+ * What the framework logs through: a pino logger, or anything with pino's level methods and
+ * `child`. Fields come first, the message second, as in pino.
+ */
 export interface Logger {
-  debug(message: string, fields?: LogFields): void;
-  info(message: string, fields?: LogFields): void;
-  warn(message: string, fields?: LogFields): void;
-  error(message: string, fields?: LogFields): void;
+  debug: LogFn;
+  info: LogFn;
+  warn: LogFn;
+  error: LogFn;
+  child(bindings: LogFields): Logger;
 }
 
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
-
-/** One JSON object a line on stderr: easy to read, easy to ship to a log collector. */
-export function createConsoleLogger(level: LogLevel = "info", base: LogFields = {}): Logger {
-  const min = RANK[level];
-  const write = (lvl: Exclude<LogLevel, "silent">) => (message: string, fields?: LogFields) => {
-    if (RANK[lvl] < min) return;
-    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...base, ...fields })}\n`);
-  };
-  return { debug: write("debug"), info: write("info"), warn: write("warn"), error: write("error") };
+/** The default: pino, one JSON object a line on stdout. */
+export function createDefaultLogger(level: LogLevel = "info", base: LogFields = {}): Logger {
+  return pino({ level, base });
 }
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+const noop = (): void => undefined;
+
+/** A logger that writes nothing (tests, tools). */
+export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop, child: () => silentLogger };
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

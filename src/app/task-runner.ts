@@ -75,7 +75,7 @@ export class TaskRunner {
     const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
     const drained = await Promise.race([idle, timeout]);
     clearTimeout(timer);
-    if (!drained) this.logger.warn("shutdown timeout: tasks still running stay in the store for the next start", { task: this.task.name, inFlight: this.inFlight });
+    if (!drained) this.logger.warn({ task: this.task.name, inFlight: this.inFlight }, "shutdown timeout: tasks still running stay in the store for the next start");
     return drained;
   }
 
@@ -99,7 +99,7 @@ export class TaskRunner {
     this.fill().then(
       () => this.afterPump(),
       (error: unknown) => {
-        this.logger.error("cannot claim work from the store", { task: this.task.name, error: errorMessage(error) });
+        this.logger.error({ task: this.task.name, error: errorMessage(error) }, "cannot claim work from the store");
         this.afterPump();
       },
     );
@@ -198,7 +198,7 @@ export class TaskRunner {
       .catch((error: unknown) => {
         // The message stays in the store and comes back; claim nothing for a while meanwhile.
         this.pausedUntil = Date.now() + POLL_MS;
-        this.logger.error("cannot record a task's outcome in the store; pausing this task", { task: this.task.name, eventId: message.id, error: errorMessage(error) });
+        this.logger.error({ task: this.task.name, eventId: message.id, error: errorMessage(error) }, "cannot record a task's outcome in the store; pausing this task");
       })
       .finally(() => {
         this.recording--;
@@ -229,17 +229,17 @@ export class TaskRunner {
     const text = errorMessage(error);
     if (this.outcomes.settle(message.id, { ok: false, error })) {
       // The caller is told of the failure and will send again: retrying too would duplicate it.
-      task.logger.warn("task failed; the waiting caller was answered with an error", { eventId: message.id, error: text });
+      task.logger.warn({ eventId: message.id, error: text }, "task failed; the waiting caller was answered with an error");
       await store.complete(task.queue, message.id);
       return;
     }
     if (attempts >= task.retry.attempts) {
-      task.logger.error("task failed for the last time; the event is kept as a dead letter", { eventId: message.id, attempts, error: text });
+      task.logger.error({ eventId: message.id, attempts, error: text }, "task failed for the last time; the event is kept as a dead letter");
       await store.deadLetter({ queue: task.queue, task: task.name, message: { ...message, attempts, lastError: text }, error: text, attempts, diedAt: Date.now() });
       return;
     }
     const delay = backoffDelay(task.retry, attempts);
-    task.logger.warn("task failed; retrying", { eventId: message.id, attempt: attempts, retryInMs: delay, error: text });
+    task.logger.warn({ eventId: message.id, attempt: attempts, retryInMs: delay, error: text }, "task failed; retrying");
     await store.retryLater(task.queue, { ...message, attempts, lastError: text }, Date.now() + delay);
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);

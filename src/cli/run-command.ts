@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import type { CoreApp } from "../app/core-app";
 import type { LogLevel } from "../app/logger";
 import { loadApp } from "../config/load-app";
-import { LOG_LEVELS } from "../config/schema/app-config";
+import { LOG_LEVELS } from "../app/logger";
 import { WebhookSource } from "../sources/webhook/webhook-source";
 import { UsageError } from "./usage";
 
@@ -28,7 +28,7 @@ export async function runCommand(args: readonly string[]): Promise<CoreApp> {
   await app.run();
   for (const task of app.tasks) {
     if (task.source instanceof WebhookSource) {
-      app.logger.info("listening", { task: task.name, methods: task.source.options.methods, url: task.source.url });
+      app.logger.info({ task: task.name, methods: task.source.options.methods, url: task.source.url }, "listening");
     }
   }
   return app;

@@ -22,7 +22,7 @@ export async function runCli(args: readonly string[], env: Record<string, string
   return { code, stdout, stderr };
 }
 
-/** A `webhook-tasks run` child: its log lines (JSON on stderr) as they come. */
+/** A `webhook-tasks run` child: its log lines (JSON on stdout) as they come. */
 export class RunningCli {
   readonly child: ChildProcess;
   stderr = "";
@@ -40,7 +40,7 @@ export class RunningCli {
 
   /** Parsed JSON log lines so far. */
   get logs(): Array<Record<string, unknown>> {
-    return this.stderr
+    return this.stdout
       .split("\n")
       .filter((l) => l.startsWith("{"))
       .map((l) => JSON.parse(l) as Record<string, unknown>);

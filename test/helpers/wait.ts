@@ -15,7 +15,8 @@ export interface LogLine {
 }
 
 /** A logger that keeps its lines, so a test can see what tasks did. */
-export function recordingLogger(lines: LogLine[]): Logger {
-  const keep = (msg: string, fields?: Record<string, unknown>) => void lines.push({ msg, fields });
-  return { debug: keep, info: keep, warn: keep, error: keep };
+export function recordingLogger(lines: LogLine[], bindings: Record<string, unknown> = {}): Logger {
+  const keep = (first: object | string, msg?: string) =>
+    void (typeof first === "string" ? lines.push({ msg: first, fields: { ...bindings } }) : lines.push({ msg: msg ?? "", fields: { ...bindings, ...first } }));
+  return { debug: keep, info: keep, warn: keep, error: keep, child: (more) => recordingLogger(lines, { ...bindings, ...more }) };
 }

@@ -1,4 +1,4 @@
-import type { LogLevel } from "../../app/logger";
+import { LOG_LEVELS, type LogLevel } from "../../app/logger";
 import { DEFAULT_STORE } from "../../app/core-app";
 import { Integer, OneOf, Optional, Section, Text, TrustProxySetting } from "./rules";
 
@@ -6,7 +6,6 @@ export const STORE_ENGINES = ["memory", "embedded"] as const;
 export type StoreEngine = (typeof STORE_ENGINES)[number];
 /** CoreApp's default store, which the CLI opens when `app.store` is not given. */
 export const DEFAULT_STORE_ENGINE: StoreEngine = DEFAULT_STORE;
-export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 export const APP_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
 
 /** `app.http`: timeouts of the HTTP listeners. */

@@ -126,7 +126,7 @@ export class WebhookReceiver implements RouteHandler {
       const late = this.inbox.admit();
       if (late !== undefined) return refuse(res, late);
       this.inbox.accept(message).catch((error: unknown) => {
-        this.logger.error("event acknowledged as received was not stored", { task: this.taskName, eventId: message.id, error: errorMessage(error) });
+        this.logger.error({ task: this.taskName, eventId: message.id, error: errorMessage(error) }, "event acknowledged as received was not stored");
       });
       return this.accepted(res, message.id);
     }
@@ -156,7 +156,7 @@ export class WebhookReceiver implements RouteHandler {
         wait?.cancel();
         const refusal = toRefusal(error);
         if (refusal.code === "store_unavailable") {
-          this.logger.error("cannot store an event: answered 503", { task: this.taskName, eventId: message.id, error: storeFailureDetail(error) });
+          this.logger.error({ task: this.taskName, eventId: message.id, error: storeFailureDetail(error) }, "cannot store an event: answered 503");
         }
         refuse(res, refusal);
       },
@@ -168,7 +168,7 @@ export class WebhookReceiver implements RouteHandler {
     try {
       this.answerWith(res, id, outcome);
     } catch (error) {
-      this.logger.error("the task's result cannot be sent as the HTTP answer", { task: this.taskName, eventId: id, error: errorMessage(error) });
+      this.logger.error({ task: this.taskName, eventId: id, error: errorMessage(error) }, "the task's result cannot be sent as the HTTP answer");
       sendError(res, 500, "internal_error", "the task's result could not be sent");
     }
   }
@@ -200,7 +200,7 @@ export class WebhookReceiver implements RouteHandler {
       res.setHeader("connection", "close");
       return sendError(res, error.status, error.code, error.message);
     }
-    this.logger.error("webhook request failed", { task: this.taskName, error: errorMessage(error) });
+    this.logger.error({ task: this.taskName, error: errorMessage(error) }, "webhook request failed");
     sendError(res, 500, "internal_error", "internal server error");
   }
 
