@@ -23,6 +23,26 @@ export interface QueuedMessage<T = unknown> {
    * bytes once. The runner asks the source to rebuild it when a message comes back without it.
    */
   readonly bodyFromRaw?: boolean;
+  /**
+   * Messages of one queue with the same key are handed out one at a time, in the order they
+   * entered the queue: a message is claimable only while no earlier message with its key is
+   * still in the queue (waiting, claimed, or waiting for a retry).
+   */
+  readonly orderingKey?: string;
+  /** W3C trace context (`traceparent`, `tracestate`) of the work that made this message. */
+  readonly traceContext?: Readonly<Record<string, string>>;
+}
+
+/** What a queue holds right now, for status pages and metrics. */
+export interface QueueStats {
+  /** Messages waiting to be handed out, delayed retries included. */
+  readonly waiting: number;
+  /** Messages handed out to a task and not finished yet. */
+  readonly inFlight: number;
+  /** Milliseconds since the epoch when the oldest message still in the queue entered it; undefined when empty. */
+  readonly oldestEnqueuedAt: number | undefined;
+  /** Dead letters taken from this queue. */
+  readonly deadLetters: number;
 }
 
 /** A message whose task kept failing, kept until someone replays or purges it. */
