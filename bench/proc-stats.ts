@@ -44,6 +44,19 @@ export function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** CPU time of several processes together, in seconds; a process gone meanwhile counts 0 (read it before it ends). */
+export function cpuSecondsOfAll(pids: readonly number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      total += cpuSecondsOf(pid);
+    } catch {
+      // ended: its time is lost, which can only lower the figure
+    }
+  }
+  return total;
+}
+
 /**
  * CPU time, in seconds, that user processes spent on the machine so far: all cores' busy time
  * minus interrupts and soft interrupts (loopback TCP is handled there) and minus kernel

@@ -27,6 +27,12 @@ export interface Measurement {
   /** Share of its core the load generator used while measured. */
   loadCpu: number;
   /**
+   * PostgreSQL store only: CPU time of the server's database backends (from /proc), per 2xx
+   * answer, microseconds, and as a share of a core while measured.
+   */
+  dbCpuUsPerRequest?: number;
+  dbCpu?: number;
+  /**
    * CPU used by other programs on the machine while measured, in cores (interrupts and kernel
    * threads such as disk writeback excluded): a high figure means the round was disturbed.
    */
@@ -60,6 +66,8 @@ export interface ServerSummary {
   medianP99Ratio: number;
   medianCpuUsPerRequest: number;
   medianCpuRatio: number;
+  /** PostgreSQL store only: median database backend CPU per request. */
+  medianDbCpuUsPerRequest?: number;
   maxPeakRssBytes: number;
   medianServerCpu: number;
   medianLoadCpu: number;

@@ -1,6 +1,6 @@
 import type { BenchCase } from "./cases";
 import type { LoadGenerator } from "./load";
-import { cpuSecondsOf, userProcessSeconds, memoryOf, resetPeak } from "./proc-stats";
+import { cpuSecondsOf, cpuSecondsOfAll, userProcessSeconds, memoryOf, resetPeak } from "./proc-stats";
 import { waitForQuiet } from "./quiet";
 import type { CaseResult, Measurement, ServerSummary } from "./results";
 import type { RunningServer } from "./servers/launch";
@@ -45,7 +45,9 @@ export async function runRounds(
       log(
         `  ${benchCase.id} round ${round}/${settings.rounds} ${server.kind.id.padEnd(20)} ` +
           `${m.rps.toFixed(0).padStart(7)} req/s  p50 ${m.p50Ms.toFixed(2)} ms  p99 ${m.p99Ms.toFixed(2)} ms  ` +
-          `peak RSS ${(m.peakRssBytes / 2 ** 20).toFixed(1)} MiB  CPU server ${(m.serverCpu * 100).toFixed(0)}% (${m.cpuUsPerRequest.toFixed(1)} µs/req) load ${(m.loadCpu * 100).toFixed(0)}% other ${(m.otherCpu * 100).toFixed(0)}%` +
+          `peak RSS ${(m.peakRssBytes / 2 ** 20).toFixed(1)} MiB  CPU server ${(m.serverCpu * 100).toFixed(0)}% (${m.cpuUsPerRequest.toFixed(1)} µs/req)` +
+          (m.dbCpuUsPerRequest !== undefined ? ` PostgreSQL ${((m.dbCpu ?? 0) * 100).toFixed(0)}% (${m.dbCpuUsPerRequest.toFixed(1)} µs/req)` : "") +
+          ` load ${(m.loadCpu * 100).toFixed(0)}% other ${(m.otherCpu * 100).toFixed(0)}%` +
           (m.drainSeconds > 1 ? `  busy ${m.drainSeconds.toFixed(1)} s after the load` : "") +
           (m.non2xx || m.errors ? `  non-2xx ${m.non2xx} errors ${m.errors}` : ""),
       );
@@ -73,21 +75,27 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
   resetPeak(server.pid);
   if (settings.warmupSeconds > 0) await load.run({ ...job, seconds: settings.warmupSeconds });
   // CPU figures cover the measured part only, so CPU per request is exact.
-  const cpuBefore = cpuSecondsOf(server.pid);
+  const backends = (await server.database?.backendPids()) ?? [];
+  const dbBefore = cpuSecondsOfAll(backends);
+  const cpuBefore = cpuSecondsOfAll(server.pids);
   const loadBefore = cpuSecondsOf(load.pid);
   const busyBefore = userProcessSeconds();
   const wallBefore = process.hrtime.bigint();
   const result = await load.run({ ...job, seconds: settings.seconds });
   const wall = Number(process.hrtime.bigint() - wallBefore) / 1e9;
-  const serverCpuSeconds = cpuSecondsOf(server.pid) - cpuBefore;
-  const ours = serverCpuSeconds + (cpuSecondsOf(load.pid) - loadBefore);
+  const serverCpuSeconds = cpuSecondsOfAll(server.pids) - cpuBefore;
+  const dbSeconds = cpuSecondsOfAll(backends) - dbBefore;
+  const ours = serverCpuSeconds + dbSeconds + (cpuSecondsOf(load.pid) - loadBefore);
   const otherCpu = Math.max(0, (userProcessSeconds() - busyBefore - ours) / wall);
   const memory = memoryOf(server.pid);
   // The next server shares this core: wait until this one has finished what it queued (its
   // task runner draining a backlog, group commits) so that it does not disturb the next.
-  const drainSeconds = await waitForIdle(server.pid, settings.drainWaitSeconds);
+  const drainSeconds = await waitForIdle(server.pids, settings.drainWaitSeconds);
   // CPU per request counts the drain too: work deferred past the load is still work per event.
-  const totalCpuSeconds = cpuSecondsOf(server.pid) - cpuBefore;
+  const totalCpuSeconds = cpuSecondsOfAll(server.pids) - cpuBefore;
+  const totalDbSeconds = cpuSecondsOfAll(backends) - dbBefore;
+  // Each measurement starts on an empty schema, as the other stores start on an empty queue.
+  await server.database?.empty();
   return {
     round,
     server: server.kind.id,
@@ -102,6 +110,7 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
     peakRssBytes: memory.peakRss,
     serverCpu: serverCpuSeconds / wall,
     cpuUsPerRequest: result.ok > 0 ? (totalCpuSeconds / result.ok) * 1e6 : NaN,
+    ...(server.database === undefined ? {} : { dbCpuUsPerRequest: result.ok > 0 ? (totalDbSeconds / result.ok) * 1e6 : NaN, dbCpu: dbSeconds / wall }),
     otherCpu,
     loadCpu: result.loadCpuSeconds / result.seconds,
     ratio: NaN,
@@ -116,12 +125,12 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
  * Waits until a process uses less than 5% of a core over a quarter second (at most
  * `maxSeconds`); returns how long that took.
  */
-async function waitForIdle(pid: number, maxSeconds: number): Promise<number> {
+async function waitForIdle(pids: readonly number[], maxSeconds: number): Promise<number> {
   const started = Date.now();
   for (;;) {
-    const before = cpuSecondsOf(pid);
+    const before = cpuSecondsOfAll(pids);
     await new Promise((resolve) => setTimeout(resolve, 250));
-    const used = cpuSecondsOf(pid) - before;
+    const used = cpuSecondsOfAll(pids) - before;
     if (used / 0.25 < 0.05 || Date.now() - started > maxSeconds * 1000) return (Date.now() - started) / 1000;
   }
 }
@@ -142,6 +151,7 @@ function summarize(servers: readonly RunningServer[], measurements: readonly Mea
       medianP99Ratio: median(own.map((m) => m.p99Ratio)),
       medianCpuUsPerRequest: median(own.map((m) => m.cpuUsPerRequest)),
       medianCpuRatio: median(own.map((m) => m.cpuRatio)),
+      ...(server.database === undefined ? {} : { medianDbCpuUsPerRequest: median(own.map((m) => m.dbCpuUsPerRequest ?? NaN)) }),
       maxPeakRssBytes: max(own.map((m) => m.peakRssBytes)),
       medianServerCpu: median(own.map((m) => m.serverCpu)),
       medianLoadCpu: median(own.map((m) => m.loadCpu)),

@@ -52,4 +52,28 @@ export const FRAMEWORK_PERSISTED_BTREE: ServerKind = {
   config: { ack: "persisted", store: "embedded", journal: false },
 };
 
-export const ALL_SERVERS: readonly ServerKind[] = [BARE_NODE, BARE_EXPRESS, FRAMEWORK_RECEIVED, FRAMEWORK_PERSISTED, FRAMEWORK_PERSISTED_BTREE];
+/** ack=persisted on PostgreSQL: every event committed to the database before the 202. */
+export const FRAMEWORK_POSTGRES: ServerKind = {
+  id: "framework-postgres",
+  label: "webhook-tasks ack=persisted (PostgreSQL)",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "postgres" },
+};
+
+/** Two app processes (replicas) on one port and one PostgreSQL schema: their combined req/s. */
+export const FRAMEWORK_POSTGRES_TWO: ServerKind = {
+  id: "framework-postgres-x2",
+  label: "webhook-tasks ack=persisted (PostgreSQL, 2 app processes)",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "postgres", processes: 2 },
+};
+
+export const ALL_SERVERS: readonly ServerKind[] = [
+  BARE_NODE,
+  BARE_EXPRESS,
+  FRAMEWORK_RECEIVED,
+  FRAMEWORK_PERSISTED,
+  FRAMEWORK_PERSISTED_BTREE,
+  FRAMEWORK_POSTGRES,
+  FRAMEWORK_POSTGRES_TWO,
+];

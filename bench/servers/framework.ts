@@ -1,18 +1,25 @@
-import { CoreApp, EmbeddedStore, silentLogger, WebhookSource } from "webhook-tasks";
+import cluster from "node:cluster";
+import { CoreApp, EmbeddedStore, silentLogger, WebhookSource, type CoreAppOptions } from "webhook-tasks";
 import { freePort } from "./free-port";
+import { postgresStore } from "./postgres-store";
 import { announce, exitOnSignal, readConfig } from "./server-config";
 
-/** Our framework: one WebhookSource (and task) per path, all on one port, in the asked ack mode and store. */
+/**
+ * Our framework: one WebhookSource (and task) per path, all on one port, in the asked ack mode
+ * and store. With `processes` > 1, that many app processes share the port (node:cluster hands
+ * each connection to one of them) and the store.
+ */
 const config = readConfig();
+const processes = config.processes ?? 1;
 
-async function main(): Promise<void> {
-  const port = config.port === 0 && config.paths.length > 1 ? await freePort() : config.port;
-  const app = new CoreApp("bench", {
-    store: config.store === "embedded" && config.journal === false ? new EmbeddedStore({ dir: config.dataDir!, journal: false, maxQueued: config.maxQueued }) : config.store ?? "memory",
-    dataDir: config.dataDir,
-    maxQueued: config.maxQueued,
-    logger: silentLogger,
-  });
+function store(): CoreAppOptions["store"] {
+  if (config.store === "postgres") return postgresStore(config.postgresUrl!, config.postgresSchema!);
+  if (config.store === "embedded" && config.journal === false) return new EmbeddedStore({ dir: config.dataDir!, journal: false, maxQueued: config.maxQueued });
+  return config.store ?? "memory";
+}
+
+async function serve(port: number): Promise<{ port: number; stop: () => Promise<void> }> {
+  const app = new CoreApp("bench", { store: store(), dataDir: config.dataDir, maxQueued: config.maxQueued, logger: silentLogger });
   const delayMs = config.taskDelayMs ?? 0;
   const handler = delayMs > 0
     ? () => new Promise<void>((resolve) => setTimeout(resolve, delayMs))
@@ -23,8 +30,45 @@ async function main(): Promise<void> {
     return source;
   });
   await app.start();
-  exitOnSignal(() => app.stop());
-  announce(sources[0]!.port);
+  return { port: sources[0]!.port, stop: () => app.stop() };
+}
+
+async function main(): Promise<void> {
+  if (processes > 1 && cluster.isPrimary) return primary();
+  const port = config.port === 0 && (config.paths.length > 1 || processes > 1) ? await freePort() : config.port;
+  if (cluster.isWorker) {
+    const server = await serve(Number(process.env.BENCH_CLUSTER_PORT));
+    exitOnSignal(server.stop);
+    process.send!({ ready: process.pid });
+    return;
+  }
+  const server = await serve(port);
+  exitOnSignal(server.stop);
+  announce(server.port);
+}
+
+/** Forks the app processes on one port, announces once all listen, stops them on a signal. */
+async function primary(): Promise<void> {
+  const port = config.port === 0 ? await freePort() : config.port;
+  let stopping = false;
+  const pids = await Promise.all(
+    Array.from({ length: processes }, () => {
+      const worker = cluster.fork({ BENCH_CLUSTER_PORT: String(port) });
+      worker.on("exit", (code, signal) => {
+        if (!stopping) {
+          process.stderr.write(`app process ${worker.process.pid} exited (code ${code}, signal ${signal})\n`);
+          process.exit(1);
+        }
+      });
+      return new Promise<number>((resolve) => worker.on("message", (m: { ready?: number }) => m.ready !== undefined && resolve(m.ready)));
+    }),
+  );
+  exitOnSignal(async () => {
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {});
+    await Promise.all(workers.map((w) => new Promise<void>((resolve) => (w!.isDead() ? resolve() : (w!.once("exit", () => resolve()), w!.kill("SIGTERM"))))));
+  });
+  announce(port, [process.pid, ...pids]);
 }
 
 main().catch((error: unknown) => {

@@ -2,12 +2,17 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { pinnedNode, SERVER_CORE } from "../pinning";
 import type { ServerKind } from "./catalog";
+import { BenchDatabase } from "./postgres-database";
 import type { ReadyLine, ServerConfig } from "./server-config";
 
 /** A server child running on the server core, ready for traffic. */
 export interface RunningServer {
   kind: ServerKind;
   pid: number;
+  /** Every process of the server (several app processes share a port in some kinds). */
+  pids: number[];
+  /** The PostgreSQL schema of a server on the PostgreSQL store. */
+  database?: BenchDatabase;
   port: number;
   paths: string[];
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
@@ -22,6 +27,11 @@ function nodeFlags(): string[] {
 export async function launch(kind: ServerKind, caseConfig: ServerConfig, options: { nodeFlags?: string[]; timeoutMs?: number } = {}): Promise<RunningServer> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const config: ServerConfig = { ...caseConfig, ...kind.config };
+  const database = config.store === "postgres" ? new BenchDatabase(kind.id) : undefined;
+  if (database !== undefined) {
+    config.postgresUrl = database.url;
+    config.postgresSchema = database.schema;
+  }
   const flags = [...nodeFlags(), ...(options.nodeFlags ?? [])];
   const { command, args } = pinnedNode(SERVER_CORE, [...flags, kind.script, JSON.stringify(config)]);
   const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production" } });
@@ -43,14 +53,23 @@ export async function launch(kind: ServerKind, caseConfig: ServerConfig, options
       clearTimeout(timer);
       reject(new Error(`${kind.id} exited before ready (code ${code}, signal ${signal})\n${stderr}`));
     });
+  }).catch(async (error: unknown) => {
+    child.kill("SIGKILL");
+    await database?.drop().catch(() => undefined);
+    throw error;
   });
 
   return {
     kind,
     pid: ready.pid,
+    pids: ready.pids ?? [ready.pid],
+    database,
     port: ready.port,
     paths: config.paths,
-    stop: (graceMs = 15_000) => stopChild(child, exited, graceMs),
+    stop: async (graceMs = 15_000) => {
+      await stopChild(child, exited, graceMs);
+      await database?.drop();
+    },
   };
 }
 

@@ -10,7 +10,12 @@ export interface ServerConfig {
   /** Framework only: what the 2xx promises. */
   ack?: "received" | "persisted";
   /** Framework only: the store engine. */
-  store?: "memory" | "embedded";
+  store?: "memory" | "embedded" | "postgres";
+  /** Framework only, PostgreSQL store: its connection string and schema (set by the harness). */
+  postgresUrl?: string;
+  postgresSchema?: string;
+  /** Framework only: app processes sharing the port (node:cluster) and the store; default 1. */
+  processes?: number;
   /** Framework only, embedded store: false turns its journal off (every message goes to the B-tree). */
   journal?: boolean;
   /** Framework only: the store's directory (embedded store). */
@@ -26,6 +31,8 @@ export interface ServerConfig {
 export interface ReadyLine {
   port: number;
   pid: number;
+  /** Every process of the server, when it is more than one (pid among them). */
+  pids?: number[];
 }
 
 export function readConfig(): ServerConfig {
@@ -34,8 +41,8 @@ export function readConfig(): ServerConfig {
   return JSON.parse(text) as ServerConfig;
 }
 
-export function announce(port: number): void {
-  const line: ReadyLine = { port, pid: process.pid };
+export function announce(port: number, pids?: number[]): void {
+  const line: ReadyLine = pids === undefined ? { port, pid: process.pid } : { port, pid: process.pid, pids };
   process.stdout.write(`READY ${JSON.stringify(line)}\n`);
 }
 
