@@ -26,14 +26,18 @@ export class TestSchemas {
   readonly store: string;
   readonly results: string;
 
-  private constructor(readonly url: string) {
+  /** `url` holds the results; `storeUrl` the store (another server when the test breaks that one). */
+  private constructor(
+    readonly url: string,
+    readonly storeUrl: string,
+  ) {
     const tag = `rep_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
     this.store = tag;
     this.results = `${tag}_runs`;
   }
 
-  static async create(url = PG_URL): Promise<TestSchemas> {
-    const schemas = new TestSchemas(url);
+  static async create(url = PG_URL, storeUrl = url): Promise<TestSchemas> {
+    const schemas = new TestSchemas(url, storeUrl);
     await schemas.sql(
       `CREATE SCHEMA "${schemas.results}";
        CREATE TABLE "${schemas.results}".runs (event_id text NOT NULL, request text, replica text NOT NULL, key text, seq int,
@@ -44,7 +48,7 @@ export class TestSchemas {
 
   /** Environment of a replica working in these schemas. */
   env(extra: Record<string, string> = {}): Record<string, string> {
-    return { STORE_URL: this.url, STORE_SCHEMA: this.store, RESULTS_URL: this.url, RESULTS_SCHEMA: this.results, ...extra };
+    return { STORE_URL: this.storeUrl, STORE_SCHEMA: this.store, RESULTS_URL: this.url, RESULTS_SCHEMA: this.results, ...extra };
   }
 
   async runs(): Promise<RunRow[]> {
@@ -57,11 +61,12 @@ export class TestSchemas {
   }
 
   async drop(): Promise<void> {
-    await this.sql(`DROP SCHEMA IF EXISTS "${this.store}" CASCADE; DROP SCHEMA IF EXISTS "${this.results}" CASCADE`);
+    await this.sql(`DROP SCHEMA IF EXISTS "${this.results}" CASCADE`);
+    await this.sql(`DROP SCHEMA IF EXISTS "${this.store}" CASCADE`, [], this.storeUrl).catch(() => undefined);
   }
 
-  async sql(text: string, params: unknown[] = []): Promise<unknown[]> {
-    const client = new Client({ connectionString: this.url });
+  async sql(text: string, params: unknown[] = [], url = this.url): Promise<unknown[]> {
+    const client = new Client({ connectionString: url });
     await client.connect();
     try {
       const result = await client.query(text, params);
