@@ -41,6 +41,12 @@ export function checkGoals(results: BenchResults): GoalCheck[] {
     const cpu = received.medianCpuUsPerRequest / persisted.medianCpuUsPerRequest;
     add("(for reference) ack=persisted capacity by CPU per request ÷ ack=received", cpu, "≥ 0.60", (v) => v >= 0.6);
   }
+  if (received && summary("framework-postgres")) {
+    add("ack=persisted on PostgreSQL req/s ÷ ack=received", perRoundRatio(main, "framework-postgres", "framework-received", "rps"), "≥ 0.35", (v) => v >= 0.35);
+  }
+  if (received && summary("framework-postgres-x2")) {
+    add("(for reference) 2 app processes on PostgreSQL, combined req/s ÷ ack=received", perRoundRatio(main, "framework-postgres-x2", "framework-received", "rps"), "–", () => true);
+  }
   if (received) add("ack=received p99 ÷ bare node:http p99", received.medianP99Ratio, "≤ 2.0", (v) => v <= 2);
   if (persisted) add("ack=persisted p99 ÷ bare node:http p99", persisted.medianP99Ratio, "≤ 2.0", (v) => v <= 2);
   for (const run of results.soak) {

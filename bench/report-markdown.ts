@@ -106,8 +106,24 @@ function summaryTable(result: CaseResult): string[] {
   out.push("");
   for (const skip of result.skipped) out.push(`Not measured: ${skip.server} did not start (${cell(skip.reason)}).`, "");
   if (hasBoth) out.push(`ack=persisted ÷ ack=received (median of per-round ratios): ${ratio(perRoundRatio(result, "framework-persisted", "framework-received", "rps"))}.`, "");
+  out.push(...postgresLines(result));
   if (hasBoth && result.summary.some((s) => s.server === "framework-persisted-btree")) {
     out.push(`ack=persisted with the journal off ÷ ack=received: ${ratio(perRoundRatio(result, "framework-persisted-btree", "framework-received", "rps"))}; with it ÷ without it: ${ratio(perRoundRatio(result, "framework-persisted", "framework-persisted-btree", "rps"))}.`, "");
+  }
+  return out;
+}
+
+/** The PostgreSQL servers: ratio to ack=received, and CPU per request of the app and of the database backends. */
+function postgresLines(result: CaseResult): string[] {
+  const received = result.summary.some((s) => s.server === "framework-received");
+  const out: string[] = [];
+  for (const s of result.summary) {
+    if (s.medianDbCpuUsPerRequest === undefined) continue;
+    const vsReceived = received ? `, ÷ ack=received ${ratio(perRoundRatio(result, s.server, "framework-received", "rps"))}` : "";
+    out.push(
+      `${s.label}: ${fmt(s.medianRps)} req/s${vsReceived}; CPU per request ${fmt(s.medianCpuUsPerRequest, 1)} µs in the app process(es) and ${fmt(s.medianDbCpuUsPerRequest, 1)} µs in its PostgreSQL backends.`,
+      "",
+    );
   }
   return out;
 }
@@ -118,7 +134,7 @@ function roundsTable(result: CaseResult): string[] {
   out.push("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const m of result.measurements) {
     out.push(
-      `| ${m.round} | ${m.server} | ${fmt(m.rps)} | ${ratio(m.ratio)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ratio(m.p99Ratio)} | ${ms(m.maxMs)} | ${fmt(m.cpuUsPerRequest, 1)} | ${mib(m.peakRssBytes)} | ${pct(m.serverCpu)} | ${pct(m.loadCpu)} | ${pct(m.otherCpu)}${m.attempts > 1 ? ` (try ${m.attempts})` : ""} | ${fmt(m.drainSeconds, 1)} |`,
+      `| ${m.round} | ${m.server} | ${fmt(m.rps)} | ${ratio(m.ratio)} | ${ms(m.p50Ms)} | ${ms(m.p99Ms)} | ${ratio(m.p99Ratio)} | ${ms(m.maxMs)} | ${fmt(m.cpuUsPerRequest, 1)}${m.dbCpuUsPerRequest === undefined ? "" : ` + ${fmt(m.dbCpuUsPerRequest, 1)} in PostgreSQL`} | ${mib(m.peakRssBytes)} | ${pct(m.serverCpu)} | ${pct(m.loadCpu)} | ${pct(m.otherCpu)}${m.attempts > 1 ? ` (try ${m.attempts})` : ""} | ${fmt(m.drainSeconds, 1)} |`,
     );
   }
   out.push("");

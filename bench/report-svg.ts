@@ -11,6 +11,8 @@ const COLORS: Record<string, string> = {
   "framework-received": "#59a14f",
   "framework-persisted": "#f28e2b",
   "framework-persisted-btree": "#e15759",
+  "framework-postgres": "#76b7b2",
+  "framework-postgres-x2": "#b07aa1",
 };
 
 const WIDTH = 960;
