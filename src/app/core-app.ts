@@ -66,10 +66,18 @@ export class CoreApp {
   }
 
   /** Registers a task. Its handler gets `(ctx, event)`; its return value goes to `emit`. */
-  task<E = WebhookEvent, R = unknown>(options: TaskOptions, handler: TaskHandler<E, R>): this {
+  task<E = WebhookEvent, R = unknown>(options: TaskOptions<E>, handler: TaskHandler<E, R>): this {
     if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": tasks must be added before start()`);
-    this.registry.add(options, handler as TaskHandler<never, unknown>, { state: unopenedState, logger: this.logger });
+    this.registry.add(options as TaskOptions<never>, handler as TaskHandler<never, unknown>, { state: unopenedState, logger: this.logger });
     return this;
+  }
+
+  /**
+   * @internal The ordering key of a value entering `queue` (by the key function of the task
+   * that consumes it), for runners building what a task emits. Throws OrderingKeyError.
+   */
+  orderingKeyFor(queue: string, value: unknown): string | undefined {
+    return this.registry.keyFor(queue, value);
   }
 
   /** Registered tasks, in order. */
@@ -155,7 +163,7 @@ export class CoreApp {
         task.state = store.state(`task:${task.name}`);
         task.logger = this.logger.child({ task: task.name });
         if (task.source) {
-          task.source.attach(new TaskInbox(task.name, task.queue, store, this.outcomes), {
+          task.source.attach(new TaskInbox(task.name, task.queue, store, this.outcomes, task.orderingKey), {
             listeners: this.listeners,
             trustProxy: this.options.trustProxy,
             logger: task.logger,

@@ -3,6 +3,7 @@ import type { StateStore } from "../store/store";
 import type { Logger } from "./logger";
 import { resolveRetry, type RetryPolicy } from "./retry-policy";
 import type { TaskHandler, TaskOptions } from "./task";
+import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
 
 export const DEFAULT_CONCURRENCY = 16;
 
@@ -16,6 +17,8 @@ export interface RegisteredTask {
   readonly handler: TaskHandler<unknown, unknown>;
   readonly concurrency: number;
   readonly retry: RetryPolicy;
+  /** Key function of the messages entering the task's queue (TaskOptions.orderingKey). */
+  readonly orderingKey: OrderingKeyFn<never> | undefined;
   /** Set when the app starts. */
   state: StateStore;
   logger: Logger;
@@ -28,7 +31,7 @@ const TASK_NAME = QUEUE_NAME;
 export class TaskRegistry {
   private readonly tasks = new Map<string, RegisteredTask>();
 
-  add(options: TaskOptions, handler: TaskHandler<never, unknown>, placeholder: { state: StateStore; logger: Logger }): RegisteredTask {
+  add(options: TaskOptions<never>, handler: TaskHandler<never, unknown>, placeholder: { state: StateStore; logger: Logger }): RegisteredTask {
     if (typeof options !== "object" || options === null) throw new TypeError("task: options { source, emit? } are required");
     if (typeof handler !== "function") throw new TypeError("task: the handler must be a function (ctx, event) => result");
     const name = options.name ?? handler.name;
@@ -53,6 +56,8 @@ export class TaskRegistry {
     }
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`${where}: concurrency must be an integer >= 1`);
+    const orderingKey = options.orderingKey;
+    if (orderingKey !== undefined && typeof orderingKey !== "function") throw new TypeError(`${where}: orderingKey must be a function (event) => string | undefined`);
     const task: RegisteredTask = {
       name,
       source: typeof source === "string" ? undefined : source,
@@ -61,6 +66,7 @@ export class TaskRegistry {
       handler: handler as TaskHandler<unknown, unknown>,
       concurrency,
       retry: resolveRetry(options.retry, where),
+      orderingKey,
       state: placeholder.state,
       logger: placeholder.logger,
     };
@@ -74,6 +80,17 @@ export class TaskRegistry {
 
   get(name: string): RegisteredTask | undefined {
     return this.tasks.get(name);
+  }
+
+  /**
+   * Ordering key of a value entering `queue`, by the key function of the task consuming it (a
+   * queue feeds one task); undefined when that task has none. Throws OrderingKeyError.
+   */
+  keyFor(queue: string, value: unknown): string | undefined {
+    for (const task of this.tasks.values()) {
+      if (task.queue === queue) return task.orderingKey && computeOrderingKey(task.orderingKey, value, task.name);
+    }
+    return undefined;
   }
 
   /** Emit queues no task consumes: their messages would only pile up. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { QueuedMessage, Store } from "../store/store";
+import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { StoreRefusedError } from "../store/store-errors";
 import { errorMessage, type Logger } from "./logger";
 import type { OutcomeRegistry } from "./outcome-registry";
@@ -209,10 +209,18 @@ export class TaskRunner {
 
   private async succeeded(message: QueuedMessage, result: unknown): Promise<void> {
     const { task, store } = this;
-    const emit =
-      task.emit !== undefined && result !== undefined
-        ? { queue: task.emit, message: { id: emittedId(message.id, task.name), payload: result, attempts: 0, enqueuedAt: Date.now() } }
-        : undefined;
+    let emit: EmitRecord | undefined;
+    if (task.emit !== undefined && result !== undefined) {
+      const emitted: QueuedMessage = { id: emittedId(message.id, task.name), payload: result, attempts: 0, enqueuedAt: Date.now() };
+      let orderingKey: string | undefined;
+      try {
+        orderingKey = this.app.orderingKeyFor(task.emit, result);
+      } catch (error) {
+        // Nothing is stored with a wrong key: the task fails, and is retried like any failure.
+        return this.failed(message, error);
+      }
+      emit = { queue: task.emit, message: orderingKey === undefined ? emitted : { ...emitted, orderingKey } };
+    }
     try {
       await store.complete(task.queue, message.id, emit);
     } catch (error) {

@@ -8,7 +8,8 @@ export type TaskSource = Source | string;
 /** A task's function: `(ctx, event) => result`. `E` is the event (or emitted value) it takes. */
 export type TaskHandler<E = unknown, R = unknown> = (ctx: TaskContext, event: E) => R | Promise<R>;
 
-export interface TaskOptions {
+/** `E` is the task's event type (a WebhookEvent for a webhook source, the emitted value for a queue). */
+export interface TaskOptions<E = unknown> {
   source: TaskSource;
   /** Queue that receives the task's return value (undefined results are not sent). */
   emit?: string;
@@ -17,4 +18,10 @@ export interface TaskOptions {
   /** Events handled at once (default 16). */
   concurrency?: number;
   retry?: Partial<RetryPolicy>;
+  /**
+   * Messages with the same key are handed to the task one at a time, in the order they entered
+   * its queue; other keys run in parallel. Computed when a message enters the queue; return
+   * undefined for a message that needs no order. See docs/ordering.md.
+   */
+  orderingKey?: (event: E) => string | undefined;
 }

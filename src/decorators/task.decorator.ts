@@ -1,11 +1,12 @@
 import "reflect-metadata";
 import type { TaskOptions } from "../app/task";
+import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import { TASKS_METADATA } from "./metadata-keys";
 
 /** What @Task records about one method. */
 export interface TaskMethodMetadata {
   readonly method: string | symbol;
-  readonly options: TaskOptions;
+  readonly options: TaskOptions<never>;
 }
 
 /**
@@ -15,8 +16,10 @@ export interface TaskMethodMetadata {
  *     @Task({ source: githubHook, emit: "pushes" })
  *     async onPush(ctx: TaskContext, event: WebhookEvent) { ... }
  *   }
+ *
+ * `E` types the event for `orderingKey`: `@Task<WebhookEvent<PushBody>>({ source, orderingKey: (e) => e.body.repo })`.
  */
-export function Task(options: TaskOptions): MethodDecorator {
+export function Task<E = WebhookEvent>(options: TaskOptions<E>): MethodDecorator {
   return (target, propertyKey, descriptor) => {
     if (typeof descriptor.value !== "function") {
       throw new TypeError(`@Task can only decorate methods; ${String(propertyKey)} is not one`);
@@ -26,7 +29,7 @@ export function Task(options: TaskOptions): MethodDecorator {
       throw new TypeError(`@Task ${target.constructor.name}.${String(propertyKey)}: a task takes (ctx, event), not ${paramTypes.length} parameters`);
     }
     const existing: TaskMethodMetadata[] = Reflect.getOwnMetadata(TASKS_METADATA, target.constructor) ?? [];
-    Reflect.defineMetadata(TASKS_METADATA, [...existing, { method: propertyKey, options }], target.constructor);
+    Reflect.defineMetadata(TASKS_METADATA, [...existing, { method: propertyKey, options: options as TaskOptions<never> }], target.constructor);
   };
 }
 

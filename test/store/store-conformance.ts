@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import type { QueuedMessage, Store } from "../../src/store/store";
 import { StoreRefusedError } from "../../src/store/store-errors";
+import { orderingConformance } from "./ordering-conformance";
 
 /** How a conformance run gets stores of one engine. */
 export interface StoreUnderTest {
@@ -297,6 +298,8 @@ export function storeConformance(engine: string, target: StoreUnderTest): void {
         expect(store.admit("q")).to.include({ code: "queue_full" });
       });
     });
+
+    orderingConformance(() => open());
 
     describe("watch", () => {
       it("tells a listener after an enqueue, once the message can be claimed", async () => {

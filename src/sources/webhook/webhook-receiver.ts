@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseQueryString } from "node:querystring";
 import { errorMessage, type Logger } from "../../app/logger";
+import { OrderingKeyError } from "../../app/ordering-key";
 import { clientAddress, requestPublicUrl } from "../../http/forwarded";
 import { sendError } from "../../http/http-errors";
 import { continueIfExpected, type RouteHandler } from "../../http/route-table";
@@ -118,6 +119,22 @@ export class WebhookReceiver implements RouteHandler {
 
   /** Stores the event and answers as the ack and reply modes say (or as a duplicate). */
   private store(res: ServerResponse, message: QueuedMessage<WebhookEvent>, dedupeKey: string | undefined): void {
+    try {
+      this.storeAndAnswer(res, message, dedupeKey);
+    } catch (error) {
+      // The inbox refuses at once, before storing, an event whose ordering key cannot be computed.
+      if (error instanceof OrderingKeyError) return this.keyFailed(res, message.id, error);
+      throw error;
+    }
+  }
+
+  /** The task's ordering key function failed: nothing is stored, and the sender is told to send again. */
+  private keyFailed(res: ServerResponse, id: string, error: OrderingKeyError): void {
+    this.logger.error({ task: this.taskName, eventId: id, error: error.message }, "cannot compute the event's ordering key: answered 500, nothing stored");
+    sendError(res, 500, "ordering_key_failed", "the event's ordering key could not be computed; send the webhook again");
+  }
+
+  private storeAndAnswer(res: ServerResponse, message: QueuedMessage<WebhookEvent>, dedupeKey: string | undefined): void {
     const { ack, reply } = this.options;
     if (ack === "received" && reply === "fixed" && dedupeKey === undefined) {
       // Checked again now that the body is in: others may have filled the queue meanwhile, and
@@ -132,10 +149,16 @@ export class WebhookReceiver implements RouteHandler {
     }
     // Registered before storing, so that a task finishing at once is still seen.
     const wait = reply === "result" || ack === "processed" ? this.inbox.expect(message.id, this.options.ackTimeoutMs) : undefined;
-    const stored: Promise<string | undefined> =
-      dedupeKey === undefined
-        ? this.inbox.accept(message).then(() => undefined)
-        : this.deduplicator!.run(dedupeKey, message.id, () => this.inbox.accept(message));
+    let stored: Promise<string | undefined>;
+    try {
+      stored =
+        dedupeKey === undefined
+          ? this.inbox.accept(message).then(() => undefined)
+          : this.deduplicator!.run(dedupeKey, message.id, () => this.inbox.accept(message));
+    } catch (error) {
+      wait?.cancel();
+      throw error;
+    }
     stored.then(
       (original) => {
         if (original !== undefined) {
@@ -154,6 +177,7 @@ export class WebhookReceiver implements RouteHandler {
       },
       (error: unknown) => {
         wait?.cancel();
+        if (error instanceof OrderingKeyError) return this.keyFailed(res, message.id, error);
         const refusal = toRefusal(error);
         if (refusal.code === "store_unavailable") {
           this.logger.error({ task: this.taskName, eventId: message.id, error: storeFailureDetail(error) }, "cannot store an event: answered 503");

@@ -14,6 +14,7 @@ import { EmbeddedState, sweepExpiredState } from "./embedded-state";
 import { dueRange, laterRange, newWriterTag, readyRange, type DelayedKey, type Location, type ReadyKey } from "./keys";
 import { allDatabases, openEnvironment, type EmbeddedDbs } from "./lmdb-env";
 import { QueueTracker } from "./queue-tracker";
+import { advanceKey, placeKeyed, type Promoted } from "./key-lines";
 import { deadLetterRecord, messageRecord } from "./records";
 import { recoverQueues } from "./recover-queues";
 import { SizeGauge } from "./size-gauge";
@@ -194,6 +195,7 @@ export class EmbeddedStore implements Store {
     const seq = this.tracker.allocate(queue);
     // Counted before the commit so that admit sees requests still in flight.
     this.tracker.adjust(queue, 1);
+    if (message.orderingKey !== undefined) return this.enqueueKeyed(dbs, writer, [queue, seq, tag], message);
     if (journal?.lane.hasRoom(message)) {
       try {
         await journal.lane.enqueue(queue, seq, message);
@@ -210,6 +212,19 @@ export class EmbeddedStore implements Store {
       throw asRefusal(error);
     }
     this.inserted(queue, seq, message);
+  }
+
+  /** A message with an ordering key: to `ready` as its key's head, or held back (key-lines.ts). */
+  private async enqueueKeyed(dbs: EmbeddedDbs, writer: StoreWriter, at: ReadyKey, message: QueuedMessage): Promise<void> {
+    const [queue, seq] = at;
+    let claimable: boolean;
+    try {
+      claimable = await writer.run(() => dbs.ready.transaction(() => placeKeyed(dbs, at, message)));
+    } catch (error) {
+      this.tracker.adjust(queue, -1);
+      throw asRefusal(error);
+    }
+    if (claimable) this.inserted(queue, seq, message);
   }
 
   async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
@@ -261,7 +276,7 @@ export class EmbeddedStore implements Store {
           } else contiguous = false;
           continue;
         }
-        this.tracker.claim(queue, value.id, { in: "ready", key });
+        this.tracker.claim(queue, value.id, value.orderingKey === undefined ? { in: "ready", key } : { in: "ready", key, orderingKey: value.orderingKey });
         if (contiguous) this.tracker.advance(queue, seq + 1);
         if (mine && waiting?.delete(seq)) this.handoffSize--;
         out.push(value);
@@ -278,7 +293,7 @@ export class EmbeddedStore implements Store {
     for (const { key, value } of dbs.delayed.getRange(dueRange(queue, now))) {
       if (out.length >= limit) return;
       if (this.tracker.claimedAt(queue, value.id)) continue;
-      this.tracker.claim(queue, value.id, { in: "delayed", key });
+      this.tracker.claim(queue, value.id, value.orderingKey === undefined ? { in: "delayed", key } : { in: "delayed", key, orderingKey: value.orderingKey });
       out.push(value);
     }
     let next = Infinity;
@@ -290,14 +305,29 @@ export class EmbeddedStore implements Store {
     const from = this.tracker.claimedAt(queue, id);
     if (!from && !emit) return;
     const { dbs, writer, tag, journal } = this.require();
-    if (from?.in === "journal" && journal) return this.completeFromJournal(queue, id, from.entryId, journal, emit);
+    const keyedEmit = emit?.message.orderingKey !== undefined;
+    if (from?.in === "journal" && journal && !keyedEmit) return this.completeFromJournal(queue, id, from.entryId, journal, emit);
     let emitted: { queue: string; seq: number } | undefined;
     if (emit) {
       emitted = { queue: emit.queue, seq: this.tracker.allocate(emit.queue) };
       this.tracker.adjust(emit.queue, 1);
     }
+    const keyedInput = from?.in !== "journal" ? from?.orderingKey : undefined;
+    let promoted: Promoted | undefined;
+    let emitClaimable = true;
     try {
-      await writer.run(() => {
+      await writer.run<unknown>(() => {
+        if (keyedInput !== undefined || keyedEmit) {
+          // Reads the key lines: a transaction, so that nobody changes them in between.
+          return dbs.ready.transaction(() => {
+            void removeAt(dbs, from);
+            if (keyedInput !== undefined) promoted = advanceKey(dbs, queue, keyedInput);
+            if (!emit || !emitted) return;
+            const key: ReadyKey = [emitted.queue, emitted.seq, tag];
+            if (keyedEmit) emitClaimable = placeKeyed(dbs, key, emit.message);
+            else void dbs.ready.put(key, messageRecord(emit.message));
+          });
+        }
         if (!emit || !emitted) return removeAt(dbs, from);
         const key: ReadyKey = [emitted.queue, emitted.seq, tag];
         // One transaction: the input leaves exactly when its output is recorded.
@@ -313,8 +343,19 @@ export class EmbeddedStore implements Store {
       if (error instanceof StoreRefusedError) this.abandon(queue, id);
       throw error;
     }
+    // An input of the journal with a keyed output: the output is on disk, now the done-marker.
+    await this.leftJournal(from);
     if (from && this.tracker.unclaim(queue, id)) this.tracker.adjust(queue, -1);
-    if (emitted) this.inserted(emitted.queue, emitted.seq, emit!.message);
+    if (promoted) this.promoted(queue, promoted);
+    if (emitted && emitClaimable) this.inserted(emitted.queue, emitted.seq, emit!.message);
+  }
+
+  /** A held-back message became its key's head: claims must look at its place, listeners may claim it. */
+  private promoted(queue: string, { key, message }: Promoted): void {
+    const [, seq, writer] = key;
+    if (writer === this.opened?.tag) return this.inserted(queue, seq, message);
+    this.tracker.rewind(queue, seq);
+    this.notify(queue);
   }
 
   /**
@@ -396,19 +437,25 @@ export class EmbeddedStore implements Store {
     const { queue } = letter;
     const id = letter.message.id;
     const from = this.tracker.claimedAt(queue, id);
+    const keyed = from?.in !== "journal" ? from?.orderingKey : undefined;
+    let promoted: Promoted | undefined;
     try {
-      await writer.run(() =>
-        dbs.dead.batch(() => {
+      await writer.run<unknown>(() => {
+        const write = () => {
           void removeAt(dbs, from);
           void dbs.dead.put(id, deadLetterRecord(letter));
-        }),
-      );
+          // A dead letter leaves the queue: the next message of its key goes ahead.
+          if (keyed !== undefined) promoted = advanceKey(dbs, queue, keyed);
+        };
+        return keyed === undefined ? dbs.dead.batch(write) : dbs.dead.transaction(write);
+      });
     } catch (error) {
       this.abandon(queue, id);
       throw error;
     }
     await this.leftJournal(from);
     if (from && this.tracker.unclaim(queue, id)) this.tracker.adjust(queue, -1);
+    if (promoted) this.promoted(queue, promoted);
   }
 
   /**
@@ -551,10 +598,13 @@ export class EmbeddedStore implements Store {
     const { dbs, tag } = this.require();
     const seq = this.tracker.allocate(queue);
     const record = messageRecord(message);
-    void dbs.ready.put([queue, seq, tag], record);
+    // A replay is a new arrival: at the end of the queue, and of its key's line.
+    let claimable = true;
+    if (message.orderingKey !== undefined) claimable = placeKeyed(dbs, [queue, seq, tag], message);
+    else void dbs.ready.put([queue, seq, tag], record);
     return () => {
       this.tracker.adjust(queue, 1);
-      this.inserted(queue, seq, record);
+      if (claimable) this.inserted(queue, seq, record);
     };
   }
 

@@ -13,6 +13,12 @@ export type ReadyKey = [queue: string, seq: number, writer: string];
 /** A message waiting for a retry: ordered by the time it becomes visible again. */
 export type DelayedKey = [queue: string, visibleAt: number, seq: number, writer: string];
 
+/** An ordering key with a message in the queue (its head, in `ready` or `delayed`). */
+export type HeadKey = [queue: string, orderingKey: string];
+
+/** A message held back behind the head of its ordering key: in arrival order per key. */
+export type BlockedKey = [queue: string, orderingKey: string, seq: number, writer: string];
+
 export type StateKey = [namespace: string, key: string];
 
 /** Index of state entries with a time-to-live, swept in time order. */
@@ -20,8 +26,8 @@ export type ExpiryKey = [expiresAt: number, namespace: string, key: string];
 
 /** Where a message sits in the store: one of the B-tree's databases, or the journal. */
 export type Location =
-  | { readonly in: "ready"; readonly key: ReadyKey }
-  | { readonly in: "delayed"; readonly key: DelayedKey }
+  | { readonly in: "ready"; readonly key: ReadyKey; readonly orderingKey?: string }
+  | { readonly in: "delayed"; readonly key: DelayedKey; readonly orderingKey?: string }
   | { readonly in: "journal"; readonly entryId: number };
 
 /** A tag unique to one opening of the store, so concurrent writers never pick the same key. */
@@ -44,6 +50,11 @@ export function laterRange(queue: string, now: number): { start: [string, number
   return { start: [queue, now, Infinity], end: [queue, Infinity], limit: 1 };
 }
 
+/** The first message held back behind `orderingKey`'s head, if any. */
+export function blockedRange(queue: string, orderingKey: string): { start: [string, string]; end: [string, string, number]; limit: number } {
+  return { start: [queue, orderingKey], end: [queue, orderingKey, Infinity], limit: 1 };
+}
+
 /** lmdb keys are at most ~2 KB; longer state keys (say, a huge header used as a marker) are hashed. */
 const LONG_KEY_BYTES = 512;
 
@@ -54,6 +65,17 @@ export function stateKey(namespace: string, key: string): StateKey {
 
 export function isReadyKey(key: unknown): key is ReadyKey {
   return Array.isArray(key) && key.length === 3 && typeof key[0] === "string" && typeof key[1] === "number" && typeof key[2] === "string";
+}
+
+export function isBlockedKey(key: unknown): key is BlockedKey {
+  return (
+    Array.isArray(key) &&
+    key.length === 4 &&
+    typeof key[0] === "string" &&
+    typeof key[1] === "string" &&
+    typeof key[2] === "number" &&
+    typeof key[3] === "string"
+  );
 }
 
 export function isDelayedKey(key: unknown): key is DelayedKey {

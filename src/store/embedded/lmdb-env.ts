@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { open, type Database, type RootDatabase } from "lmdb";
 import type { DeadLetter } from "../store";
-import type { DelayedKey, ExpiryKey, ReadyKey, StateKey } from "./keys";
+import type { BlockedKey, DelayedKey, ExpiryKey, HeadKey, ReadyKey, StateKey } from "./keys";
 import type { MessageRecord, StateRecord } from "./records";
 
 /**
@@ -17,6 +17,10 @@ export interface EmbeddedDbs {
   readonly root: RootDatabase;
   readonly ready: Database<MessageRecord, ReadyKey>;
   readonly delayed: Database<MessageRecord, DelayedKey>;
+  /** Ordering keys with a message in the queue (see key-lines.ts). */
+  readonly heads: Database<true, HeadKey>;
+  /** Messages held back behind the head of their ordering key. */
+  readonly blocked: Database<MessageRecord, BlockedKey>;
   /** Dead letters by message id. */
   readonly dead: Database<DeadLetter, string>;
   readonly state: Database<StateRecord, StateKey>;
@@ -46,6 +50,8 @@ export function openEnvironment(dir: string): EmbeddedDbs {
       root,
       ready: root.openDB<MessageRecord, ReadyKey>({ name: "ready", ...MESSAGE_ENCODING }),
       delayed: root.openDB<MessageRecord, DelayedKey>({ name: "delayed", ...MESSAGE_ENCODING }),
+      heads: root.openDB<true, HeadKey>({ name: "heads" }),
+      blocked: root.openDB<MessageRecord, BlockedKey>({ name: "blocked", ...MESSAGE_ENCODING }),
       dead: root.openDB<DeadLetter, string>({ name: "dead", ...MESSAGE_ENCODING }),
       state: root.openDB<StateRecord, StateKey>({ name: "state" }),
       expiry: root.openDB<true, ExpiryKey>({ name: "expiry" }),
@@ -59,5 +65,5 @@ export function openEnvironment(dir: string): EmbeddedDbs {
 
 /** Every named database, for size accounting. */
 export function allDatabases(dbs: EmbeddedDbs): Database[] {
-  return [dbs.ready, dbs.delayed, dbs.dead, dbs.state, dbs.expiry, dbs.meta] as unknown as Database[];
+  return [dbs.ready, dbs.delayed, dbs.heads, dbs.blocked, dbs.dead, dbs.state, dbs.expiry, dbs.meta] as unknown as Database[];
 }

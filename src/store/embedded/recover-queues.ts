@@ -1,4 +1,4 @@
-import { isDelayedKey, isReadyKey } from "./keys";
+import { isBlockedKey, isDelayedKey, isReadyKey } from "./keys";
 import type { EmbeddedDbs } from "./lmdb-env";
 import type { QueueTracker } from "./queue-tracker";
 
@@ -34,6 +34,11 @@ export function recoverQueues(dbs: EmbeddedDbs, tracker: QueueTracker): void {
   // Retries are few (each waits for its backoff): one pass over all of them.
   for (const key of dbs.delayed.getKeys()) {
     if (isDelayedKey(key)) tracker.recovered(key[0], key[2], 1);
+  }
+  // Messages held back behind their ordering key's head: counted, and new messages get later
+  // sequence numbers than theirs (a key's line is ordered by them). One pass over their keys.
+  for (const key of dbs.blocked.getKeys()) {
+    if (isBlockedKey(key)) tracker.recovered(key[0], key[2], 1);
   }
 }
 

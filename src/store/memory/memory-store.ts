@@ -16,6 +16,13 @@ interface MemoryQueue {
   ready: Fifo<QueuedMessage>;
   delayed: Array<{ visibleAt: number; message: QueuedMessage }>;
   claimed: Map<string, QueuedMessage>;
+  /**
+   * Ordering keys with a message in the queue (ready, delayed or claimed: the key's head), each
+   * with the later messages of that key, held back in arrival order until the head leaves.
+   */
+  lines: Map<string, Fifo<QueuedMessage> | null>;
+  /** Messages held back in `lines`. */
+  held: number;
 }
 
 /**
@@ -46,7 +53,7 @@ export class MemoryStore implements Store {
         this.dead.delete(id);
         // Left out rather than set to undefined: the message reads back as it was first given.
         const { lastError: _lastError, ...message } = letter.message;
-        this.queue(letter.queue).ready.push({ ...message, attempts: 0 });
+        arrive(this.queue(letter.queue), { ...message, attempts: 0 });
         this.notify(letter.queue);
         return true;
       },
@@ -86,8 +93,7 @@ export class MemoryStore implements Store {
       const refusal = this.admit(queue);
       if (refusal) throw new StoreRefusedError(refusal);
     }
-    this.queue(queue).ready.push(message);
-    this.notify(queue);
+    if (arrive(this.queue(queue), message)) this.notify(queue);
   }
 
   async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
@@ -105,7 +111,7 @@ export class MemoryStore implements Store {
   }
 
   async complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
-    this.queues.get(queue)?.claimed.delete(id);
+    this.finish(queue, id);
     if (emit) await this.enqueue(emit.queue, emit.message, { internal: true });
   }
 
@@ -128,8 +134,17 @@ export class MemoryStore implements Store {
   }
 
   async deadLetter(letter: DeadLetter): Promise<void> {
-    this.queues.get(letter.queue)?.claimed.delete(letter.message.id);
+    this.finish(letter.queue, letter.message.id);
     this.dead.set(letter.message.id, letter);
+  }
+
+  /** A claimed message leaves the queue; the next message of its key, if any, becomes claimable. */
+  private finish(queue: string, id: string): void {
+    const q = this.queues.get(queue);
+    const message = q?.claimed.get(id);
+    if (!q || !message) return;
+    q.claimed.delete(id);
+    if (message.orderingKey !== undefined && leave(q, message.orderingKey)) this.notify(queue);
   }
 
   state(namespace: string): StateStore {
@@ -150,7 +165,7 @@ export class MemoryStore implements Store {
 
   private queue(name: string): MemoryQueue {
     let q = this.queues.get(name);
-    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], claimed: new Map() }));
+    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], claimed: new Map(), lines: new Map(), held: 0 }));
     return q;
   }
 
@@ -161,7 +176,39 @@ export class MemoryStore implements Store {
 }
 
 function size(q: MemoryQueue): number {
-  return q.ready.length + q.delayed.length + q.claimed.size;
+  return q.ready.length + q.delayed.length + q.claimed.size + q.held;
+}
+
+/**
+ * A message enters the queue: claimable at once, unless an earlier message of its ordering key
+ * is still in the queue; it then waits behind it. Returns whether it is claimable.
+ */
+function arrive(q: MemoryQueue, message: QueuedMessage): boolean {
+  const key = message.orderingKey;
+  if (key !== undefined) {
+    if (q.lines.has(key)) {
+      let line = q.lines.get(key);
+      if (!line) q.lines.set(key, (line = new Fifo()));
+      line.push(message);
+      q.held++;
+      return false;
+    }
+    q.lines.set(key, null);
+  }
+  q.ready.push(message);
+  return true;
+}
+
+/** The head of a key left the queue (done or dead): its next message becomes claimable. Returns whether there was one. */
+function leave(q: MemoryQueue, key: string): boolean {
+  const next = q.lines.get(key)?.shift();
+  if (next === undefined) {
+    q.lines.delete(key);
+    return false;
+  }
+  q.held--;
+  q.ready.push(next);
+  return true;
 }
 
 function promoteDue(q: MemoryQueue, now: number): void {
