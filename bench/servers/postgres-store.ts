@@ -1,9 +1,6 @@
-import type { CoreAppOptions } from "webhook-tasks";
-import * as api from "webhook-tasks";
+import { PostgresStore, type PostgresUrl } from "webhook-tasks";
 
-/** The PostgreSQL store of a bench server. */
-export function postgresStore(url: string, schema: string): CoreAppOptions["store"] {
-  const PostgresStore = (api as unknown as Record<string, new (options: object) => never>).PostgresStore;
-  if (PostgresStore === undefined) throw new Error("no PostgresStore in this build");
-  return new PostgresStore({ connectionString: url, schema });
+/** The PostgreSQL store of a bench server (default pool size and lease). */
+export function postgresStore(url: string, schema: string): PostgresStore {
+  return new PostgresStore({ connectionString: url as PostgresUrl, schema });
 }
