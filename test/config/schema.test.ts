@@ -134,7 +134,7 @@ describe("YAML loading: schema", () => {
       "tasks[0].handler.ref",
       "tasks[0].concurrency",
     ]);
-    expect(issueAt(issues, "app.store").message).to.equal("must be one of: memory, embedded");
+    expect(issueAt(issues, "app.store").message).to.equal("must be memory, embedded or a postgres:// URL");
     expect(issueAt(issues, "tasks[0].handler.ref").message).to.contain("<module_path>:<export_name>");
   });
 

@@ -31,7 +31,7 @@ export class PostgresFixture {
   store(options: Partial<PostgresStoreOptions> = {}): PostgresStore {
     const schema = options.schema ?? this.schema();
     this.schemas.add(schema);
-    const store = new PostgresStore({ connectionString: this.url, schema, ...options });
+    const store = new PostgresStore(options.pool ? { schema, ...options } : { connectionString: this.url, schema, ...options });
     this.stores.push(store);
     return store;
   }
