@@ -3,7 +3,7 @@ import type { Store } from "./store";
 import { EmbeddedStore } from "./embedded/embedded-store";
 import { MemoryStore } from "./memory/memory-store";
 import { PostgresStore } from "./postgres/postgres-store";
-import { isPostgresUrl, redactPostgresUrl, type PostgresUrl } from "./postgres/postgres-options";
+import { isPostgresUrl, postgresOptionsFromUrl, redactPostgresUrl, type PostgresUrl } from "./postgres/postgres-options";
 import type { Logger } from "../app/logger";
 
 /** An engine by name, a PostgreSQL connection string, or a store built by the caller (used as is). */
@@ -61,7 +61,7 @@ export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store
     });
   }
   if (isPostgresUrl(spec)) {
-    return new PostgresStore({ connectionString: spec, maxQueued: options.maxQueued, consumer: options.consumer, logger: options.logger });
+    return new PostgresStore({ ...postgresOptionsFromUrl(spec), maxQueued: options.maxQueued, consumer: options.consumer, logger: options.logger });
   }
   if (typeof spec === "object" && spec !== null && typeof spec.enqueue === "function") return spec;
   throw new TypeError(`unknown store ${JSON.stringify(typeof spec === "string" ? describeStore(spec) : spec)}: use "memory", "embedded", a postgres:// URL or a Store instance`);

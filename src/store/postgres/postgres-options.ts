@@ -105,6 +105,23 @@ export function isPostgresUrl(spec: unknown): spec is PostgresUrl {
   return typeof spec === "string" && /^postgres(?:ql)?:\/\//.test(spec);
 }
 
+/**
+ * The store options a URL gives: the connection string, and the schema when the URL names one
+ * in its query (`?schema=name`, taken out before the URL reaches the driver).
+ */
+export function postgresOptionsFromUrl(url: PostgresUrl): { connectionString: string; schema?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError(`invalid PostgreSQL URL ${JSON.stringify(redactPostgresUrl(url))}`);
+  }
+  const schema = parsed.searchParams.get("schema");
+  if (schema === null) return { connectionString: url };
+  parsed.searchParams.delete("schema");
+  return { connectionString: parsed.toString(), schema };
+}
+
 /** The URL without its password, for logs and `check` output. */
 export function redactPostgresUrl(url: string): string {
   return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):[^@/]*@/, "$1:***@");
