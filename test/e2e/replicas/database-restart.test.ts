@@ -29,6 +29,7 @@ describe("replicas on PostgreSQL: the database restarts mid-burst", function () 
     const answers: Array<Answer & { at: number }> = [];
     let restarting: Promise<void> | undefined;
     let backAt = 0;
+    let downAt = 0;
     let n = 0;
     // Senders go on until the database has been back for two seconds.
     await Promise.all(
@@ -39,6 +40,7 @@ describe("replicas on PostgreSQL: the database restarts mid-burst", function () 
           answers.push({ ...answer, at: Date.now() });
           if (answers.length === RESTART_AFTER) {
             restarting = (async () => {
+              downAt = Date.now();
               await cluster!.stop("fast");
               await cluster!.start();
               backAt = Date.now();
@@ -71,7 +73,7 @@ describe("replicas on PostgreSQL: the database restarts mid-burst", function () 
     await waitFor(async () => (await processed()).length === 0, 30_000, async () => `accepted, not processed: ${(await processed()).slice(0, 5).join(", ")}`);
     report(
       `${answers.length} requests: ${[...statuses].map(([s, c]) => `${c} x ${s === 0 ? "connection error" : s}`).join(", ")}; ` +
-        `all ${accepted.length} accepted processed; first 2xx ${recovery} ms after the database was back`,
+        `database down and restarting for ${((backAt - downAt) / 1000).toFixed(1)} s; all ${accepted.length} accepted processed; first 2xx ${recovery} ms after the database was back`,
     );
   });
 });
