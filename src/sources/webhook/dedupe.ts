@@ -63,10 +63,22 @@ export function deliveryKey(rule: DedupeRule, headers: IncomingHttpHeaders, body
   return typeof value === "string" && value.length > 0 && value.length <= 512 ? value : undefined;
 }
 
+/** How long a delivery id stays reserved by a process storing its event (longer than a store write can take). */
+export const DEDUPE_RESERVATION_MS = 15_000;
+
+/** The marker of a delivery whose event some process is storing right now. */
+interface Reservation {
+  readonly storing: string;
+}
+
 /**
- * Remembers delivery ids once their event is stored. The marker is written only after the
- * event is safely stored, so a store failure never turns the sender's retry into a "duplicate";
- * two copies arriving at the same moment are settled in process: the second waits for the first.
+ * Remembers delivery ids once their event is stored. The first copy of a delivery reserves
+ * its id with an atomic setIfAbsent (atomic across processes on a shared store, so copies
+ * reaching several replicas at once make one event), stores the event, then replaces the
+ * reservation with the event's id. Copies arriving meanwhile wait for the outcome: a
+ * duplicate of the stored event, or their own turn when storing failed (the reservation is
+ * removed, so a store failure never turns the sender's retry into a "duplicate") or the
+ * reserving process died (the reservation expires).
  */
 export class Deduplicator {
   private readonly pending = new Map<string, Promise<string | undefined>>();
@@ -74,6 +86,7 @@ export class Deduplicator {
   constructor(
     private readonly state: StateStore,
     private readonly ttlMs: number,
+    private readonly reservationMs = DEDUPE_RESERVATION_MS,
   ) {}
 
   /** Forgets a delivery id, so that the next copy is stored (its first copy was refused after all). */
@@ -93,23 +106,42 @@ export class Deduplicator {
         if (original !== undefined) return original;
         continue; // the first copy failed to store: this one tries in its place
       }
-      const seen = await this.state.get<string>(key);
-      if (seen !== undefined) return seen;
-      if (!this.pending.has(key)) break; // nobody started storing it while we looked
-    }
-    let settle!: (id: string | undefined) => void;
-    this.pending.set(key, new Promise((resolve) => (settle = resolve)));
-    try {
-      await store();
+      const seen = await this.state.get<string | Reservation>(key);
+      if (typeof seen === "string") return seen;
+      if (seen !== undefined) {
+        await new Promise((resolve) => setTimeout(resolve, 20)); // another process is storing it
+        continue;
+      }
+      if (this.pending.has(key)) continue; // someone in this process started meanwhile
+      let settle!: (id: string | undefined) => void;
+      this.pending.set(key, new Promise((resolve) => (settle = resolve)));
+      let reserved = false;
+      try {
+        reserved = await this.state.setIfAbsent<Reservation>(key, { storing: eventId }, { ttlMs: this.reservationMs });
+      } catch (error) {
+        settle(undefined);
+        this.pending.delete(key);
+        throw error;
+      }
+      if (!reserved) {
+        // Another process reserved it between our look and our try: wait for its outcome.
+        settle(undefined);
+        this.pending.delete(key);
+        continue;
+      }
+      try {
+        await store();
+      } catch (error) {
+        await this.state.delete(key).catch(() => undefined);
+        settle(undefined);
+        this.pending.delete(key);
+        throw error;
+      }
       // The event is stored: a marker that fails to write only means a later copy is not recognised.
       await this.state.set(key, eventId, { ttlMs: this.ttlMs }).catch(() => undefined);
       settle(eventId);
-      return undefined;
-    } catch (error) {
-      settle(undefined);
-      throw error;
-    } finally {
       this.pending.delete(key);
+      return undefined;
     }
   }
 }
