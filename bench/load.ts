@@ -18,7 +18,8 @@ export class LoadGenerator {
       const pending = this.pending;
       this.pending = undefined;
       if (pending === undefined) return;
-      if (reply.ok) pending.resolve(reply.result!);
+      // NaN crosses IPC as null (JSON): a run without a 2xx answer has no latency figures.
+      if (reply.ok) pending.resolve(Object.fromEntries(Object.entries(reply.result!).map(([k, v]) => [k, v === null ? NaN : v])) as unknown as LoadResult);
       else pending.reject(new Error(`load generator failed: ${reply.error}`));
     });
     this.child.on("exit", (code, signal) => {

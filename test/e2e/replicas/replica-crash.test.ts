@@ -30,7 +30,7 @@ describe("replicas on PostgreSQL: one SIGKILLed mid-burst", function () {
   it("the two others finish its claimed events after the lease expires: every 2xx processed, the marked effect exactly once", async () => {
     const starts = (i: number) => join(dir, `starts-r${i}.log`);
     replicas = await startReplicas(3, (i) =>
-      schemas.env({ MODE: "work", HANDLER_DELAY_MS: "15", CONCURRENCY: "8", LEASE_MS: String(LEASE_MS), STARTS_FILE: starts(i) }),
+      schemas.env({ MODE: "work", HANDLER_DELAY_MS: "60", CONCURRENCY: "32", LEASE_MS: String(LEASE_MS), STARTS_FILE: starts(i) }),
     );
     const [victim, ...survivors] = replicas as [ChildApp, ...ChildApp[]];
     const ids = Array.from({ length: REQUESTS }, (_, i) => `q${i}`);
