@@ -72,7 +72,7 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
     connections: benchCase.connections,
     keepAlive: benchCase.keepAlive,
   };
-  resetPeak(server.pid);
+  for (const pid of server.pids) resetPeak(pid);
   if (settings.warmupSeconds > 0) await load.run({ ...job, seconds: settings.warmupSeconds });
   // CPU figures cover the measured part only, so CPU per request is exact.
   const backends = (await server.database?.backendPids()) ?? [];
@@ -87,7 +87,8 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
   const dbSeconds = cpuSecondsOfAll(backends) - dbBefore;
   const ours = serverCpuSeconds + dbSeconds + (cpuSecondsOf(load.pid) - loadBefore);
   const otherCpu = Math.max(0, (userProcessSeconds() - busyBefore - ours) / wall);
-  const memory = memoryOf(server.pid);
+  // Several app processes: the sum of their peaks (an upper bound of their peak together).
+  const memory = { peakRss: server.pids.reduce((sum, pid) => sum + memoryOf(pid).peakRss, 0) };
   // The next server shares this core: wait until this one has finished what it queued (its
   // task runner draining a backlog, group commits) so that it does not disturb the next.
   const drainSeconds = await waitForIdle(server.pids, settings.drainWaitSeconds);
