@@ -93,7 +93,9 @@ export async function migrate(pool: PostgresPool, schema: string, logger?: Logge
       // DDL on a large table may take longer than a statement's usual limit.
       await client.query({ text: "SET LOCAL statement_timeout = 0" });
       await client.query({ text: "SELECT pg_advisory_xact_lock(hashtext('webhook-tasks migrations'), hashtext($1))", values: [schema] });
-      await client.query({ text: `CREATE SCHEMA IF NOT EXISTS ${q}` });
+      // Looked up first: a schema made beforehand needs no CREATE right on the database.
+      const exists = await client.query({ text: "SELECT 1 FROM pg_namespace WHERE nspname = $1", values: [schema] });
+      if (exists.rows.length === 0) await client.query({ text: `CREATE SCHEMA ${q}` });
       await client.query({
         text: `CREATE TABLE IF NOT EXISTS ${q}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
       });

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import pg from "pg";
 import { CoreApp } from "../../../src/app/core-app";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store";
 import { StoreRefusedError } from "../../../src/store/store-errors";
@@ -122,6 +123,26 @@ describe("PostgresStore when its database stops, restarts or freezes", function 
     await until(() => store.admit("q") === undefined, 10_000);
     await store.enqueue("q", message("m1"));
     expect((await store.claim("q", 1)).map((m) => m.id)).to.deep.equal(["m1"]);
+  });
+
+  it("opens a schema made beforehand with a role that may not create schemas; refuses a role that may use none", async () => {
+    const admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    try {
+      await admin.query("CREATE ROLE limited LOGIN; CREATE SCHEMA premade AUTHORIZATION limited");
+    } finally {
+      await admin.end();
+    }
+    const limitedUrl = cluster.url.replace("postgres://postgres@", "postgres://limited@");
+    const store = new PostgresStore({ connectionString: limitedUrl, schema: "premade" });
+    stores.push(store);
+    await store.open();
+    await store.enqueue("q", message("m1"));
+    expect(await store.depth("q")).to.equal(1);
+    const refused = new PostgresStore({ connectionString: limitedUrl, schema: "not_made" });
+    stores.push(refused);
+    const error = (await rejection(refused.open())) as Error;
+    expect(error.message).to.match(/cannot open schema "not_made": permission denied/);
   });
 
   it("an app answers 503 with Retry-After while the database is down, and runs every accepted event once it is back", async () => {

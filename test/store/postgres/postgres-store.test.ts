@@ -218,7 +218,8 @@ describe("PostgresStore", function () {
     it("leaves a pool it was given open when it closes", async () => {
       const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL, max: 3 });
       pools.push(pool);
-      const store = await open({ pool: pool as unknown as PostgresPool });
+      // A pg.Pool is a PostgresPool as it is.
+      const store = await open({ pool });
       await store.close();
       const { rows } = await pool.query("SELECT 1 AS one");
       expect(rows[0].one).to.equal(1);
