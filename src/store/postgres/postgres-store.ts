@@ -443,6 +443,7 @@ export class PostgresStore implements Store {
           if (!this.wanted) return;
           this.stopProbe();
           this.health.recovered();
+          this.listener?.retryNow();
           // Work may be waiting (runners paused meanwhile): wake whoever listens.
           this.notifyAll();
         },

@@ -112,6 +112,27 @@ describe("PostgresStore when its database stops, restarts or freezes", function 
     expect(await store.depth("q")).to.be.at.least(2);
   });
 
+  it("listens again once the database is back: the other store is woken by a notification", async () => {
+    const a = makeStore([], "faults_listen");
+    const b = makeStore([], "faults_listen");
+    await a.open();
+    await b.open();
+    await cluster.stop("fast");
+    await until(() => a.failure !== undefined && b.failure !== undefined, 3_000);
+    // Long enough for the listener's pause between tries to grow past a few seconds.
+    await sleep(5_000);
+    await cluster.start();
+    await until(() => a.failure === undefined && b.failure === undefined, 10_000);
+    await sleep(300);
+    const woke = new Promise<number>((resolve) => {
+      const started = Date.now();
+      b.watch("q", () => resolve(Date.now() - started));
+    });
+    await a.enqueue("q", message("m1"));
+    const ms = await Promise.race([woke, sleep(2_000).then(() => Infinity)]);
+    expect(ms).to.be.lessThan(1_000);
+  });
+
   it("opens while the database is down, refusing work until it comes up", async () => {
     await cluster.stop("fast");
     const lines: LogLine[] = [];
