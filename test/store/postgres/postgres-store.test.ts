@@ -254,6 +254,18 @@ describe("PostgresStore", function () {
       expect(again).to.deep.equal({ id: "m1", payload: {}, raw, bodyFromRaw: true, attempts: 0, enqueuedAt: m1.enqueuedAt });
     });
 
+    it("keeps times as given, fractions of a millisecond included", async () => {
+      const store = await open();
+      const sent = message("m1", 1, { enqueuedAt: 1_700_000_000_000.25 });
+      await store.enqueue("q", sent);
+      const [got] = await store.claim("q", 1);
+      expect(got).to.deep.equal(sent);
+      const letter = { queue: "q", task: "t", message: got, error: "e", attempts: 1, diedAt: 1_700_000_000_123.5 };
+      await store.deadLetter(letter);
+      expect(await store.deadLetters.get("m1")).to.deep.equal(letter);
+      expect(await store.deadLetters.replay("m1")).to.equal(true);
+    });
+
     it("reports queue stats: waiting (retries included), in flight, oldest, dead letters", async () => {
       const store = await open();
       expect(await store.stats("q")).to.deep.equal({ waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters: 0 });
