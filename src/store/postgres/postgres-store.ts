@@ -55,7 +55,7 @@ export class PostgresStore implements Store {
   readonly deadLetters: PostgresDeadLetters;
 
   private readonly options: ResolvedPostgresOptions;
-  private readonly pool: PostgresPool;
+  private pool: PostgresPool;
   private readonly ownsPool: boolean;
   /** Names this process in `claimed_by` and in its notifications. */
   private readonly token = `${hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`;
@@ -92,20 +92,8 @@ export class PostgresStore implements Store {
     this.health = new PostgresHealth(this.log, () => this.startProbe());
     // The server's statement_timeout ends a slow statement; this ends the wait for a server that answers nothing.
     this.queryTimeoutMs = this.options.statementTimeoutMs + 1_000;
-    if (this.options.pool) {
-      this.pool = this.options.pool;
-      this.ownsPool = false;
-    } else {
-      this.pool = new pg.Pool({
-        connectionString: this.options.connectionString,
-        max: this.options.poolSize,
-        connectionTimeoutMillis: this.options.connectionTimeoutMs,
-        statement_timeout: this.options.statementTimeoutMs,
-        keepAlive: true,
-        application_name: "webhook-tasks",
-      });
-      this.ownsPool = true;
-    }
+    this.ownsPool = this.options.pool === undefined;
+    this.pool = this.options.pool ?? this.newPool();
     this.enqueues = new GroupCommit((rows) => this.insertRows(rows), { ...BATCH_LIMITS, sizeOf: (r) => r.row.bytes });
     this.completions = new GroupCommit((items) => this.writeCompletions(items), { ...BATCH_LIMITS, sizeOf: (c) => c.emit?.row.bytes ?? 64 });
     this.deadLetters = new PostgresDeadLetters({
@@ -117,6 +105,18 @@ export class PostgresStore implements Store {
         this.depths.adjust(queue, 1);
         this.notify(queue);
       },
+    });
+  }
+
+  /** The store's own pool (a new one at each open: `close` ends it). */
+  private newPool(): PostgresPool {
+    return new pg.Pool({
+      connectionString: this.options.connectionString,
+      max: this.options.poolSize,
+      connectionTimeoutMillis: this.options.connectionTimeoutMs,
+      statement_timeout: this.options.statementTimeoutMs,
+      keepAlive: true,
+      application_name: "webhook-tasks",
     });
   }
 
@@ -137,17 +137,20 @@ export class PostgresStore implements Store {
    */
   async open(): Promise<void> {
     if (this.wanted) return;
-    if (this.closed) throw new Error("PostgresStore: a closed store cannot be opened again; make a new one");
+    if (this.closed && this.ownsPool) this.pool = this.newPool();
+    this.closed = false;
     this.wanted = true;
     this.pool.on("error", this.onPoolError);
     try {
       await this.migrateNow();
+      this.health.recovered();
     } catch (error) {
       if (!isUnavailable(error) || isConfigurationError(error)) {
         await this.close();
         throw new Error(`PostgresStore: cannot open schema "${this.options.schema}": ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }
       this.health.failed(error);
+      this.startProbe();
     }
     const { consumer, leaseMs, depthRefreshMs, sweepIntervalMs } = this.options;
     this.every(depthRefreshMs, () => this.refreshDepths());

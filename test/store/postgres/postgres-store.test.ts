@@ -69,6 +69,16 @@ describe("PostgresStore", function () {
       expect(versions.rows[0].n).to.equal(LATEST_SCHEMA_VERSION);
     });
 
+    it("opens again after it was closed, with its own pool made anew", async () => {
+      const store = await open();
+      await store.enqueue("q", message("m1"));
+      await store.close();
+      expect(store.admit("q")?.code).to.equal("store_unavailable");
+      await store.open();
+      expect(store.admit("q")).to.equal(undefined);
+      expect((await store.claim("q", 1)).map((m) => m.id)).to.deep.equal(["m1"]);
+    });
+
     it("refuses bad options with a clear error", () => {
       expect(() => new PostgresStore({})).to.throw(TypeError, /either connectionString or pool/);
       expect(() => new PostgresStore({ connectionString: "mysql://x" })).to.throw(TypeError, /postgres:\/\//);
