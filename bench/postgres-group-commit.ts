@@ -10,8 +10,9 @@ import type { QueuedMessage } from "../src/store/store";
  * Enqueues per second into PostgreSQL, side by side: the store's group commit (the enqueues of
  * a turn in one multi-row INSERT) against one INSERT (one transaction, one commit) per
  * message, same table, same encoding, same pool size, the same number of enqueues in flight.
- * Rounds alternate between the two. `node dist/bench/postgres-group-commit.js [url]`;
- * ROUNDS, SECONDS and IN_FLIGHT (comma-separated) from the environment.
+ * Rounds alternate between the two. Then a backlog drained both ways: completions batched by
+ * the store, against one DELETE each. `node dist/bench/postgres-group-commit.js [url]`;
+ * ROUNDS, SECONDS, IN_FLIGHT (comma-separated) and BACKLOG from the environment.
  */
 const url = process.argv[2] ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const rounds = Number(process.env.ROUNDS ?? 3);
@@ -51,6 +52,34 @@ async function drive(enqueue: () => Promise<void>, inFlight: number): Promise<Re
   return { perSecond: done / seconds, p50: latencies[Math.floor(latencies.length * 0.5)], p99: latencies[Math.floor(latencies.length * 0.99)] };
 }
 
+/**
+ * Completions side by side: a backlog drained by claims of 50 whose messages are completed
+ * concurrently, through the store (batched: one statement for the completions of a turn)
+ * against one DELETE per message.
+ */
+async function drainBoth(store: PostgresStore, pool: pg.Pool, schema: string): Promise<void> {
+  const backlog = Number(process.env.BACKLOG ?? 20_000);
+  for (const mode of ["batched completions", "one DELETE each"] as const) {
+    await pool.query(`TRUNCATE "${schema}".messages`);
+    for (let i = 0; i < backlog; i += 500) await Promise.all(Array.from({ length: 500 }, () => store.enqueue("q", nextMessage())));
+    const started = performance.now();
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (;;) {
+          const batch = await store.claim("q", 50);
+          if (batch.length === 0) return;
+          if (mode === "batched completions") await Promise.all(batch.map((m) => store.complete("q", m.id)));
+          else await Promise.all(batch.map((m) => pool.query(`DELETE FROM "${schema}".messages WHERE queue = 'q' AND id = $1`, [m.id])));
+          done += batch.length;
+        }
+      }),
+    );
+    const perSecond = done / ((performance.now() - started) / 1000);
+    process.stdout.write(`drain ${done} messages, 4 claimers x 50  ${mode.padEnd(20)} ${Math.round(perSecond).toString().padStart(7)} messages/s\n`);
+  }
+}
+
 async function main(): Promise<void> {
   const schema = `bench_gc_${randomBytes(4).toString("hex")}`;
   const store = new PostgresStore({ connectionString: url, schema, poolSize: POOL_SIZE, maxQueued: 100_000_000, consumer: false });
@@ -81,6 +110,7 @@ async function main(): Promise<void> {
     }
     const batches = store.batches.enqueues;
     process.stdout.write(`group commit: ${serial} messages in total, ${batches} statements from the store\n`);
+    await drainBoth(store, pool, schema);
   } finally {
     await store.close();
     await pool.query(`DROP SCHEMA "${schema}" CASCADE`);
