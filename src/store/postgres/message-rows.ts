@@ -35,7 +35,7 @@ export const MESSAGE_COLUMNS = [
 ] as const;
 
 /** Casts for the columns, for statements whose parameters PostgreSQL cannot type by itself (VALUES lists). */
-export const MESSAGE_CASTS = ["text", "text", "bytea", "bytea", "integer", "bigint", "text", "boolean", "text", "jsonb", "bigint"] as const;
+export const MESSAGE_CASTS = ["text", "text", "bytea", "bytea", "integer", "double precision", "text", "boolean", "text", "jsonb", "bigint"] as const;
 
 /** A message encoded for a row; `bytes` is its rough size, for batch limits. */
 export interface EncodedMessage {

@@ -21,7 +21,8 @@ const MIGRATIONS: readonly Migration[] = [
         payload bytea NOT NULL,
         raw bytea,
         attempts integer NOT NULL,
-        enqueued_at bigint NOT NULL,
+        -- ms since the epoch, as given (a fraction stays a fraction).
+        enqueued_at double precision NOT NULL,
         last_error text,
         body_from_raw boolean NOT NULL DEFAULT false,
         ordering_key text,
@@ -48,11 +49,12 @@ const MIGRATIONS: readonly Migration[] = [
         task text NOT NULL,
         error text NOT NULL,
         attempts integer NOT NULL,
-        died_at bigint NOT NULL,
+        died_at double precision NOT NULL,
         payload bytea NOT NULL,
         raw bytea,
         message_attempts integer NOT NULL,
-        enqueued_at bigint NOT NULL,
+        -- ms since the epoch, as given (a fraction stays a fraction).
+        enqueued_at double precision NOT NULL,
         last_error text,
         body_from_raw boolean NOT NULL DEFAULT false,
         ordering_key text,
@@ -93,7 +95,9 @@ export async function migrate(pool: PostgresPool, schema: string, logger?: Logge
       // DDL on a large table may take longer than a statement's usual limit.
       await client.query({ text: "SET LOCAL statement_timeout = 0" });
       await client.query({ text: "SELECT pg_advisory_xact_lock(hashtext('webhook-tasks migrations'), hashtext($1))", values: [schema] });
-      await client.query({ text: `CREATE SCHEMA IF NOT EXISTS ${q}` });
+      // Looked up first: a schema made beforehand needs no CREATE right on the database.
+      const exists = await client.query({ text: "SELECT 1 FROM pg_namespace WHERE nspname = $1", values: [schema] });
+      if (exists.rows.length === 0) await client.query({ text: `CREATE SCHEMA ${q}` });
       await client.query({
         text: `CREATE TABLE IF NOT EXISTS ${q}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
       });

@@ -44,6 +44,15 @@ export class NotificationListener {
     this.connecting = this.connect();
   }
 
+  /** The database is back: try at once rather than at the end of the current pause. */
+  retryNow(): void {
+    if (!this.running || this.client || !this.retryTimer) return;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.retryMs = MIN_RETRY_MS;
+    this.connecting = this.connect();
+  }
+
   async stop(): Promise<void> {
     this.running = false;
     if (this.retryTimer) clearTimeout(this.retryTimer);

@@ -5,7 +5,8 @@ import type { DeadLetter, EmitRecord, QueuedMessage, QueueStats, StateStore, Sto
 import { StoreRefusedError } from "../store-errors";
 import { ClaimSql } from "./claim-sql";
 import { DepthCache } from "./depth-cache";
-import { GroupCommit } from "./group-commit";
+import { BatchedWrites } from "./batched-writes";
+import { DatabaseProbe } from "./database-probe";
 import { HeldMessages, type Held } from "./held-messages";
 import { deadLetterValues, decodeMessage, encodeMessage, type EncodedMessage } from "./message-rows";
 import { MessageSql } from "./message-sql";
@@ -17,19 +18,6 @@ import { PostgresHealth, unavailableError } from "./postgres-health";
 import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, type PostgresStoreOptions, type ResolvedPostgresOptions } from "./postgres-options";
 import { PostgresState, sweepExpiredState } from "./postgres-state";
 import { ThrottledLog } from "./throttled-log";
-
-interface NewRow {
-  readonly queue: string;
-  readonly row: EncodedMessage;
-}
-
-interface Completion {
-  readonly held: Held | undefined;
-  readonly emit: NewRow | undefined;
-}
-
-/** Most rows, and bytes, one group-committed statement carries. */
-const BATCH_LIMITS = { maxItems: 500, maxBytes: 8 * 1024 * 1024 };
 
 const ignore = (): void => undefined;
 
@@ -55,7 +43,7 @@ export class PostgresStore implements Store {
   readonly deadLetters: PostgresDeadLetters;
 
   private readonly options: ResolvedPostgresOptions;
-  private readonly pool: PostgresPool;
+  private pool: PostgresPool;
   private readonly ownsPool: boolean;
   /** Names this process in `claimed_by` and in its notifications. */
   private readonly token = `${hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`;
@@ -67,13 +55,11 @@ export class PostgresStore implements Store {
   private readonly depths = new DepthCache();
   private readonly held = new HeldMessages();
   private readonly watchers = new Map<string, Set<() => void>>();
-  private readonly enqueues: GroupCommit<NewRow, void>;
-  private readonly completions: GroupCommit<Completion, boolean>;
+  private readonly writes: BatchedWrites;
+  private readonly probe: DatabaseProbe;
   private readonly queryTimeoutMs: number;
   private listener: NotificationListener | undefined;
   private timers: NodeJS.Timeout[] = [];
-  private probe: NodeJS.Timeout | undefined;
-  private probing = false;
   private migrated = false;
   private wanted = false;
   private closed = false;
@@ -89,25 +75,18 @@ export class PostgresStore implements Store {
     this.messages = new MessageSql(schema);
     this.claims = new ClaimSql(schema);
     this.log = new ThrottledLog(logger);
-    this.health = new PostgresHealth(this.log, () => this.startProbe());
+    this.health = new PostgresHealth(this.log, () => this.probe.start());
+    this.probe = new DatabaseProbe(
+      this.options.probeIntervalMs,
+      () => this.tryDatabase(),
+      () => this.databaseBack(),
+      (error) => this.health.failed(error),
+    );
     // The server's statement_timeout ends a slow statement; this ends the wait for a server that answers nothing.
     this.queryTimeoutMs = this.options.statementTimeoutMs + 1_000;
-    if (this.options.pool) {
-      this.pool = this.options.pool;
-      this.ownsPool = false;
-    } else {
-      this.pool = new pg.Pool({
-        connectionString: this.options.connectionString,
-        max: this.options.poolSize,
-        connectionTimeoutMillis: this.options.connectionTimeoutMs,
-        statement_timeout: this.options.statementTimeoutMs,
-        keepAlive: true,
-        application_name: "webhook-tasks",
-      });
-      this.ownsPool = true;
-    }
-    this.enqueues = new GroupCommit((rows) => this.insertRows(rows), { ...BATCH_LIMITS, sizeOf: (r) => r.row.bytes });
-    this.completions = new GroupCommit((items) => this.writeCompletions(items), { ...BATCH_LIMITS, sizeOf: (c) => c.emit?.row.bytes ?? 64 });
+    this.ownsPool = this.options.pool === undefined;
+    this.pool = this.options.pool ?? this.newPool();
+    this.writes = new BatchedWrites({ sql: this.messages, query: (text, values) => this.query(text, values), channel: this.channel, token: this.token });
     this.deadLetters = new PostgresDeadLetters({
       run: (text, values) => this.run(text, values),
       schema,
@@ -120,9 +99,21 @@ export class PostgresStore implements Store {
     });
   }
 
+  /** The store's own pool (a new one at each open: `close` ends it). */
+  private newPool(): PostgresPool {
+    return new pg.Pool({
+      connectionString: this.options.connectionString,
+      max: this.options.poolSize,
+      connectionTimeoutMillis: this.options.connectionTimeoutMs,
+      statement_timeout: this.options.statementTimeoutMs,
+      keepAlive: true,
+      application_name: "webhook-tasks",
+    });
+  }
+
   /** Statements written by group commit so far (each one a commit): enqueue batches and completion batches. */
   get batches(): { readonly enqueues: number; readonly completions: number } {
-    return { enqueues: this.enqueues.batches, completions: this.completions.batches };
+    return this.writes.batches;
   }
 
   /** Why the store refuses work (the database cannot be reached), or undefined while it works. */
@@ -137,17 +128,20 @@ export class PostgresStore implements Store {
    */
   async open(): Promise<void> {
     if (this.wanted) return;
-    if (this.closed) throw new Error("PostgresStore: a closed store cannot be opened again; make a new one");
+    if (this.closed && this.ownsPool) this.pool = this.newPool();
+    this.closed = false;
     this.wanted = true;
     this.pool.on("error", this.onPoolError);
     try {
       await this.migrateNow();
+      this.health.recovered();
     } catch (error) {
       if (!isUnavailable(error) || isConfigurationError(error)) {
         await this.close();
         throw new Error(`PostgresStore: cannot open schema "${this.options.schema}": ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }
       this.health.failed(error);
+      this.probe.start();
     }
     const { consumer, leaseMs, depthRefreshMs, sweepIntervalMs } = this.options;
     this.every(depthRefreshMs, () => this.refreshDepths());
@@ -177,8 +171,8 @@ export class PostgresStore implements Store {
     this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
-    this.stopProbe();
-    await Promise.all([this.enqueues.idle(), this.completions.idle()]);
+    this.probe.stop();
+    await this.writes.idle();
     if (this.held.size > 0 && this.migrated && this.health.failure === undefined) {
       await this.query(this.claims.surrender(), [this.channel, this.token, this.held.seqs()]).catch(ignore);
     }
@@ -243,7 +237,7 @@ export class PostgresStore implements Store {
     if (out) this.depths.adjust(out.queue, 1);
     let done: boolean;
     try {
-      done = await this.completions.add({ held, emit: out });
+      done = await this.writes.complete({ held, emit: out });
     } catch (error) {
       if (out) this.depths.adjust(out.queue, -1);
       if (held) this.abandon(held);
@@ -357,46 +351,16 @@ export class PostgresStore implements Store {
     return queues.length;
   }
 
-  private async insert(item: NewRow): Promise<void> {
+  private async insert(item: { queue: string; row: EncodedMessage }): Promise<void> {
     // Counted before the commit so that admit sees requests still in flight.
     this.depths.adjust(item.queue, 1);
     try {
-      await this.enqueues.add(item);
+      await this.writes.insert(item);
     } catch (error) {
       this.depths.adjust(item.queue, -1);
       throw unavailableError(error);
     }
     this.notify(item.queue);
-  }
-
-  private async insertRows(items: NewRow[]): Promise<void[]> {
-    const queues = [...new Set(items.map((i) => i.queue))];
-    const { text, values } = this.messages.insert(
-      items.map((i) => i.row),
-      this.channel,
-      this.token,
-      queues,
-    );
-    await this.query(text, values);
-    return new Array<void>(items.length);
-  }
-
-  private async writeCompletions(items: Completion[]): Promise<boolean[]> {
-    const inputs: number[] = [];
-    const emits: Array<{ inputSeq: number | null; row: EncodedMessage }> = [];
-    const queues = new Set<string>();
-    for (const { held, emit } of items) {
-      if (held) inputs.push(held.seq);
-      if (held?.keyed) queues.add(held.queue);
-      if (emit) {
-        emits.push({ inputSeq: held?.seq ?? null, row: emit.row });
-        queues.add(emit.queue);
-      }
-    }
-    const { text, values } = this.messages.complete(inputs, emits, this.channel, this.token, [...queues]);
-    const { rows } = await this.query(text, values);
-    const done = new Set((rows[0].done as string[]).map(Number));
-    return items.map(({ held }) => held === undefined || done.has(held.seq));
   }
 
   /** A write about a held message failed: stop renewing it and give it back if the database lets us; else its lease expires. */
@@ -414,6 +378,10 @@ export class PostgresStore implements Store {
 
   private async refreshDepths(): Promise<void> {
     if (!this.migrated || this.health.failure) return;
+    await this.countDepths();
+  }
+
+  private async countDepths(): Promise<void> {
     await this.depths.refresh(async () => {
       const { rows } = await this.query(this.messages.depths(), []);
       return new Map(rows.map((row) => [row.queue as string, Number(row.n)]));
@@ -423,48 +391,21 @@ export class PostgresStore implements Store {
   private async migrateNow(): Promise<void> {
     await migrate(this.pool, this.options.schema, this.options.logger);
     this.migrated = true;
-    await this.depths.refresh(async () => {
-      const { rows } = await this.query(this.messages.depths(), []);
-      return new Map(rows.map((row) => [row.queue as string, Number(row.n)]));
-    });
+    await this.countDepths();
   }
 
-  /** While the database cannot be reached, try it every `probeIntervalMs`; the first success clears the failure. */
-  private startProbe(): void {
-    if (this.probe || !this.wanted) return;
-    this.probe = setInterval(() => {
-      if (!this.wanted) return this.stopProbe();
-      if (this.probing) return;
-      this.probing = true;
-      const attempt = this.migrated ? this.pool.query({ text: "SELECT 1", query_timeout: this.queryTimeoutMs }).then(() => this.refreshDepthsNow()) : this.migrateNow();
-      attempt.then(
-        () => {
-          this.probing = false;
-          if (!this.wanted) return;
-          this.stopProbe();
-          this.health.recovered();
-          // Work may be waiting (runners paused meanwhile): wake whoever listens.
-          this.notifyAll();
-        },
-        (error: unknown) => {
-          this.probing = false;
-          if (this.wanted) this.health.failed(error);
-        },
-      );
-    }, this.options.probeIntervalMs);
-    this.probe.unref();
+  /** One try of the probe: the schema if it was never opened, else a fresh count (a round trip). */
+  private async tryDatabase(): Promise<void> {
+    if (!this.migrated) return this.migrateNow();
+    await this.countDepths();
   }
 
-  private async refreshDepthsNow(): Promise<void> {
-    await this.depths.refresh(async () => {
-      const { rows } = await this.pool.query({ text: this.messages.depths(), query_timeout: this.queryTimeoutMs });
-      return new Map(rows.map((row) => [row.queue as string, Number(row.n)]));
-    });
-  }
-
-  private stopProbe(): void {
-    if (this.probe) clearInterval(this.probe);
-    this.probe = undefined;
+  private databaseBack(): void {
+    if (!this.wanted) return;
+    this.health.recovered();
+    this.listener?.retryNow();
+    // Work may be waiting (runners paused meanwhile): wake whoever listens.
+    this.notifyAll();
   }
 
   private every(ms: number, task: () => Promise<unknown>): void {

@@ -69,6 +69,16 @@ describe("PostgresStore", function () {
       expect(versions.rows[0].n).to.equal(LATEST_SCHEMA_VERSION);
     });
 
+    it("opens again after it was closed, with its own pool made anew", async () => {
+      const store = await open();
+      await store.enqueue("q", message("m1"));
+      await store.close();
+      expect(store.admit("q")?.code).to.equal("store_unavailable");
+      await store.open();
+      expect(store.admit("q")).to.equal(undefined);
+      expect((await store.claim("q", 1)).map((m) => m.id)).to.deep.equal(["m1"]);
+    });
+
     it("refuses bad options with a clear error", () => {
       expect(() => new PostgresStore({})).to.throw(TypeError, /either connectionString or pool/);
       expect(() => new PostgresStore({ connectionString: "mysql://x" })).to.throw(TypeError, /postgres:\/\//);
@@ -218,7 +228,8 @@ describe("PostgresStore", function () {
     it("leaves a pool it was given open when it closes", async () => {
       const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL, max: 3 });
       pools.push(pool);
-      const store = await open({ pool: pool as unknown as PostgresPool });
+      // A pg.Pool is a PostgresPool as it is.
+      const store = await open({ pool });
       await store.close();
       const { rows } = await pool.query("SELECT 1 AS one");
       expect(rows[0].one).to.equal(1);
@@ -251,6 +262,18 @@ describe("PostgresStore", function () {
       await store.deadLetters.replay("m1");
       const [again] = await store.claim("q", 1);
       expect(again).to.deep.equal({ id: "m1", payload: {}, raw, bodyFromRaw: true, attempts: 0, enqueuedAt: m1.enqueuedAt });
+    });
+
+    it("keeps times as given, fractions of a millisecond included", async () => {
+      const store = await open();
+      const sent = message("m1", 1, { enqueuedAt: 1_700_000_000_000.25 });
+      await store.enqueue("q", sent);
+      const [got] = await store.claim("q", 1);
+      expect(got).to.deep.equal(sent);
+      const letter = { queue: "q", task: "t", message: got, error: "e", attempts: 1, diedAt: 1_700_000_000_123.5 };
+      await store.deadLetter(letter);
+      expect(await store.deadLetters.get("m1")).to.deep.equal(letter);
+      expect(await store.deadLetters.replay("m1")).to.equal(true);
     });
 
     it("reports queue stats: waiting (retries included), in flight, oldest, dead letters", async () => {
