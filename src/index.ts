@@ -2,6 +2,7 @@ import "reflect-metadata";
 
 export { CoreApp, DEFAULT_STORE, type CoreAppOptions } from "./app/core-app";
 export type { TaskOptions, TaskHandler, TaskSource } from "./app/task";
+export { OrderingKeyError, MAX_ORDERING_KEY_BYTES } from "./app/ordering-key";
 export type { TaskContext } from "./app/task-context";
 export { DEFAULT_RETRY, type RetryPolicy } from "./app/retry-policy";
 export { createDefaultLogger, silentLogger, LOG_LEVELS, type Logger, type LogFn, type LogLevel, type LogFields } from "./app/logger";

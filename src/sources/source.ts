@@ -24,7 +24,10 @@ export interface Inbox {
   readonly task: string;
   /** Synchronous check done before reading a request: a refusal means 503 and no event. */
   admit(): StoreRefusal | undefined;
-  /** Stores the event; resolves once it is as durable as the app's store makes it. */
+  /**
+   * Stores the event; resolves once it is as durable as the app's store makes it. Throws at
+   * once, storing nothing, when the task's ordering key function fails (OrderingKeyError).
+   */
   accept(message: QueuedMessage): Promise<void>;
   /**
    * Registers interest in the first delivery of `id` before it is accepted. A failure reported

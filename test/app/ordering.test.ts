@@ -81,6 +81,25 @@ for (const engine of ["memory", "embedded"] as const) {
       expect(watch.maxParallelKeys).to.be.greaterThan(1);
     });
 
+    it("claims the next event of a key as soon as the one before it is done, not at the next poll", async () => {
+      const app = makeApp();
+      const done: number[] = [];
+      app.task<Body>({ source: "in", name: "ordered", concurrency: 16, orderingKey: (value) => value.key }, async (_ctx, value) => {
+        await sleep(1);
+        done.push(value.n);
+      });
+      await app.start();
+      // Every claim asks for 16 and gets 1: the runner must not take that for an empty queue.
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: 40 }, (_, n) => app.store.enqueue("in", { id: `e${n}`, payload: { key: "k", n }, attempts: 0, enqueuedAt: Date.now(), orderingKey: "k" })),
+      );
+      await until(() => done.length === 40, 10_000);
+      expect(done).to.deep.equal(Array.from({ length: 40 }, (_, n) => n));
+      // The runner's fallback poll is once a second: 40 events waiting for it would take 40 s.
+      expect(Date.now() - started).to.be.below(3_000);
+    });
+
     it("holds back only the key of a failing event, until it succeeds on a retry; then the rest of that key follows", async () => {
       const app = makeApp();
       const source = webhook();

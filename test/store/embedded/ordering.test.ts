@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { join } from "node:path";
 import type { QueuedMessage } from "../../../src/store/store";
 import { keyed } from "../ordering-conformance";
-import { StoreFixture } from "./store-fixture";
+import { runChild, StoreFixture } from "./store-fixture";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
@@ -106,5 +106,26 @@ describe("EmbeddedStore ordering keys across restarts", function () {
     expect(ids(await store.claim("out", 10))).to.deep.equal(["o1"]);
     await store.complete("out", "o1");
     expect(ids(await store.claim("out", 10))).to.deep.equal(["o2"]);
+  });
+
+  it("holds a dead letter replayed by another process (the CLI) behind the running head of its key", async () => {
+    const dir = join(fixture.tempDir(), "data");
+    const app = await fixture.openStore({ dir });
+    await app.enqueue("q", keyed("d0", "a"));
+    const [d0] = await app.claim("q", 10);
+    await app.deadLetter({ queue: "q", task: "t", message: { ...d0!, attempts: 3 }, error: "e", attempts: 3, diedAt: 1 });
+    await app.enqueue("q", keyed("a1", "a"));
+    expect(ids(await app.claim("q", 10))).to.deep.equal(["a1"]);
+    const script = `
+      const { EmbeddedStore } = require(process.env.ENGINE);
+      const cli = new EmbeddedStore({ dir: process.env.DIR, consumer: false });
+      cli.open().then(() => cli.deadLetters.replay("d0")).then((done) => cli.close().then(() => process.stdout.write(String(done))));`;
+    const engine = join(__dirname, "..", "..", "..", "src", "store", "embedded", "embedded-store.js");
+    expect(await runChild(script, { ENGINE: engine, DIR: dir })).to.equal("true");
+    await sleep(1_100); // the app rescans for other processes' work
+    expect(await app.claim("q", 10)).to.deep.equal([]);
+    await app.complete("q", "a1");
+    const [replayed] = await app.claim("q", 10);
+    expect(replayed).to.include({ id: "d0", attempts: 0, orderingKey: "a" });
   });
 });
