@@ -225,6 +225,14 @@ describe("PostgresStore", function () {
       expect(await store.depth("out")).to.equal(n / 2);
     });
 
+    it("splits a burst larger than a statement takes into several, keeping call order", async () => {
+      const store = await open();
+      const n = 1_234;
+      await Promise.all(Array.from({ length: n }, (_, i) => store.enqueue("q", message(`m${i}`))));
+      expect(store.batches.enqueues).to.be.at.least(3);
+      expect(ids(await store.claim("q", n))).to.deep.equal(Array.from({ length: n }, (_, i) => `m${i}`));
+    });
+
     it("leaves a pool it was given open when it closes", async () => {
       const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL, max: 3 });
       pools.push(pool);
