@@ -6,6 +6,7 @@ import { createStore, type StoreSpec } from "../store/create-store";
 import type { DeadLetterStore, StateStore, Store } from "../store/store";
 import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "./logger";
 import { OutcomeRegistry } from "./outcome-registry";
+import type { Queue } from "./queue";
 import type { TaskHandler, TaskOptions } from "./task";
 import { TaskInbox } from "./task-inbox";
 import { TaskRegistry, type RegisteredTask } from "./task-registry";
@@ -65,10 +66,15 @@ export class CoreApp {
     this.listeners = new ListenerRegistry(options.http);
   }
 
-  /** Registers a task. Its handler gets `(ctx, event)`; its return value goes to `emit`. */
-  task<E = WebhookEvent, R = unknown>(options: TaskOptions, handler: TaskHandler<E, R>): this {
+  /**
+   * Registers a task. Its handler gets `(ctx, event)`; its return value goes to `emit`. With a
+   * typed `Queue<T>` as source the event is a `T`; with a `Queue<R>` as emit the handler returns an `R`.
+   */
+  task<T, R = unknown>(options: TaskOptions<Queue<T>, R>, handler: TaskHandler<T, NoInfer<R>>): this;
+  task<E = WebhookEvent, R = unknown>(options: TaskOptions<Source | string, R>, handler: TaskHandler<E, NoInfer<R>>): this;
+  task(options: TaskOptions, handler: TaskHandler<never, unknown>): this {
     if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": tasks must be added before start()`);
-    this.registry.add(options, handler as TaskHandler<never, unknown>, { state: unopenedState, logger: this.logger });
+    this.registry.add(options, handler, { state: unopenedState, logger: this.logger });
     return this;
   }
 

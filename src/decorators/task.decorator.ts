@@ -1,5 +1,8 @@
 import "reflect-metadata";
-import type { TaskOptions } from "../app/task";
+import type { Queue } from "../app/queue";
+import type { TaskContext } from "../app/task-context";
+import type { TaskOptions, TaskResult } from "../app/task";
+import type { Source } from "../sources/source";
 import { TASKS_METADATA } from "./metadata-keys";
 
 /** What @Task records about one method. */
@@ -16,7 +19,19 @@ export interface TaskMethodMetadata {
  *     async onPush(ctx: TaskContext, event: WebhookEvent) { ... }
  *   }
  */
-export function Task(options: TaskOptions): MethodDecorator {
+/**
+ * What @Task returns: a method decorator that checks the method's type, `(ctx, event: E) =>
+ * R`, where `E` comes from a typed Queue source and `R` from a typed Queue emit.
+ */
+export type TaskMethodDecorator<E, R> = <M extends (ctx: TaskContext, event: E) => TaskResult<R> | Promise<TaskResult<R>>>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => void;
+
+export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R>): TaskMethodDecorator<T, R>;
+export function Task<R = unknown>(options: TaskOptions<Source | string, R>): TaskMethodDecorator<never, R>;
+export function Task(options: TaskOptions): TaskMethodDecorator<never, unknown> {
   return (target, propertyKey, descriptor) => {
     if (typeof descriptor.value !== "function") {
       throw new TypeError(`@Task can only decorate methods; ${String(propertyKey)} is not one`);
