@@ -29,6 +29,16 @@ Commands:
       @Module class); the app's store is opened, used and closed, nothing listens.
       --json                     Print JSON instead of a table
 
+  send <url>                     Sign a delivery as a sender would and send it to a running
+                                 app; prints the answer. Exit code 0 for a 2xx answer.
+      --preset <name>            github | stripe | slack | standard-webhooks | svix |
+                                 shopify | twilio | meta | zoom (default: unsigned)
+      --secret-env <VAR>         Environment variable holding the secret (with --preset)
+      --file <payload>           Body from a file (JSON, form or text; content-type guessed)
+      --data <text>              Body from the command line
+      --header <name:value>      Extra header (repeatable; overrides the guessed ones)
+      --method <method>          Default POST
+
 Options:
   -h, --help                     Show this help
   -v, --version                  Show the version
