@@ -10,7 +10,7 @@ export const USAGE = `Usage: webhook-tasks <command> [options]
 
 Commands:
   run <worker.yaml>              Start the app the file describes; SIGINT/SIGTERM stop it
-                                 gracefully. Logs JSON lines on stderr; the "started" line
+                                 gracefully. Logs JSON lines on stdout; the "started" line
                                  lists the listeners' URLs.
       --log-level <level>        debug | info | warn | error | silent (overrides app.logLevel)
   check <worker.yaml>            Validate everything (schema, \${ENV} variables, handler
