@@ -36,6 +36,19 @@ describe("Task names", () => {
     expect(app.tasks.map((t) => t.name)).to.deep.equal(["hooks/github", "github-9"]);
   });
 
+  it("a Queue's name is checked when it is made, and works wherever a queue name does", () => {
+    expect(() => new Queue<number>("bad name!")).to.throw('Queue: the name must be 1-200 letters, digits or _ . : - /, got "bad name!"');
+    const app = new CoreApp("names5", { store: "memory", logger: silentLogger });
+    const q = new Queue<string>("words");
+    app.task({ source: new WebhookSource({ path: "/w", port: 0 }), emit: q }, async () => "hello");
+    app.task({ source: "words", name: "by-string" }, async () => undefined);
+    expect(app.tasks.map((t) => [t.name, t.queue, t.emit])).to.deep.equal([
+      ["w", "webhook:w", "words"],
+      ["by-string", "words", undefined],
+    ]);
+    expect(() => app.task({ source: q, name: "second" }, async () => undefined)).to.throw('queue "words" is consumed by task "by-string" already');
+  });
+
   it("a default name is the same on every start, so queued work and dead letters find their task", () => {
     const names = () => {
       const app = new CoreApp("names4", { store: "memory", logger: silentLogger });
