@@ -3,6 +3,7 @@ import { Listener, ListenError, type ListenerTimeouts } from "./listener";
 /** The app's listeners, one per host:port, created on first use and started together. */
 export class ListenerRegistry {
   private readonly listeners = new Map<string, Listener>();
+  private freePorts = false;
 
   constructor(private readonly timeouts: ListenerTimeouts = {}) {}
 
@@ -10,8 +11,17 @@ export class ListenerRegistry {
   get(host: string, port: number): Listener {
     const key = `${host}|${port}`;
     let listener = this.listeners.get(key);
-    if (!listener) this.listeners.set(key, (listener = new Listener(host, port, this.timeouts)));
+    if (!listener) {
+      this.listeners.set(key, (listener = new Listener(host, port, this.timeouts)));
+      listener.bindAnyPort = this.freePorts;
+    }
     return listener;
+  }
+
+  /** Tests: every listener binds a free port, one per configured host:port, as before. */
+  bindFreePorts(): void {
+    this.freePorts = true;
+    for (const listener of this.listeners.values()) listener.bindAnyPort = true;
   }
 
   all(): Listener[] {

@@ -33,6 +33,8 @@ export class Listener {
   readonly express: Express;
   private server: Server | undefined;
   private boundPort: number | undefined;
+  /** Tests: bind a free port instead of the requested one (see ListenerRegistry.bindFreePorts). */
+  bindAnyPort = false;
 
   constructor(
     readonly host: string,
@@ -120,7 +122,7 @@ export class Listener {
       };
       server.once("error", onError);
       server.once("listening", onListening);
-      server.listen(this.requestedPort, this.host);
+      server.listen(this.bindAnyPort ? 0 : this.requestedPort, this.host);
     });
     const address = server.address();
     this.boundPort = typeof address === "object" && address !== null ? address.port : this.requestedPort;

@@ -138,6 +138,21 @@ describe("YAML loading: schema", () => {
     expect(issueAt(issues, "tasks[0].handler.ref").message).to.contain("<module_path>:<export_name>");
   });
 
+  it("suggests the closest value for a misspelt enum or HTTP method, and refuses status codes outside 200-599", async () => {
+    const file = tmp.write(
+      "typos.yaml",
+      worker("  hook: {type: webhook, path: /h, methods: [post, PSOT], parser: jsn, ack: recieved, response: {status_code: 99}}", task, "app: {store: embeded}"),
+    );
+    const issues = await configIssues(loadConfig(file));
+    expect(issueAt(issues, "app.store").message).to.equal('must be one of: memory, embedded (did you mean "embedded"?)');
+    expect(issueAt(issues, "resources.hook.parser").message).to.equal('must be one of: json, form, text, raw, auto (did you mean "json"?)');
+    expect(issueAt(issues, "resources.hook.ack").message).to.contain('(did you mean "received"?)');
+    expect(issueAt(issues, "resources.hook.methods").message).to.equal(
+      'must be a non-empty list of HTTP methods (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS); "PSOT" is not one (did you mean "POST"?)',
+    );
+    expect(issueAt(issues, "resources.hook.response.status_code").message).to.equal("must be an integer from 200 to 599");
+  });
+
   it("requires resources, tasks, and each resource's type and path, and each task's name, source and handler", async () => {
     const issues = await configIssues(loadConfig(tmp.write("missing.yaml", "app: {store: memory}\n")));
     expect(issueAt(issues, "resources").message).to.equal("is required");
