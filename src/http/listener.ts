@@ -3,7 +3,7 @@ import type { Socket } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { RouteTable } from "./route-table";
 import { rawErrorResponse, sendError } from "./http-errors";
-import { guardExpressRequest } from "./unread-body";
+import { destroyLingering, guardExpressRequest } from "./unread-body";
 
 export interface ListenerTimeouts {
   /** Time allowed to send the request headers (default 30 s); then 408 and the connection closes. */
@@ -155,8 +155,12 @@ export class Listener {
     this.server = undefined;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
+    destroyLingering(server);
     // Connections that finish a request after close() started become idle: keep sweeping them.
-    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const sweep = setInterval(() => {
+      server.closeIdleConnections();
+      destroyLingering(server);
+    }, 50);
     const deadline = setTimeout(() => server.closeAllConnections(), timeoutMs);
     try {
       await closed;

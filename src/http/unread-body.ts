@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 
 /**
  * Bodies up to this size are read and thrown away after an early answer, which keeps the
@@ -14,13 +15,53 @@ export const DRAIN_LIMIT_BYTES = 64 * 1024;
  */
 export function closeIfBodyUnread(res: ServerResponse): void {
   const req = res.req as IncomingMessage | undefined;
-  if (req === undefined || req.complete || res.headersSent || !res.shouldKeepAlive) return;
-  const headers = req.headers;
-  if (headers["transfer-encoding"] === undefined) {
-    const declared = headers["content-length"];
-    if (declared === undefined || Number(declared) <= DRAIN_LIMIT_BYTES) return;
+  if (req === undefined || req.complete || res.headersSent) return;
+  if (res.shouldKeepAlive && String(res.getHeader("connection") ?? "").toLowerCase() !== "close") {
+    const headers = req.headers;
+    if (headers["transfer-encoding"] === undefined) {
+      const declared = headers["content-length"];
+      if (declared === undefined || Number(declared) <= DRAIN_LIMIT_BYTES) return;
+    }
+    res.shouldKeepAlive = false;
   }
-  res.shouldKeepAlive = false;
+  lingerThenClose(req);
+}
+
+/** How long a connection closed on an unread body stays open, not reading, for the answer to arrive. */
+export const LINGER_MS = 2_000;
+
+/**
+ * Closing a socket while the client is still sending makes the kernel answer with a reset, and
+ * a client (or proxy: nginx reports "broken pipe" and a 502) may then lose the answer it has
+ * not read yet. So instead: no more reading (what the client sends waits in the kernel, never
+ * read), our side of the connection ends after the answer, and the socket is destroyed once the
+ * client closes or after LINGER_MS. The bytes read stay bounded by the socket buffers.
+ */
+function lingerThenClose(req: IncomingMessage): void {
+  // Node would otherwise read and discard the rest of the body once the answer is sent.
+  (req as IncomingMessage & { _dumped?: boolean })._dumped = true;
+  const socket = req.socket as Socket & { _handle?: { readStop?: () => number } | null };
+  // Node calls destroySoon() once a "Connection: close" answer is written.
+  socket.destroySoon = function (this: typeof socket): void {
+    req.pause();
+    this._handle?.readStop?.();
+    if (this.writable) this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS).unref();
+    lingering.add(this);
+    this.once("close", () => {
+      clearTimeout(timer);
+      lingering.delete(this);
+    });
+  };
+}
+
+const lingering = new Set<Socket>();
+
+/** Ends the lingering of `server`'s connections at once (the server is stopping). */
+export function destroyLingering(server: Server): void {
+  for (const socket of lingering) {
+    if ((socket as Socket & { server?: unknown }).server === server) socket.destroy();
+  }
 }
 
 /**
