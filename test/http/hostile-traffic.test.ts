@@ -206,6 +206,18 @@ describe("Hostile traffic", () => {
       expect((await events.waitFor(2)).map((r) => r.event.body)).to.deep.equal([{ n: 1 }, { n: 2 }]);
     });
 
+    it("a pipelined request that times out behind a slow answer: the earlier request's 202 first, then 408", async () => {
+      const http = { headersTimeoutMs: 200, requestTimeoutMs: 300 };
+      const { source, events } = await startWebhook(makeApp, { ack: "processed" }, { app: { http }, reply: () => sleep(500) });
+      const client = await RawClient.connect(source.port);
+      await client.write(Buffer.concat([httpRequest("POST", "/hook", { "Content-Type": "application/json" }, '{"slow":1}'), Buffer.from("POST /hook HTTP/1.1\r\nHost: x\r\n")]));
+      const statuses = [(await client.readResponse(3_000)).status, (await client.readResponse(3_000)).status];
+      expect(statuses).to.deep.equal([202, 408]);
+      expect(await client.waitClosed(1_000)).to.equal(true);
+      client.destroy();
+      expect((await events.waitFor(1))[0].event.body).to.deep.equal({ slow: 1 });
+    });
+
     it("a body longer than its Content-Length: the request gets its 202, the excess a 400", async () => {
       const { source, events } = await startWebhook(makeApp, { parser: "text" });
       const client = await RawClient.connect(source.port);
