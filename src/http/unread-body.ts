@@ -10,18 +10,17 @@ export const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 /**
  * Called just before a response's headers go out: when the request's body has not been read
- * and may be large, the answer says `Connection: close` and Node stops reading once it is
- * sent, instead of draining the body.
+ * and may be large, the answer says `Connection: close`, and once it is sent nothing more is
+ * read from the connection (see lingerThenClose), instead of Node draining the body.
  */
 export function closeIfBodyUnread(res: ServerResponse): void {
   const req = res.req as IncomingMessage | undefined;
   if (req === undefined || req.complete || res.headersSent) return;
+  const chunked = req.headers["transfer-encoding"] !== undefined;
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (!chunked && !(declared > 0)) return; // no body: nothing left unread
   if (res.shouldKeepAlive && String(res.getHeader("connection") ?? "").toLowerCase() !== "close") {
-    const headers = req.headers;
-    if (headers["transfer-encoding"] === undefined) {
-      const declared = headers["content-length"];
-      if (declared === undefined || Number(declared) <= DRAIN_LIMIT_BYTES) return;
-    }
+    if (!chunked && declared <= DRAIN_LIMIT_BYTES) return;
     res.shouldKeepAlive = false;
   }
   lingerThenClose(req);

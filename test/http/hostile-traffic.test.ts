@@ -56,6 +56,32 @@ describe("Hostile traffic", () => {
       expect(events.count).to.equal(0);
     });
 
+    it("the client still sending after the refusal gets no reset: the server ends its side and stops reading", async () => {
+      const { source } = await startWebhook(makeApp, { auth: new BearerAuth("t0ken") });
+      // Half-open allowed, as an uploading client (or nginx) is: the server's FIN does not end our side.
+      const socket = connect({ port: source.port, host: "127.0.0.1", allowHalfOpen: true });
+      await new Promise((resolve) => socket.once("connect", resolve));
+      const errors: string[] = [];
+      socket.on("error", (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message));
+      let received = "";
+      let ended = false;
+      socket.on("data", (chunk: Buffer) => (received += chunk.toString("latin1")));
+      socket.on("end", () => (ended = true));
+      socket.write(httpRequest("POST", "/hook", { "Content-Length": GIB }));
+      for (let waited = 0; !ended && waited < 1_000; waited += 10) await sleep(10);
+      expect(received).to.match(/^HTTP\/1\.1 401 /);
+      expect(ended, "server ended its side").to.equal(true);
+      // A client that has not read the answer yet keeps uploading for a while: a reset now could
+      // destroy the answer in its receive buffer (nginx: "broken pipe", then 502).
+      const until = Date.now() + 300;
+      while (Date.now() < until && errors.length === 0) {
+        socket.write(Buffer.alloc(64 * 1024));
+        await sleep(5);
+      }
+      socket.destroy();
+      expect(errors).to.deep.equal([]);
+    });
+
     it("404 (unknown path) and 405 (method not listed) on a chunked body: the connection is closed", async () => {
       const { source } = await startWebhook(makeApp);
       for (const [method, target, status] of [["POST", "/nowhere", 404], ["PUT", "/hook", 405]] as const) {
