@@ -5,7 +5,9 @@ export class ListenerRegistry {
   private readonly listeners = new Map<string, Listener>();
   private freePorts = false;
 
-  constructor(private readonly timeouts: ListenerTimeouts = {}) {}
+  constructor(private readonly timeouts: ListenerTimeouts = {}) {
+    checkListenerOptions(timeouts);
+  }
 
   /** The listener for host:port, created if needed. Sources with port 0 on one host share one. */
   get(host: string, port: number): Listener {
@@ -59,4 +61,16 @@ function explainConflict(error: unknown, listener: Listener, started: readonly L
     error.code,
     { cause: error },
   );
+}
+
+const LISTENER_OPTIONS = ["headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "firstByteTimeoutMs", "maxConnections"] as const;
+
+/** Each option given is a positive integer; checked once, when the app is made. */
+function checkListenerOptions(options: ListenerTimeouts): void {
+  for (const name of LISTENER_OPTIONS) {
+    const value: unknown = options[name];
+    if (value !== undefined && (typeof value !== "number" || !Number.isInteger(value) || value < 1)) {
+      throw new TypeError(`http.${name} must be a positive integer, got ${String(value)}`);
+    }
+  }
 }

@@ -19,7 +19,7 @@ describe("YAML loading: schema", () => {
         "  shutdownTimeoutMs: 5000",
         "  logLevel: warn",
         "  maxQueued: 1000",
-        "  http: {headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000}",
+        "  http: {headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000, firstByteTimeoutMs: 4000, maxConnections: 500}",
         "resources:",
         "  hook:",
         "    type: webhook",
@@ -52,6 +52,7 @@ describe("YAML loading: schema", () => {
     const config = await loadConfig(file);
     expect(config.name).to.equal("full-app");
     expect(config.app).to.include({ store: "memory", dataDir: "./data", trustProxy: "loopback", shutdownTimeoutMs: 5000, logLevel: "warn", maxQueued: 1000 });
+    expect({ ...config.app.http }).to.deep.equal({ headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000, firstByteTimeoutMs: 4000, maxConnections: 500 });
     const hook = config.resources.get("hook") as WebhookResourceConfig;
     expect(hook).to.include({ type: "webhook", path: "/hooks/github", host: "0.0.0.0", port: 8080, parser: "json", ack: "received", reply: "result" });
     expect(hook.methods).to.deep.equal(["POST", "PUT"]);
