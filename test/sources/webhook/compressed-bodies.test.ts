@@ -73,8 +73,10 @@ describe("WebhookSource: compressed bodies (Content-Encoding)", () => {
 
   it("refuses a body that does not decode as its coding with 400, and makes no event", async () => {
     const { source, events } = await startWebhook(makeApp);
+    // Fixed bytes, not random ones: a random buffer is now and then a valid (empty) brotli stream.
+    const notCompressed = Buffer.from("this is not compressed at all, just text");
     for (const encoding of ["gzip", "deflate", "br"]) {
-      const reply = await nodeRequest(source.url, { headers: { "content-type": "application/json", "content-encoding": encoding }, body: randomBytes(200) });
+      const reply = await nodeRequest(source.url, { headers: { "content-type": "application/json", "content-encoding": encoding }, body: notCompressed });
       expect(reply.status, encoding).to.equal(400);
       expect(reply.json().error, encoding).to.equal("invalid_encoding");
     }
