@@ -26,6 +26,8 @@ import { WriteHealth } from "./write-health";
 import { foldJournal } from "./journal/fold-journal";
 import { DEFAULT_LANE_LIMITS, JournalLane, type JournalLaneLimits, type LaneEntry } from "./journal/journal-lane";
 import { JournalLog } from "./journal/journal-log";
+import type { FoldReport } from "./journal/fold-journal";
+import { silentLogger, type Logger } from "../../app/logger";
 
 export interface EmbeddedStoreOptions {
   /** Directory of the data files; created when missing. */
@@ -49,6 +51,8 @@ export interface EmbeddedStoreOptions {
    * Defaults: 10,000 messages, 64 MiB of them, segments of 64 MiB.
    */
   readonly journal?: false | (Partial<JournalLaneLimits> & { readonly segmentBytes?: number });
+  /** Where the store reports what it finds wrong on disk (damaged segments, a lost directory). */
+  readonly logger?: Logger;
 }
 
 /** Where the store is at work: the B-tree environment and, for a consumer, the journal. */
@@ -110,6 +114,7 @@ export class EmbeddedStore implements Store {
   private opened: Opened | undefined;
   private opening = false;
   private readonly journalOptions: EmbeddedStoreOptions["journal"];
+  private readonly logger: Logger;
   private wanted = false;
   private sweeper: NodeJS.Timeout | undefined;
   private probe: NodeJS.Timeout | undefined;
@@ -123,6 +128,7 @@ export class EmbeddedStore implements Store {
     this.probeIntervalMs = options.probeIntervalMs ?? 1_000;
     this.lock = options.consumer === false ? undefined : new ConsumerLock(this.dir);
     this.journalOptions = options.journal;
+    this.logger = options.logger ?? silentLogger;
     this.deadLetters = new EmbeddedDeadLetters({
       use: () => this.require(),
       requeue: (queue, message) => this.requeue(queue, message),
@@ -474,7 +480,7 @@ export class EmbeddedStore implements Store {
       this.tracker.reset();
       this.clearHandoff();
       // Only the consumer touches the journal: what it still holds from before joins the B-tree.
-      if (this.lock) await foldJournal(this.journalDir, dbs);
+      if (this.lock) this.reportFold(await foldJournal(this.journalDir, dbs, join(this.dir, "quarantine")));
       recoverQueues(dbs, this.tracker);
       if (this.lock && this.journalOptions !== false) journal = this.openJournal();
     } catch (error) {
@@ -497,6 +503,21 @@ export class EmbeddedStore implements Store {
     // Work may be waiting from before: wake whoever listens.
     for (const queue of this.watchers.keys()) this.notify(queue);
     return true;
+  }
+
+  private reportFold(report: FoldReport): void {
+    for (const segment of report.damaged) {
+      this.logger.error(
+        {
+          dir: this.dir,
+          quarantinedAs: segment.quarantinedAs,
+          framesRecovered: segment.framesRecovered,
+          bytesSkipped: segment.bytesSkipped,
+          header: segment.header,
+        },
+        "a journal segment was damaged: every frame that passed its checksum was recovered, the bytes between were skipped, and the file was moved to the quarantine folder",
+      );
+    }
   }
 
   private get journalDir(): string {
