@@ -23,6 +23,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { WriteHealth } from "./write-health";
+import { DataDirGuard, DataDirLostError } from "./data-dir-guard";
 import { foldJournal } from "./journal/fold-journal";
 import { DEFAULT_LANE_LIMITS, JournalLane, type JournalLaneLimits, type LaneEntry } from "./journal/journal-lane";
 import { JournalLog } from "./journal/journal-log";
@@ -64,6 +65,11 @@ interface Opened {
 }
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+
+/** How often the store checks that its directory is still the one it opened. */
+const DIR_CHECK_MS = 500;
+
+const DIR_LOST: StoreRefusal = { code: "store_unavailable", message: "the store's data directory is gone", retryAfterSeconds: 30 };
 
 const ignore = (): void => undefined;
 
@@ -118,6 +124,9 @@ export class EmbeddedStore implements Store {
   private wanted = false;
   private sweeper: NodeJS.Timeout | undefined;
   private probe: NodeJS.Timeout | undefined;
+  private guard: { readonly files: DataDirGuard; readonly timer: NodeJS.Timeout } | undefined;
+  /** The directory was deleted or replaced: refused for good (until closed and opened again). */
+  private lost: DataDirLostError | undefined;
 
   constructor(options: EmbeddedStoreOptions) {
     if (typeof options?.dir !== "string" || options.dir === "") throw new TypeError("EmbeddedStore: dir must be a non-empty string");
@@ -163,6 +172,7 @@ export class EmbeddedStore implements Store {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     this.stopProbe();
+    this.stopGuard();
     this.clearHandoff();
     const opened = this.opened;
     this.opened = undefined;
@@ -179,6 +189,7 @@ export class EmbeddedStore implements Store {
   }
 
   admit(queue: string): StoreRefusal | undefined {
+    if (this.lost) return DIR_LOST;
     if (!this.opened) return this.health.refusal ?? notOpen();
     const failure = this.health.refusal ?? this.journalHealth.refusal;
     if (failure) return failure;
@@ -194,7 +205,7 @@ export class EmbeddedStore implements Store {
   async enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
     if (!options?.internal) {
       const refusal = this.admit(queue);
-      if (refusal) throw this.health.error() ?? this.journalHealth.error() ?? new StoreRefusedError(refusal);
+      if (refusal) throw this.health.error() ?? this.journalHealth.error() ?? new StoreRefusedError(refusal, { cause: this.lost });
     }
     const { dbs, writer, tag, journal } = this.require();
     const seq = this.tracker.allocate(queue);
@@ -451,6 +462,7 @@ export class EmbeddedStore implements Store {
    * senders.
    */
   get failure(): Error | undefined {
+    if (this.lost) return this.lost;
     const cause = this.health.cause ?? this.journalHealth.cause;
     if (cause === undefined) return undefined;
     return cause instanceof Error ? cause : new Error(String(cause));
@@ -475,6 +487,7 @@ export class EmbeddedStore implements Store {
   private async openNow(): Promise<boolean> {
     let dbs: EmbeddedDbs | undefined;
     let journal: Opened["journal"];
+    let guard: DataDirGuard | undefined;
     try {
       dbs = openEnvironment(this.dir);
       this.tracker.reset();
@@ -483,14 +496,17 @@ export class EmbeddedStore implements Store {
       if (this.lock) this.reportFold(await foldJournal(this.journalDir, dbs, join(this.dir, "quarantine")));
       recoverQueues(dbs, this.tracker);
       if (this.lock && this.journalOptions !== false) journal = this.openJournal();
+      guard = new DataDirGuard(this.dir, this.lock ? ["data.mdb", "consumer.lock"] : ["data.mdb"]);
     } catch (error) {
       if (dbs) void dbs.root.close().catch(ignore);
+      void journal?.log.close().catch(ignore);
       this.tracker.reset();
       this.health.failed(error);
       return false;
     }
     if (!this.wanted) {
       // Closed while the journal was being folded.
+      guard.close();
       await journal?.log.close();
       await dbs.root.close();
       return false;
@@ -498,6 +514,8 @@ export class EmbeddedStore implements Store {
     this.opened = { dbs, writer: new StoreWriter(dbs.root, this.health), tag: newWriterTag(), journal };
     this.health.succeeded();
     this.journalHealth.succeeded();
+    this.lost = undefined;
+    this.startGuard(guard);
     this.gauge.invalidate();
     void this.sweepExpired().catch(ignore);
     // Work may be waiting from before: wake whoever listens.
@@ -530,7 +548,10 @@ export class EmbeddedStore implements Store {
       dir: this.journalDir,
       epoch: randomBytes(6).toString("hex"),
       segmentBytes: options.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
-      onFailure: (error) => this.journalHealth.failed(error),
+      onFailure: (error) => {
+        if (error instanceof DataDirLostError) this.dirLost(error);
+        this.journalHealth.failed(error);
+      },
       onSuccess: () => this.journalHealth.succeeded(),
     });
     const lane = new JournalLane(log, {
@@ -556,6 +577,37 @@ export class EmbeddedStore implements Store {
       if (this.journalHealth.refusal) journal?.log.append([]).catch(ignore);
     }, this.probeIntervalMs);
     this.probe.unref();
+  }
+
+  private startGuard(files: DataDirGuard): void {
+    const timer = setInterval(() => {
+      const lost = files.check();
+      if (lost) this.dirLost(lost);
+    }, DIR_CHECK_MS);
+    timer.unref();
+    this.guard = { files, timer };
+  }
+
+  private stopGuard(): void {
+    if (!this.guard) return;
+    clearInterval(this.guard.timer);
+    this.guard.files.close();
+    this.guard = undefined;
+  }
+
+  /**
+   * What was written since the directory went is in deleted files, and goes with the process:
+   * nothing more is acknowledged, for good. A new directory is a new, empty store, which only a
+   * restart may start on.
+   */
+  private dirLost(error: DataDirLostError): void {
+    if (this.lost) return;
+    this.lost = error;
+    this.stopGuard();
+    this.logger.error(
+      { dir: this.dir, reason: error.reason },
+      "the data directory was deleted or replaced while the store had it open: every webhook is answered 503 from now on; restart the app once the directory is back (or to start empty)",
+    );
   }
 
   private stopProbe(): void {

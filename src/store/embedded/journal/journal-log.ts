@@ -1,7 +1,8 @@
-import { closeSync, constants, existsSync, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { syncDirectory } from "./sync-directory";
 import { StoreRefusedError, toRefusal } from "../../store-errors";
+import { DataDirLostError } from "../data-dir-guard";
 import { encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_BYTES, newSegmentHeader, type SegmentHeader } from "./journal-format";
 
 export interface JournalLogOptions {
@@ -199,10 +200,21 @@ export class JournalLog {
     this.inFlight.push(frame);
     write(segment.fd, bytesOut, 0, expected, frame.at, (error, written) => {
       if (!error && written !== expected) error = new Error(`short write to the journal: ${written} of ${expected} bytes`);
+      // A write into a deleted file succeeds and is lost with the process: never acknowledged.
+      if (!error) error = this.deleted(segment) ?? null;
       frame.state = error ? "failed" : "written";
       frame.error = error ?? undefined;
       this.settle();
     });
+  }
+
+  private deleted(segment: OpenSegment): NodeJS.ErrnoException | undefined {
+    try {
+      if (fstatSync(segment.fd).nlink > 0) return undefined;
+    } catch (error) {
+      return error as NodeJS.ErrnoException;
+    }
+    return new DataDirLostError(this.options.dir, `its journal segment ${this.pathOf(segment.index)} was deleted`);
   }
 
   private take(): { parts: Buffer[]; bytes: number; waiters: Waiter[]; durable: boolean; entries: number } {
