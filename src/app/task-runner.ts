@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { QueuedMessage, Store } from "../store/store";
 import { StoreRefusedError } from "../store/store-errors";
+import { storedForm } from "../store/payload-codec";
 import { errorMessage, type Logger } from "./logger";
 import type { OutcomeRegistry } from "./outcome-registry";
 import { backoffDelay } from "./retry-policy";
@@ -209,9 +210,17 @@ export class TaskRunner {
 
   private async succeeded(message: QueuedMessage, result: unknown): Promise<void> {
     const { task, store } = this;
+    let payload: unknown;
+    try {
+      // The form every engine hands back (a Map becomes a plain object in memory too); what no
+      // engine can store fails here, naming the bad field: a task failure, retried, then a dead letter.
+      if (task.emit !== undefined && result !== undefined) payload = storedForm(result);
+    } catch (error) {
+      return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`));
+    }
     const emit =
-      task.emit !== undefined && result !== undefined
-        ? { queue: task.emit, message: { id: emittedId(message.id, task.name), payload: result, attempts: 0, enqueuedAt: Date.now() } }
+      payload !== undefined
+        ? { queue: task.emit!, message: { id: emittedId(message.id, task.name), payload, attempts: 0, enqueuedAt: Date.now() } }
         : undefined;
     try {
       await store.complete(task.queue, message.id, emit);

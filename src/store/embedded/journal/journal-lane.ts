@@ -1,6 +1,7 @@
 import { Packr } from "msgpackr";
 import type { QueuedMessage } from "../../store";
 import { messageMeta } from "../records";
+import { PAYLOAD_ENCODING } from "../../payload-codec";
 import { doneOp, enqueueOp } from "./journal-format";
 import type { JournalLog } from "./journal-log";
 
@@ -27,7 +28,7 @@ export interface LaneEntry {
 }
 
 /** Same options as the B-tree's message databases: plain maps, Buffers kept as bytes. */
-const packr = new Packr({ useRecords: false });
+const packr = new Packr(PAYLOAD_ENCODING);
 
 export function encodeMeta(message: QueuedMessage): Buffer {
   return packr.pack(messageMeta(message));
