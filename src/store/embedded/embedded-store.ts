@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { WriteHealth } from "./write-health";
 import { DataDirGuard, DataDirLostError } from "./data-dir-guard";
+import { DEFAULT_RESERVE_BYTES, DiskRoom } from "./disk-room";
 import { foldJournal } from "./journal/fold-journal";
 import { DEFAULT_LANE_LIMITS, JournalLane, type JournalLaneLimits, type LaneEntry } from "./journal/journal-lane";
 import { JournalLog } from "./journal/journal-log";
@@ -52,6 +53,13 @@ export interface EmbeddedStoreOptions {
    * Defaults: 10,000 messages, 64 MiB of them, segments of 64 MiB.
    */
   readonly journal?: false | (Partial<JournalLaneLimits> & { readonly segmentBytes?: number });
+  /**
+   * Room kept free on the disk (default 128 MiB; 0 turns it off): new work is refused with
+   * store_full while less than this is free, so that finished work can still be recorded and
+   * free room, and a restart can move the journal into the B-tree. Keep it at least twice the
+   * journal's `maxBytes`.
+   */
+  readonly reserveBytes?: number;
   /** Where the store reports what it finds wrong on disk (damaged segments, a lost directory). */
   readonly logger?: Logger;
 }
@@ -110,6 +118,7 @@ export class EmbeddedStore implements Store {
   private readonly journalHealth = new WriteHealth(() => this.startProbe());
   private readonly gauge = new SizeGauge(() => (this.opened ? allDatabases(this.opened.dbs) : []));
   private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly room: DiskRoom;
   /**
    * Messages this process committed and nobody claimed yet, by queue and sequence: a claim
    * takes them from here instead of reading and decoding them back from disk. Bounded; after a
@@ -138,6 +147,7 @@ export class EmbeddedStore implements Store {
     this.lock = options.consumer === false ? undefined : new ConsumerLock(this.dir);
     this.journalOptions = options.journal;
     this.logger = options.logger ?? silentLogger;
+    this.room = new DiskRoom(this.dir, options.reserveBytes ?? DEFAULT_RESERVE_BYTES, () => this.gauge.current());
     this.deadLetters = new EmbeddedDeadLetters({
       use: () => this.require(),
       requeue: (queue, message) => this.requeue(queue, message),
@@ -193,6 +203,8 @@ export class EmbeddedStore implements Store {
     if (!this.opened) return this.health.refusal ?? notOpen();
     const failure = this.health.refusal ?? this.journalHealth.refusal;
     if (failure) return failure;
+    const full = this.room.refusal();
+    if (full) return full;
     if (this.maxBytes !== undefined && this.gauge.current() + (this.opened.journal?.lane.bytes ?? 0) >= this.maxBytes) {
       return { code: "store_full", message: `the store holds ${this.maxBytes} bytes, its limit`, retryAfterSeconds: 10 };
     }
@@ -211,7 +223,8 @@ export class EmbeddedStore implements Store {
     const seq = this.tracker.allocate(queue);
     // Counted before the commit so that admit sees requests still in flight.
     this.tracker.adjust(queue, 1);
-    if (journal?.lane.hasRoom(message)) {
+    // A disk low on room keeps it for done-markers: new messages go to the B-tree's free pages.
+    if (journal?.lane.hasRoom(message) && !this.room.diskLow()) {
       try {
         await journal.lane.enqueue(queue, seq, message);
       } catch (error) {
@@ -557,7 +570,7 @@ export class EmbeddedStore implements Store {
     const lane = new JournalLane(log, {
       maxMessages: options.maxMessages ?? DEFAULT_LANE_LIMITS.maxMessages,
       maxBytes: options.maxBytes ?? DEFAULT_LANE_LIMITS.maxBytes,
-    });
+    }, (bytes) => this.room.hasRoomFor(bytes));
     return { log, lane };
   }
 

@@ -64,6 +64,8 @@ export class JournalLane {
   constructor(
     private readonly log: JournalLog,
     private readonly limits: JournalLaneLimits = DEFAULT_LANE_LIMITS,
+    /** Whether the disk has room to write this many bytes of copies (it may not, and the copies can wait). */
+    private readonly roomFor: (bytes: number) => boolean = () => true,
   ) {
     // Entries two segments behind the one being written hold old segments (and every newer
     // one, which goes only after them) on disk: copy them forward.
@@ -188,6 +190,8 @@ export class JournalLane {
       (entry) => entry.segment < before && !this.finishing.has(entry.entryId),
     );
     if (movers.length === 0) return;
+    // The copies need room before the old segments can go: on a disk low on room, they wait.
+    if (!this.roomFor(movers.reduce((sum, entry) => sum + entry.bytes, 0))) return;
     this.compacting = true;
     const parts: Buffer[] = [];
     for (const entry of movers) {

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { syncDirectory } from "./sync-directory";
 import { StoreRefusedError, toRefusal } from "../../store-errors";
 import { DataDirLostError } from "../data-dir-guard";
-import { encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_BYTES, newSegmentHeader, type SegmentHeader } from "./journal-format";
+import { encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_BYTES, newSegmentHeader, SEGMENT_HEADER_BYTES, type SegmentHeader } from "./journal-format";
 
 export interface JournalLogOptions {
   /** Directory of the segment files (created when missing). */
@@ -90,6 +90,8 @@ export class JournalLog {
   private closed = false;
   private idle: Array<() => void> = [];
   private readonly live = new Map<number, number>();
+  /** Segments that never held a frame with a payload (only the probe's empty frames): they may go in any order. */
+  private readonly emptyOnly = new Set<number>();
 
   constructor(private readonly options: JournalLogOptions) {
     if (!existsSync(options.dir)) {
@@ -190,6 +192,7 @@ export class JournalLog {
     if (batch.bytes > MAX_FRAME_BYTES) {
       return this.fail(batch, new RangeError(`a journal frame of ${batch.bytes} bytes is over the ${MAX_FRAME_BYTES}-byte limit`));
     }
+    if (batch.bytes > 0) this.emptyOnly.delete(segment.index);
     const bytesOut = encodeFrame(segment.header, segment.frames, batch.parts, batch.bytes);
     const expected = bytesOut.length;
     const frame: Frame = { segment, at: segment.size, waiters: batch.waiters, durable: batch.durable, entries: batch.entries, state: "writing" };
@@ -273,6 +276,9 @@ export class JournalLog {
     }
     closeQuietly(segment.fd);
     if (this.current === segment) this.current = undefined;
+    // Not one good frame in it (a full disk, retried every second): it goes now, or each
+    // retry would leave one more file behind the oldest segment still in use.
+    if (broken.at <= SEGMENT_HEADER_BYTES) unlink(this.pathOf(segment.index), ignore);
     this.sweep();
   }
 
@@ -292,6 +298,7 @@ export class JournalLog {
       syncDirectory(this.options.dir);
       const segment: OpenSegment = { index, fd, header, size: bytes.length, frames: 0 };
       this.current = segment;
+      this.emptyOnly.add(index);
       this.sweep();
       // Not from in here: what it appends must not join the frame being dispatched.
       const rotated = this.onRotated;
@@ -307,6 +314,12 @@ export class JournalLog {
   /** Deletes segments from the oldest on, while they hold nothing live and are not being written. */
   private sweep(): void {
     const writing = this.current?.index ?? this.nextIndex;
+    // Nothing in these can cancel an older entry: no need to wait for the older segments to go.
+    for (const index of this.emptyOnly) {
+      if (index >= writing || this.live.has(index)) continue;
+      this.emptyOnly.delete(index);
+      unlink(this.pathOf(index), ignore);
+    }
     while (this.lowest < writing && !this.live.has(this.lowest)) {
       // A segment that survives a crash undeleted is read again at the next open: its messages
       // without a done-marker are delivered again, which at-least-once allows.
