@@ -65,6 +65,7 @@ export class DiskRoom {
     try {
       const fs = statfsSync(this.dir);
       this.diskFree = fs.bavail * fs.bsize;
+      if (this.diskFree >= this.reserveBytes) return;
       // Allocated blocks, not the apparent size: lmdb's file may be sparse.
       const allocated = statSync(join(this.dir, "data.mdb")).blocks * 512;
       this.fileSlack = Math.max(0, allocated - this.usedBytes());
