@@ -9,6 +9,8 @@ export class DataDirLostError extends Error {
   }
 }
 
+const DATA_FILE = "data.mdb";
+
 interface Watched {
   readonly path: string;
   readonly fd: number;
@@ -54,6 +56,18 @@ export class DataDirGuard {
       if (now.ino !== held.ino || now.dev !== held.dev) return this.lost(`${path} was replaced`);
     }
     return undefined;
+  }
+
+  /** One fstat, cheap enough after each commit: whether data.mdb was deleted. */
+  dataFileDeleted(): DataDirLostError | undefined {
+    const data = this.watched.find((watched) => watched.path.endsWith(DATA_FILE));
+    if (!data) return undefined;
+    try {
+      if (fstatSync(data.fd).nlink > 0) return undefined;
+    } catch {
+      return this.lost(`${data.path} cannot be checked`);
+    }
+    return this.lost(`${data.path} was deleted`);
   }
 
   close(): void {

@@ -239,6 +239,12 @@ export class EmbeddedStore implements Store {
       this.tracker.adjust(queue, -1);
       throw asRefusal(error);
     }
+    // Committed into a deleted file is not committed: never acknowledged.
+    const lost = this.guard?.files.dataFileDeleted();
+    if (lost) {
+      this.dirLost(lost);
+      throw new StoreRefusedError(DIR_LOST, { cause: lost });
+    }
     this.inserted(queue, seq, message);
   }
 
