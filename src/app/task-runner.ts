@@ -219,8 +219,8 @@ export class TaskRunner {
       return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`));
     }
     const emit =
-      payload !== undefined
-        ? { queue: task.emit!, message: { id: emittedId(message.id, task.name), payload, attempts: 0, enqueuedAt: Date.now() } }
+      task.emit !== undefined && payload !== undefined
+        ? { queue: task.emit, message: { id: emittedId(message.id, task.name), payload, attempts: 0, enqueuedAt: Date.now() } }
         : undefined;
     try {
       await store.complete(task.queue, message.id, emit);

@@ -25,10 +25,9 @@ import { randomBytes } from "node:crypto";
 import { WriteHealth } from "./write-health";
 import { DataDirGuard, DataDirLostError } from "./data-dir-guard";
 import { DEFAULT_RESERVE_BYTES, DiskRoom } from "./disk-room";
-import { foldJournal } from "./journal/fold-journal";
+import { foldJournal, type FoldReport } from "./journal/fold-journal";
 import { DEFAULT_LANE_LIMITS, JournalLane, type JournalLaneLimits, type LaneEntry } from "./journal/journal-lane";
 import { JournalLog } from "./journal/journal-log";
-import type { FoldReport } from "./journal/fold-journal";
 import { silentLogger, type Logger } from "../../app/logger";
 
 export interface EmbeddedStoreOptions {
@@ -240,7 +239,7 @@ export class EmbeddedStore implements Store {
       throw asRefusal(error);
     }
     // Committed into a deleted file is not committed: never acknowledged.
-    const lost = this.guard?.files.dataFileDeleted();
+    const lost = this.lost ?? this.guard?.files.dataFileDeleted();
     if (lost) {
       this.dirLost(lost);
       throw new StoreRefusedError(DIR_LOST, { cause: lost });
