@@ -174,6 +174,7 @@ export class CoreApp {
       dataDir: this.options.dataDir,
       maxQueued: this.options.maxQueued,
       maxBytes: this.options.maxBytes,
+      logger: this.logger,
     });
     const attached: RegisteredTask[] = [];
     try {

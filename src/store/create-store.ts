@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import type { Store } from "./store";
 import { EmbeddedStore } from "./embedded/embedded-store";
 import { MemoryStore } from "./memory/memory-store";
+import type { Logger } from "../app/logger";
 
 /** An engine by name, or a store built by the caller (used as is). */
 export type StoreSpec = "memory" | "embedded" | Store;
@@ -17,6 +18,8 @@ export interface CreateStoreOptions {
   readonly maxBytes?: number;
   /** False for tools that manage a store without consuming its queues (no consumer lock). */
   readonly consumer?: boolean;
+  /** Where the store reports trouble it finds by itself (a damaged file, a lost directory). */
+  readonly logger?: Logger;
 }
 
 /** Environment variable naming the embedded store's directory when the app does not. */
@@ -36,6 +39,7 @@ export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store
       maxQueued: options.maxQueued,
       maxBytes: options.maxBytes,
       consumer: options.consumer,
+      logger: options.logger,
     });
   }
   if (typeof spec === "object" && spec !== null && typeof spec.enqueue === "function") return spec;

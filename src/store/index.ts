@@ -14,3 +14,4 @@ export { DEFAULT_EMBEDDED_LIMITS, DEFAULT_MEMORY_LIMITS, type StoreLimits } from
 export { MemoryStore } from "./memory/memory-store";
 export { EmbeddedStore, type EmbeddedStoreOptions } from "./embedded/embedded-store";
 export { createStore, defaultDataDir, DATA_DIR_ENV, type CreateStoreOptions, type StoreSpec } from "./create-store";
+export { storedForm, UnstorableValueError } from "./payload-codec";
