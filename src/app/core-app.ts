@@ -2,7 +2,7 @@ import type { Express } from "express";
 import { ListenerRegistry } from "../http/listener-registry";
 import type { ListenerTimeouts } from "../http/listener";
 import type { TrustProxy } from "../http/trust-proxy";
-import { createStore, type StoreSpec } from "../store/create-store";
+import { createStore, storeFromEnv, type StoreSpec } from "../store/create-store";
 import type { DeadLetterStore, StateStore, Store } from "../store/store";
 import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "./logger";
 import { OutcomeRegistry } from "./outcome-registry";
@@ -15,7 +15,10 @@ import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import type { DeliveryOutcome, Source } from "../sources/source";
 
 export interface CoreAppOptions {
-  /** Where queues, state and dead letters live (default "embedded": on disk, durable). */
+  /**
+   * Where queues, state and dead letters live: "memory", "embedded" (on disk, durable), a
+   * postgres:// URL (shared by replicas), or a store instance. Default $WEBHOOK_TASKS_STORE, else "embedded".
+   */
   store?: StoreSpec;
   /** Directory of the embedded store (default $WEBHOOK_TASKS_DATA_DIR, else ./.data/<app name>). */
   dataDir?: string;
@@ -169,7 +172,7 @@ export class CoreApp {
   private async open(): Promise<this> {
     const tasks = this.registry.all();
     if (tasks.length === 0) this.logger.warn("the app has no tasks");
-    const store = createStore(this.options.store ?? DEFAULT_STORE, {
+    const store = createStore(this.options.store ?? storeFromEnv() ?? DEFAULT_STORE, {
       appName: this.name,
       dataDir: this.options.dataDir,
       maxQueued: this.options.maxQueued,

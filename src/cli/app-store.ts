@@ -7,7 +7,8 @@ import { ConfigError } from "../config/config-error";
 import { inspectConfig } from "../config/load-config";
 import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
 import { moduleOptionsOf } from "../decorators/module.decorator";
-import { createStore, DATA_DIR_ENV, defaultDataDir, type StoreSpec } from "../store/create-store";
+import { createStore, DATA_DIR_ENV, defaultDataDir, storeFromEnv, type StoreSpec } from "../store/create-store";
+import { storeFailureDetail } from "../store/store-errors";
 import type { Store } from "../store/store";
 
 /** Which store an app uses: enough to open it without building the app. */
@@ -60,7 +61,7 @@ export async function storeTargetOfModule(file: string): Promise<AppStoreTarget>
 export async function openAppStore(target: AppStoreTarget): Promise<Store> {
   if (target.store === "memory") {
     throw new Error(
-      `app "${target.appName}" uses the memory store: its dead letters live only inside the running process and end with it; use a durable store (store: embedded) to manage them from the CLI`,
+      `app "${target.appName}" uses the memory store: its dead letters live only inside the running process and end with it; use a durable store (store: embedded, or a postgres:// URL) to manage them from the CLI`,
     );
   }
   if (target.store === "embedded") {
@@ -74,11 +75,17 @@ export async function openAppStore(target: AppStoreTarget): Promise<Store> {
   // Not a consumer: it may open the store while the app runs.
   const store = createStore(target.store, { appName: target.appName, dataDir: target.dataDir, maxQueued: target.maxQueued, maxBytes: target.maxBytes, consumer: false });
   await store.open();
+  const failure = store.failure;
+  if (failure !== undefined) {
+    // An engine that retries by itself (PostgreSQL down) would only refuse every command: say why now.
+    await store.close().catch(() => undefined);
+    throw new Error(`app "${target.appName}": cannot open its ${store.engine} store: ${storeFailureDetail(failure)}`);
+  }
   return store;
 }
 
 function targetOf(appName: string, options: CoreAppOptions): AppStoreTarget {
-  return { appName, store: options.store ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes };
+  return { appName, store: options.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -2,10 +2,12 @@ import { join, resolve } from "node:path";
 import type { Store } from "./store";
 import { EmbeddedStore } from "./embedded/embedded-store";
 import { MemoryStore } from "./memory/memory-store";
+import { PostgresStore } from "./postgres/postgres-store";
+import { isPostgresUrl, postgresOptionsFromUrl, redactPostgresUrl, type PostgresUrl } from "./postgres/postgres-options";
 import type { Logger } from "../app/logger";
 
-/** An engine by name, or a store built by the caller (used as is). */
-export type StoreSpec = "memory" | "embedded" | Store;
+/** An engine by name, a PostgreSQL connection string, or a store built by the caller (used as is). */
+export type StoreSpec = "memory" | "embedded" | PostgresUrl | Store;
 
 export interface CreateStoreOptions {
   /** Names the default data directory. */
@@ -18,8 +20,25 @@ export interface CreateStoreOptions {
   readonly maxBytes?: number;
   /** False for tools that manage a store without consuming its queues (no consumer lock). */
   readonly consumer?: boolean;
-  /** Where the store reports trouble it finds by itself (a damaged file, a lost directory). */
+  /** Where an engine that recovers by itself logs its failures and recoveries (a damaged file, a lost directory, a database that went away). */
   readonly logger?: Logger;
+}
+
+/** Environment variable naming the store ("memory", "embedded" or a postgres:// URL) when the app does not. */
+export const STORE_ENV = "WEBHOOK_TASKS_STORE";
+
+/** The store $WEBHOOK_TASKS_STORE names, or undefined when it is unset or empty; throws when it names none. */
+export function storeFromEnv(env: NodeJS.ProcessEnv = process.env): StoreSpec | undefined {
+  const value = env[STORE_ENV];
+  if (value === undefined || value === "") return undefined;
+  if (value === "memory" || value === "embedded" || isPostgresUrl(value)) return value;
+  throw new TypeError(`${STORE_ENV}=${JSON.stringify(value)}: use "memory", "embedded" or a postgres:// URL`);
+}
+
+/** The store spec as it may be shown: a URL without its password. */
+export function describeStore(spec: StoreSpec): string {
+  if (typeof spec !== "string") return spec.engine;
+  return isPostgresUrl(spec) ? redactPostgresUrl(spec) : spec;
 }
 
 /** Environment variable naming the embedded store's directory when the app does not. */
@@ -42,6 +61,9 @@ export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store
       logger: options.logger,
     });
   }
+  if (isPostgresUrl(spec)) {
+    return new PostgresStore({ ...postgresOptionsFromUrl(spec), maxQueued: options.maxQueued, consumer: options.consumer, logger: options.logger });
+  }
   if (typeof spec === "object" && spec !== null && typeof spec.enqueue === "function") return spec;
-  throw new TypeError(`unknown store ${JSON.stringify(spec)}: use "memory", "embedded" or a Store instance`);
+  throw new TypeError(`unknown store ${JSON.stringify(typeof spec === "string" ? describeStore(spec) : spec)}: use "memory", "embedded", a postgres:// URL or a Store instance`);
 }

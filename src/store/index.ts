@@ -13,5 +13,15 @@ export { StoreRefusedError, toRefusal } from "./store-errors";
 export { DEFAULT_EMBEDDED_LIMITS, DEFAULT_MEMORY_LIMITS, type StoreLimits } from "./store-limits";
 export { MemoryStore } from "./memory/memory-store";
 export { EmbeddedStore, type EmbeddedStoreOptions } from "./embedded/embedded-store";
-export { createStore, defaultDataDir, DATA_DIR_ENV, type CreateStoreOptions, type StoreSpec } from "./create-store";
+export { PostgresStore } from "./postgres/postgres-store";
+export {
+  DEFAULT_POSTGRES_SCHEMA,
+  type PostgresStoreOptions,
+  type PostgresUrl,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQuery,
+  type PostgresQueryResult,
+} from "./postgres/postgres-options";
+export { createStore, defaultDataDir, DATA_DIR_ENV, STORE_ENV, type CreateStoreOptions, type StoreSpec } from "./create-store";
 export { storedForm, UnstorableValueError } from "./payload-codec";

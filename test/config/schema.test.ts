@@ -135,7 +135,7 @@ describe("YAML loading: schema", () => {
       "tasks[0].handler.ref",
       "tasks[0].concurrency",
     ]);
-    expect(issueAt(issues, "app.store").message).to.equal("must be one of: memory, embedded");
+    expect(issueAt(issues, "app.store").message).to.equal("must be memory, embedded or a postgres:// URL");
     expect(issueAt(issues, "tasks[0].handler.ref").message).to.contain("<module_path>:<export_name>");
   });
 
@@ -145,7 +145,7 @@ describe("YAML loading: schema", () => {
       worker("  hook: {type: webhook, path: /h, methods: [post, PSOT], parser: jsn, ack: recieved, response: {status_code: 99}}", task, "app: {store: embeded}"),
     );
     const issues = await configIssues(loadConfig(file));
-    expect(issueAt(issues, "app.store").message).to.equal('must be one of: memory, embedded (did you mean "embedded"?)');
+    expect(issueAt(issues, "app.store").message).to.equal('must be memory, embedded or a postgres:// URL (did you mean "embedded"?)');
     expect(issueAt(issues, "resources.hook.parser").message).to.equal('must be one of: json, form, text, raw, auto (did you mean "json"?)');
     expect(issueAt(issues, "resources.hook.ack").message).to.contain('(did you mean "received"?)');
     expect(issueAt(issues, "resources.hook.methods").message).to.equal(

@@ -1,6 +1,7 @@
 import { LOG_LEVELS, type LogLevel } from "../../app/logger";
 import { DEFAULT_STORE } from "../../app/core-app";
-import { Integer, OneOf, Optional, Section, Text, TrustProxySetting } from "./rules";
+import { Integer, OneOf, Optional, Section, StoreSetting, Text, TrustProxySetting } from "./rules";
+import type { PostgresUrl } from "../../store/postgres/postgres-options";
 
 export const STORE_ENGINES = ["memory", "embedded"] as const;
 export type StoreEngine = (typeof STORE_ENGINES)[number];
@@ -21,7 +22,8 @@ export class HttpConfig {
 export class AppConfig {
   /** Names the data directory and appears in logs (default: the YAML file's name). */
   @Optional() @Text(APP_NAME, "1-100 letters, digits or _ . -") name?: string;
-  @Optional() @OneOf(STORE_ENGINES) store?: StoreEngine;
+  /** An engine's name, or a postgres:// URL (usually `${DATABASE_URL}`). */
+  @Optional() @StoreSetting(STORE_ENGINES) store?: StoreEngine | PostgresUrl;
   /** Relative to the YAML file. */
   @Optional() @Text() dataDir?: string;
   @Optional() @TrustProxySetting() trustProxy?: boolean | number | string | string[];

@@ -162,3 +162,12 @@ export function TrustProxySetting(): PropertyDecorator {
     ),
   );
 }
+
+/** A store: one of the engines' names, or a PostgreSQL connection string (usually `${DATABASE_URL}`). */
+export function StoreSetting(engines: readonly string[]): PropertyDecorator {
+  return rule(
+    "store",
+    (v) => `must be ${engines.join(", ")} or a postgres:// URL${guessOf(v, engines)}`,
+    (v) => typeof v === "string" && (engines.includes(v) || /^postgres(?:ql)?:\/\/./.test(v)),
+  );
+}

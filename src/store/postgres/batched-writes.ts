@@ -1,0 +1,98 @@
+import { GroupCommit } from "./group-commit";
+import type { Held } from "./held-messages";
+import type { EncodedMessage } from "./message-rows";
+import type { MessageSql } from "./message-sql";
+import type { PostgresQueryResult } from "./postgres-options";
+
+/** A new message for `queue`, encoded. */
+export interface NewRow {
+  readonly queue: string;
+  readonly row: EncodedMessage;
+}
+
+/** A task's success: its input (when this process holds it) leaves, its output (if any) arrives. */
+export interface Completion {
+  readonly held: Held | undefined;
+  readonly emit: NewRow | undefined;
+}
+
+export interface BatchedWritesHost {
+  readonly sql: MessageSql;
+  /** Runs one statement (and tracks the database's health). */
+  readonly query: (text: string, values: unknown[]) => Promise<PostgresQueryResult>;
+  readonly channel: string;
+  readonly token: string;
+}
+
+/** Most rows, and bytes, one group-committed statement carries (PostgreSQL takes 65,535 parameters). */
+const BATCH_LIMITS = { maxItems: 500, maxBytes: 8 * 1024 * 1024 };
+
+/**
+ * The two hot writes, group-committed: new messages (one multi-row INSERT per batch) and
+ * completions (one statement per batch deleting the inputs and inserting the outputs). Each
+ * statement is its own transaction: a call resolves once the batch holding it is committed.
+ */
+export class BatchedWrites {
+  private readonly enqueues: GroupCommit<NewRow, void>;
+  private readonly completions: GroupCommit<Completion, boolean>;
+
+  constructor(private readonly host: BatchedWritesHost) {
+    this.enqueues = new GroupCommit((rows) => this.insertRows(rows), { ...BATCH_LIMITS, sizeOf: (r) => r.row.bytes });
+    this.completions = new GroupCommit((items) => this.writeCompletions(items), { ...BATCH_LIMITS, sizeOf: (c) => c.emit?.row.bytes ?? 64 });
+  }
+
+  /** Statements written so far (each one a commit). */
+  get batches(): { readonly enqueues: number; readonly completions: number } {
+    return { enqueues: this.enqueues.batches, completions: this.completions.batches };
+  }
+
+  insert(row: NewRow): Promise<void> {
+    return this.enqueues.add(row);
+  }
+
+  /**
+   * Resolves true when the input was deleted here (or there was none): false means another
+   * process had claimed the input since this one's lease expired, and the output was not written.
+   */
+  complete(completion: Completion): Promise<boolean> {
+    return this.completions.add(completion);
+  }
+
+  /** Resolves once no batch is waiting or being written. */
+  async idle(): Promise<void> {
+    await Promise.all([this.enqueues.idle(), this.completions.idle()]);
+  }
+
+  private async insertRows(items: NewRow[]): Promise<void[]> {
+    const { sql, channel, token } = this.host;
+    const queues = [...new Set(items.map((i) => i.queue))];
+    const { text, values } = sql.insert(
+      items.map((i) => i.row),
+      channel,
+      token,
+      queues,
+    );
+    await this.host.query(text, values);
+    return new Array<void>(items.length);
+  }
+
+  private async writeCompletions(items: Completion[]): Promise<boolean[]> {
+    const inputs: number[] = [];
+    const emits: Array<{ inputSeq: number | null; row: EncodedMessage }> = [];
+    // Queues to wake elsewhere: those that got an output, and those where a key is free now.
+    const queues = new Set<string>();
+    for (const { held, emit } of items) {
+      if (held) inputs.push(held.seq);
+      if (held?.keyed) queues.add(held.queue);
+      if (emit) {
+        emits.push({ inputSeq: held?.seq ?? null, row: emit.row });
+        queues.add(emit.queue);
+      }
+    }
+    const { sql, channel, token } = this.host;
+    const { text, values } = sql.complete(inputs, emits, channel, token, [...queues]);
+    const { rows } = await this.host.query(text, values);
+    const done = new Set((rows[0].done as string[]).map(Number));
+    return items.map(({ held }) => held === undefined || done.has(held.seq));
+  }
+}

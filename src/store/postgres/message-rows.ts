@@ -1,0 +1,149 @@
+import { Packr } from "msgpackr";
+import type { DeadLetter, QueuedMessage } from "../store";
+
+/*
+ * How messages are written to rows. The payload is MessagePack (msgpackr, plain maps, as the
+ * embedded store writes it): Buffers, Dates and nested values read back as they went in. The
+ * request's raw bytes go to their own bytea column, once; with `bodyFromRaw` the parsed body is
+ * left out of the payload (the task's source rebuilds it from the raw bytes). Optional fields
+ * are NULL when absent and left out when read back, so a message reads back as it was given.
+ */
+
+const packr = new Packr({ useRecords: false });
+
+export function pack(value: unknown): Buffer {
+  return packr.pack(value);
+}
+
+export function unpack(bytes: Buffer): unknown {
+  return packr.unpack(bytes);
+}
+
+/** Columns of a message row, in the order `messageValues` gives them. */
+export const MESSAGE_COLUMNS = [
+  "queue",
+  "id",
+  "payload",
+  "raw",
+  "attempts",
+  "enqueued_at",
+  "last_error",
+  "body_from_raw",
+  "ordering_key",
+  "trace_context",
+  "visible_at",
+] as const;
+
+/** Casts for the columns, for statements whose parameters PostgreSQL cannot type by itself (VALUES lists). */
+export const MESSAGE_CASTS = ["text", "text", "bytea", "bytea", "integer", "double precision", "text", "boolean", "text", "jsonb", "bigint"] as const;
+
+/** A message encoded for a row; `bytes` is its rough size, for batch limits. */
+export interface EncodedMessage {
+  readonly values: unknown[];
+  readonly bytes: number;
+}
+
+/** Encodes a message for `queue`; throws when its payload cannot be encoded (a cycle, a function...). */
+export function encodeMessage(queue: string, message: QueuedMessage, visibleAt = 0, lean = true): EncodedMessage {
+  const payload = pack(lean ? leanPayload(message) : message.payload);
+  const values = [
+    queue,
+    message.id,
+    payload,
+    message.raw ?? null,
+    message.attempts,
+    message.enqueuedAt,
+    message.lastError ?? null,
+    message.bodyFromRaw === true,
+    message.orderingKey ?? null,
+    message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
+    visibleAt,
+  ];
+  return { values, bytes: payload.length + (message.raw?.length ?? 0) + message.id.length + 64 };
+}
+
+/** The payload to store: without its parsed body when the raw bytes can give it back. */
+function leanPayload(message: QueuedMessage): unknown {
+  const { payload } = message;
+  if (!message.bodyFromRaw || message.raw === undefined || typeof payload !== "object" || payload === null || !("body" in payload)) return payload;
+  const { body: _rebuiltFromRaw, ...rest } = payload as Record<string, unknown>;
+  return rest;
+}
+
+/** A message read back from a row of `messages` (or the message part of a `dead_letters` row). */
+export function decodeMessage(row: Record<string, unknown>, attemptsColumn = "attempts"): QueuedMessage {
+  const out: { -readonly [K in keyof QueuedMessage]: QueuedMessage[K] } = {
+    id: row.id as string,
+    payload: unpack(row.payload as Buffer),
+    attempts: Number(row[attemptsColumn]),
+    enqueuedAt: Number(row.enqueued_at),
+  };
+  if (row.raw !== null && row.raw !== undefined) out.raw = row.raw as Buffer;
+  if (row.last_error !== null && row.last_error !== undefined) out.lastError = row.last_error as string;
+  if (row.body_from_raw === true) out.bodyFromRaw = true;
+  if (row.ordering_key !== null && row.ordering_key !== undefined) out.orderingKey = row.ordering_key as string;
+  if (row.trace_context !== null && row.trace_context !== undefined) out.traceContext = row.trace_context as Record<string, string>;
+  return out;
+}
+
+/** Columns of a dead letter row, in the order `deadLetterValues` gives them. */
+export const DEAD_LETTER_COLUMNS = [
+  "id",
+  "queue",
+  "task",
+  "error",
+  "attempts",
+  "died_at",
+  "payload",
+  "raw",
+  "message_attempts",
+  "enqueued_at",
+  "last_error",
+  "body_from_raw",
+  "ordering_key",
+  "trace_context",
+] as const;
+
+/** A dead letter keeps its payload whole (body included): it is shown where no source can rebuild it. */
+export function deadLetterValues(letter: DeadLetter): unknown[] {
+  const { message } = letter;
+  return [
+    message.id,
+    letter.queue,
+    letter.task,
+    letter.error,
+    letter.attempts,
+    letter.diedAt,
+    pack(message.payload),
+    message.raw ?? null,
+    message.attempts,
+    message.enqueuedAt,
+    message.lastError ?? null,
+    message.bodyFromRaw === true,
+    message.orderingKey ?? null,
+    message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
+  ];
+}
+
+export function decodeDeadLetter(row: Record<string, unknown>): DeadLetter {
+  return {
+    queue: row.queue as string,
+    message: decodeMessage(row, "message_attempts"),
+    task: row.task as string,
+    error: row.error as string,
+    attempts: Number(row.attempts),
+    diedAt: Number(row.died_at),
+  };
+}
+
+/** `$1, $2, ...` placeholders for rows of `width` values, with casts, starting after `offset` parameters. */
+export function valuesList(rows: number, casts: readonly string[], offset = 0): string {
+  const width = casts.length;
+  const out: string[] = [];
+  for (let r = 0; r < rows; r++) {
+    const cells: string[] = [];
+    for (let c = 0; c < width; c++) cells.push(`$${offset + r * width + c + 1}::${casts[c]}`);
+    out.push(`(${cells.join(", ")})`);
+  }
+  return out.join(", ");
+}

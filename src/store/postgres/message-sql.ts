@@ -1,0 +1,128 @@
+import { DEAD_LETTER_COLUMNS, MESSAGE_CASTS, MESSAGE_COLUMNS, valuesList, type EncodedMessage } from "./message-rows";
+
+/** Statement texts for the messages of one schema; parameters are numbered as each method documents. */
+export class MessageSql {
+  private readonly t: string;
+  private readonly dead: string;
+
+  constructor(schema: string) {
+    this.t = `"${schema}".messages`;
+    this.dead = `"${schema}".dead_letters`;
+  }
+
+  /**
+   * One multi-row INSERT for a batch of new messages, in call order, plus one notification per
+   * queue for the other processes: one statement, one commit. Parameters: the rows, then the
+   * channel, the sender's token and the queues to notify.
+   */
+  insert(rows: readonly EncodedMessage[], channel: string, token: string, queues: readonly string[]): { text: string; values: unknown[] } {
+    const values: unknown[] = [];
+    for (const row of rows) values.push(...row.values);
+    const n = values.length;
+    values.push(channel, token, queues);
+    const text = `WITH inserted AS (INSERT INTO ${this.t} (${MESSAGE_COLUMNS.join(", ")}) VALUES ${valuesList(rows.length, MESSAGE_CASTS)} RETURNING 1)
+      SELECT (SELECT count(*) FROM inserted) AS inserted, pg_notify($${n + 1}, $${n + 2} || chr(10) || q) FROM unnest($${n + 3}::text[]) AS q`;
+    return { text, values };
+  }
+
+  /**
+   * Completions of a batch in one statement: deletes the claimed inputs (still this claimer's,
+   * or given back by an expired lease and not claimed again), and inserts each emitted message
+   * only when its input was deleted here (an input not held gives its emit unconditionally).
+   * Returns `done`, the deleted sequence numbers.
+   */
+  complete(
+    inputs: readonly number[],
+    emits: ReadonlyArray<{ readonly inputSeq: number | null; readonly row: EncodedMessage }>,
+    channel: string,
+    token: string,
+    queues: readonly string[],
+  ): { text: string; values: unknown[] } {
+    const values: unknown[] = [inputs, token, channel, queues];
+    const done = `DELETE FROM ${this.t} WHERE seq = ANY($1::bigint[]) AND (claimed_by = $2 OR claimed_by IS NULL) RETURNING seq`;
+    const notify = `SELECT pg_notify($3, $2 || chr(10) || q) FROM unnest($4::text[]) AS q`;
+    if (emits.length === 0) {
+      return { text: `WITH done AS (${done}), woke AS (${notify}) SELECT (SELECT coalesce(array_agg(seq), '{}') FROM done) AS done, (SELECT count(*) FROM woke) AS woke`, values };
+    }
+    const casts = ["bigint", "integer", ...MESSAGE_CASTS];
+    for (let i = 0; i < emits.length; i++) values.push(emits[i].inputSeq, i, ...emits[i].row.values);
+    const columns = MESSAGE_COLUMNS.join(", ");
+    const text = `WITH done AS (${done}),
+      emitted AS (
+        INSERT INTO ${this.t} (${columns})
+        SELECT ${MESSAGE_COLUMNS.map((c) => `v.${c}`).join(", ")}
+        FROM (VALUES ${valuesList(emits.length, casts, 4)}) AS v(input_seq, ord, ${columns})
+        WHERE v.input_seq IS NULL OR v.input_seq IN (SELECT seq FROM done)
+        ORDER BY v.ord
+        RETURNING 1
+      ),
+      woke AS (${notify})
+      SELECT (SELECT coalesce(array_agg(seq), '{}') FROM done) AS done, (SELECT count(*) FROM emitted) AS emitted, (SELECT count(*) FROM woke) AS woke`;
+    return { text, values };
+  }
+
+  /**
+   * A claimed message waits for a retry: its due time, attempts and error; its claim is dropped.
+   * Parameters: seq, visibleAt, attempts, lastError, token, channel, whether to notify now.
+   */
+  retry(): string {
+    return `WITH retried AS (
+        UPDATE ${this.t} SET visible_at = $2, attempts = $3, last_error = $4, claimed_by = NULL, lease_until = NULL
+        WHERE seq = $1 AND (claimed_by = $5 OR claimed_by IS NULL) RETURNING queue
+      )
+      SELECT (SELECT count(*) FROM retried) AS retried, pg_notify($6, $5 || chr(10) || queue) FROM retried WHERE $7::boolean`;
+  }
+
+  /** Claims given back untouched. Parameters: seqs, token, channel, queue. */
+  release(): string {
+    return `WITH released AS (
+        UPDATE ${this.t} SET claimed_by = NULL, lease_until = NULL WHERE seq = ANY($1::bigint[]) AND claimed_by = $2 RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM released) AS released, pg_notify($3, $2 || chr(10) || $4)`;
+  }
+
+  /**
+   * Moves a claimed message to the dead letters, only if it is still this claimer's (or
+   * unclaimed): one statement. Parameters: seq, token, channel, notify (boolean), then the
+   * dead letter's columns.
+   */
+  deadLetterHeld(): string {
+    const params = DEAD_LETTER_COLUMNS.map((_, i) => `$${i + 5}`).join(", ");
+    return `WITH gone AS (DELETE FROM ${this.t} WHERE seq = $1 AND (claimed_by = $2 OR claimed_by IS NULL) RETURNING queue),
+      kept AS (
+        INSERT INTO ${this.dead} (${DEAD_LETTER_COLUMNS.join(", ")})
+        SELECT ${params} WHERE EXISTS (SELECT 1 FROM gone)
+        ${this.deadLetterConflict()}
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM kept) AS kept, pg_notify($3, $2 || chr(10) || queue) FROM gone WHERE $4::boolean`;
+  }
+
+  /** A dead letter for a message this process does not hold. Parameters: the dead letter's columns. */
+  deadLetterOnly(): string {
+    const params = DEAD_LETTER_COLUMNS.map((_, i) => `$${i + 1}`).join(", ");
+    return `INSERT INTO ${this.dead} (${DEAD_LETTER_COLUMNS.join(", ")}) VALUES (${params}) ${this.deadLetterConflict()}`;
+  }
+
+  /** Dead letters are keyed by message id: a second death of the same id replaces the first. */
+  private deadLetterConflict(): string {
+    const rest = DEAD_LETTER_COLUMNS.filter((c) => c !== "id");
+    return `ON CONFLICT (id) DO UPDATE SET ${rest.map((c) => `${c} = excluded.${c}`).join(", ")}`;
+  }
+
+  depth(): string {
+    return `SELECT count(*) AS n FROM ${this.t} WHERE queue = $1`;
+  }
+
+  depths(): string {
+    return `SELECT queue, count(*) AS n FROM ${this.t} GROUP BY queue`;
+  }
+
+  stats(): string {
+    return `SELECT count(*) FILTER (WHERE claimed_by IS NULL) AS waiting,
+        count(*) FILTER (WHERE claimed_by IS NOT NULL) AS in_flight,
+        min(enqueued_at) AS oldest,
+        (SELECT count(*) FROM ${this.dead} WHERE queue = $1) AS dead
+      FROM ${this.t} WHERE queue = $1`;
+  }
+}

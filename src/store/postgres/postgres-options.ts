@@ -1,0 +1,162 @@
+import type { Logger } from "../../app/logger";
+
+/** A connection string naming a PostgreSQL database: the store spec that selects this engine. */
+export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;
+
+/** One statement's text and parameters, as node-postgres takes them. */
+export interface PostgresQuery {
+  readonly text: string;
+  readonly values?: unknown[];
+  /** Client-side limit in milliseconds (node-postgres `query_timeout`). */
+  readonly query_timeout?: number;
+}
+
+export interface PostgresQueryResult {
+  readonly rows: Array<Record<string, unknown>>;
+  readonly rowCount: number | null;
+}
+
+/** A client checked out of a pool (node-postgres `PoolClient`). */
+export interface PostgresPoolClient {
+  query(query: PostgresQuery): Promise<PostgresQueryResult>;
+  release(destroy?: Error | boolean): void;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  on(event: "notification", listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: "end", listener: () => void): unknown;
+  removeAllListeners(event?: string): unknown;
+}
+
+/** What the store uses of a connection pool; a node-postgres `pg.Pool` is one. */
+export interface PostgresPool {
+  query(query: PostgresQuery): Promise<PostgresQueryResult>;
+  connect(): Promise<PostgresPoolClient>;
+  on(event: "error", listener: (error: Error, client: unknown) => void): unknown;
+  removeListener(event: "error", listener: (error: Error, client: unknown) => void): unknown;
+  end(): Promise<void>;
+}
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:5432/database (also postgresql://); or give `pool`. */
+  readonly connectionString?: string;
+  /** A pool of your own: used as is, never ended by the store. Pool size and timeouts are then yours. */
+  readonly pool?: PostgresPool;
+  /** Schema holding the store's tables, created at open (default "webhook_tasks"). */
+  readonly schema?: string;
+  /** How long a claim holds a message without news from its claimer (default 30 s); renewed every third of it. */
+  readonly leaseMs?: number;
+  /** Connections of the store's own pool (default 10; one of them listens for notifications). */
+  readonly poolSize?: number;
+  /** Longest a statement may run before it fails (default 5 s). */
+  readonly statementTimeoutMs?: number;
+  /** Longest a new connection may take (default 3 s). */
+  readonly connectionTimeoutMs?: number;
+  /** Most messages one queue may hold before `admit` refuses (default 10,000,000). */
+  readonly maxQueued?: number;
+  /**
+   * Whether this process consumes the queues (default true): it then listens for
+   * notifications, renews its leases and takes back expired ones. Tools that only manage dead
+   * letters pass false.
+   */
+  readonly consumer?: boolean;
+  /** Where failures are logged, at most a line every few seconds per kind (default: not logged). */
+  readonly logger?: Logger;
+  /** How often the cached queue depths that `admit` uses are counted again (default 2 s). */
+  readonly depthRefreshMs?: number;
+  /** How often expired state entries are removed (default one minute). */
+  readonly sweepIntervalMs?: number;
+  /** How often an unreachable database is tried again (default one second). */
+  readonly probeIntervalMs?: number;
+}
+
+export interface ResolvedPostgresOptions {
+  readonly connectionString: string | undefined;
+  readonly pool: PostgresPool | undefined;
+  readonly schema: string;
+  readonly leaseMs: number;
+  readonly poolSize: number;
+  readonly statementTimeoutMs: number;
+  readonly connectionTimeoutMs: number;
+  readonly maxQueued: number;
+  readonly consumer: boolean;
+  readonly logger: Logger | undefined;
+  readonly depthRefreshMs: number;
+  readonly sweepIntervalMs: number;
+  readonly probeIntervalMs: number;
+}
+
+export const DEFAULT_POSTGRES_SCHEMA = "webhook_tasks";
+
+const DEFAULTS = {
+  schema: DEFAULT_POSTGRES_SCHEMA,
+  leaseMs: 30_000,
+  poolSize: 10,
+  statementTimeoutMs: 5_000,
+  connectionTimeoutMs: 3_000,
+  maxQueued: 10_000_000,
+  depthRefreshMs: 2_000,
+  sweepIntervalMs: 60_000,
+  probeIntervalMs: 1_000,
+} as const;
+
+/** Lower-case letters, digits and _, as unquoted SQL names are: no quoting surprises, fits a channel name. */
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function isPostgresUrl(spec: unknown): spec is PostgresUrl {
+  return typeof spec === "string" && /^postgres(?:ql)?:\/\//.test(spec);
+}
+
+/**
+ * The store options a URL gives: the connection string, and the schema when the URL names one
+ * in its query (`?schema=name`, taken out before the URL reaches the driver).
+ */
+export function postgresOptionsFromUrl(url: PostgresUrl): { connectionString: string; schema?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError(`invalid PostgreSQL URL ${JSON.stringify(redactPostgresUrl(url))}`);
+  }
+  const schema = parsed.searchParams.get("schema");
+  if (schema === null) return { connectionString: url };
+  parsed.searchParams.delete("schema");
+  return { connectionString: parsed.toString(), schema };
+}
+
+/** The URL without its password, for logs and `check` output. */
+export function redactPostgresUrl(url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):[^@/]*@/, "$1:***@");
+}
+
+export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedPostgresOptions {
+  const where = "PostgresStore";
+  if (typeof options !== "object" || options === null) throw new TypeError(`${where}: options must be an object`);
+  const { connectionString, pool } = options;
+  if ((connectionString === undefined) === (pool === undefined)) throw new TypeError(`${where}: give either connectionString or pool`);
+  if (connectionString !== undefined && !isPostgresUrl(connectionString)) {
+    throw new TypeError(`${where}: connectionString must start with postgres:// or postgresql://`);
+  }
+  const schema = options.schema ?? DEFAULTS.schema;
+  if (typeof schema !== "string" || !SCHEMA_NAME.test(schema)) {
+    throw new TypeError(`${where}: schema must be 1-63 lower-case letters, digits or _, not starting with a digit, got ${JSON.stringify(schema)}`);
+  }
+  const positive = (name: keyof typeof DEFAULTS & keyof PostgresStoreOptions, min = 1): number => {
+    const value = options[name] ?? DEFAULTS[name];
+    if (typeof value !== "number" || !Number.isInteger(value) || value < min) throw new TypeError(`${where}: ${name} must be an integer of ${min} or more`);
+    return value;
+  };
+  return {
+    connectionString,
+    pool,
+    schema,
+    leaseMs: positive("leaseMs", 100),
+    poolSize: positive("poolSize", 2),
+    statementTimeoutMs: positive("statementTimeoutMs"),
+    connectionTimeoutMs: positive("connectionTimeoutMs"),
+    maxQueued: positive("maxQueued"),
+    consumer: options.consumer ?? true,
+    logger: options.logger,
+    depthRefreshMs: positive("depthRefreshMs"),
+    sweepIntervalMs: positive("sweepIntervalMs"),
+    probeIntervalMs: positive("probeIntervalMs"),
+  };
+}

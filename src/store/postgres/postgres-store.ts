@@ -1,0 +1,468 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import pg from "pg";
+import type { DeadLetter, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "../store";
+import { StoreRefusedError } from "../store-errors";
+import { ClaimSql } from "./claim-sql";
+import { DepthCache } from "./depth-cache";
+import { BatchedWrites } from "./batched-writes";
+import { DatabaseProbe } from "./database-probe";
+import { HeldMessages, type Held } from "./held-messages";
+import { deadLetterValues, decodeMessage, encodeMessage, type EncodedMessage } from "./message-rows";
+import { MessageSql } from "./message-sql";
+import { migrate } from "./migrations";
+import { NotificationListener } from "./notification-listener";
+import { PostgresDeadLetters } from "./postgres-dead-letters";
+import { isConfigurationError, isUnavailable } from "./postgres-errors";
+import { PostgresHealth, unavailableError } from "./postgres-health";
+import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, type PostgresStoreOptions, type ResolvedPostgresOptions } from "./postgres-options";
+import { PostgresState, sweepExpiredState } from "./postgres-state";
+import { ThrottledLog } from "./throttled-log";
+
+const ignore = (): void => undefined;
+
+/**
+ * The store in a PostgreSQL database, shared by any number of processes (replicas of one app,
+ * and the CLI): queues, dead letters and state in tables of their own schema.
+ *
+ * New messages are group-committed: the enqueues of one event-loop turn (and those arriving
+ * while a batch is being written) become one multi-row INSERT, one commit; an enqueue resolves
+ * after that COMMIT. Completions are batched the same way, each deleting its input and adding
+ * its output in the same statement. A claim is a lease: the claiming process renews it while
+ * the task runs; a process that dies leaves leases that expire, and any other process then
+ * hands those messages out again with the attempt counted. Processes wake each other with
+ * LISTEN/NOTIFY; the runners' polling covers any notification lost.
+ *
+ * `admit` answers from memory: queue depths counted now and then (plus this process's own
+ * changes) and the database's health as last seen, so that a database that is down is
+ * answered 503 at once.
+ */
+export class PostgresStore implements Store {
+  readonly engine = "postgres";
+  readonly durable = true;
+  readonly deadLetters: PostgresDeadLetters;
+
+  private readonly options: ResolvedPostgresOptions;
+  private pool: PostgresPool;
+  private readonly ownsPool: boolean;
+  /** Names this process in `claimed_by` and in its notifications. */
+  private readonly token = `${hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`;
+  private readonly channel: string;
+  private readonly messages: MessageSql;
+  private readonly claims: ClaimSql;
+  private readonly log: ThrottledLog;
+  private readonly health: PostgresHealth;
+  private readonly depths = new DepthCache();
+  private readonly held = new HeldMessages();
+  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly writes: BatchedWrites;
+  private readonly probe: DatabaseProbe;
+  private readonly queryTimeoutMs: number;
+  private listener: NotificationListener | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private migrated = false;
+  private wanted = false;
+  private closed = false;
+  private readonly onPoolError = (error: Error): void => {
+    // An idle connection broke (the server restarted): the pool drops it; say so, never crash.
+    this.log.failed("connection", error, "a pooled PostgreSQL connection failed");
+  };
+
+  constructor(options: PostgresStoreOptions) {
+    this.options = resolvePostgresOptions(options);
+    const { schema, logger } = this.options;
+    this.channel = schema;
+    this.messages = new MessageSql(schema);
+    this.claims = new ClaimSql(schema);
+    this.log = new ThrottledLog(logger);
+    this.health = new PostgresHealth(this.log, () => this.probe.start());
+    this.probe = new DatabaseProbe(
+      this.options.probeIntervalMs,
+      () => this.tryDatabase(),
+      () => this.databaseBack(),
+      (error) => this.health.failed(error),
+    );
+    // The server's statement_timeout ends a slow statement; this ends the wait for a server that answers nothing.
+    this.queryTimeoutMs = this.options.statementTimeoutMs + 1_000;
+    this.ownsPool = this.options.pool === undefined;
+    this.pool = this.options.pool ?? this.newPool();
+    this.writes = new BatchedWrites({ sql: this.messages, query: (text, values) => this.query(text, values), channel: this.channel, token: this.token });
+    this.deadLetters = new PostgresDeadLetters({
+      run: (text, values) => this.run(text, values),
+      schema,
+      channel: this.channel,
+      token: this.token,
+      replayed: (queue) => {
+        this.depths.adjust(queue, 1);
+        this.notify(queue);
+      },
+    });
+  }
+
+  /** The store's own pool (a new one at each open: `close` ends it). */
+  private newPool(): PostgresPool {
+    return new pg.Pool({
+      connectionString: this.options.connectionString,
+      max: this.options.poolSize,
+      connectionTimeoutMillis: this.options.connectionTimeoutMs,
+      statement_timeout: this.options.statementTimeoutMs,
+      keepAlive: true,
+      application_name: "webhook-tasks",
+    });
+  }
+
+  /** Statements written by group commit so far (each one a commit): enqueue batches and completion batches. */
+  get batches(): { readonly enqueues: number; readonly completions: number } {
+    return this.writes.batches;
+  }
+
+  /** Why the store refuses work (the database cannot be reached), or undefined while it works. */
+  get failure(): Error | undefined {
+    return this.health.failure;
+  }
+
+  /**
+   * Creates or migrates the schema and starts the timers. A database that cannot be reached
+   * does not make it throw: the store refuses work (503) and tries again every second. A
+   * database that refuses us (bad password, no such database, no permission) does.
+   */
+  async open(): Promise<void> {
+    if (this.wanted) return;
+    if (this.closed && this.ownsPool) this.pool = this.newPool();
+    this.closed = false;
+    this.wanted = true;
+    this.pool.on("error", this.onPoolError);
+    try {
+      await this.migrateNow();
+      this.health.recovered();
+    } catch (error) {
+      if (!isUnavailable(error) || isConfigurationError(error)) {
+        await this.close();
+        throw new Error(`PostgresStore: cannot open schema "${this.options.schema}": ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+      this.health.failed(error);
+      this.probe.start();
+    }
+    const { consumer, leaseMs, depthRefreshMs, sweepIntervalMs } = this.options;
+    this.every(depthRefreshMs, () => this.refreshDepths());
+    this.every(sweepIntervalMs, () => sweepExpiredState((text, values) => this.run(text, values), this.options.schema));
+    if (!consumer) return;
+    this.every(Math.max(50, Math.floor(leaseMs / 3)), () => this.renewLeases());
+    this.every(Math.min(5_000, Math.max(50, Math.floor(leaseMs / 2))), () => this.reap());
+    this.listener = new NotificationListener({
+      pool: this.pool,
+      channel: this.channel,
+      token: this.token,
+      log: this.log,
+      statementTimeoutMs: this.queryTimeoutMs,
+      onQueue: (queue) => this.notify(queue),
+      onRelistening: () => this.notifyAll(),
+    });
+    this.listener.start();
+  }
+
+  /**
+   * Stops the timers, lets batches in flight finish, and gives back what this process still
+   * holds (as a lease expiry would, the attempt counted: those tasks were cut short).
+   */
+  async close(): Promise<void> {
+    if (!this.wanted) return;
+    this.wanted = false;
+    this.closed = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    this.probe.stop();
+    await this.writes.idle();
+    if (this.held.size > 0 && this.migrated && this.health.failure === undefined) {
+      await this.query(this.claims.surrender(), [this.channel, this.token, this.held.seqs()]).catch(ignore);
+    }
+    this.held.clear();
+    await this.listener?.stop();
+    this.listener = undefined;
+    this.migrated = false;
+    if (this.ownsPool) await this.pool.end().catch(ignore);
+    else this.pool.removeListener("error", this.onPoolError);
+  }
+
+  admit(queue: string): StoreRefusal | undefined {
+    const failing = this.health.refusal;
+    if (failing) return failing;
+    if (!this.wanted || !this.migrated) return notOpen();
+    const { maxQueued } = this.options;
+    if (this.depths.count(queue) >= maxQueued) {
+      return { code: "queue_full", message: `queue "${queue}" holds ${maxQueued} messages`, retryAfterSeconds: 1 };
+    }
+    return undefined;
+  }
+
+  async enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
+    if (!options?.internal) {
+      const refusal = this.admit(queue);
+      if (refusal) throw this.health.error() ?? new StoreRefusedError(refusal);
+    }
+    this.require();
+    let row: EncodedMessage;
+    try {
+      row = encodeMessage(queue, message);
+    } catch (error) {
+      throw unavailableError(error);
+    }
+    await this.insert({ queue, row });
+  }
+
+  async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
+    if (!(limit > 0)) return [];
+    this.require();
+    const { leaseMs } = this.options;
+    const { rows } = await this.query(this.claims.claim(), [queue, Math.floor(limit), Date.now(), this.token, leaseMs]);
+    // Due retries first, by due time; then waiting messages in arrival order.
+    rows.sort((a, b) => {
+      const va = Number(a.visible_at);
+      const vb = Number(b.visible_at);
+      if ((va === 0) !== (vb === 0)) return va === 0 ? 1 : -1;
+      return va - vb || Number(a.seq) - Number(b.seq);
+    });
+    return rows.map((row) => {
+      this.held.hold({ seq: Number(row.seq), queue, id: row.id as string, keyed: row.ordering_key !== null });
+      return decodeMessage(row);
+    });
+  }
+
+  async complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+    const held = this.held.find(queue, id);
+    if (!held && !emit) return;
+    this.require();
+    // A result that cannot be encoded is the task's failure, not the store's: a plain error.
+    const out = emit ? { queue: emit.queue, row: encodeMessage(emit.queue, emit.message) } : undefined;
+    if (out) this.depths.adjust(out.queue, 1);
+    let done: boolean;
+    try {
+      done = await this.writes.complete({ held, emit: out });
+    } catch (error) {
+      if (out) this.depths.adjust(out.queue, -1);
+      if (held) this.abandon(held);
+      throw error;
+    }
+    if (held) {
+      this.held.drop(held);
+      if (done) this.depths.adjust(queue, -1);
+      if (done && held.keyed) this.notify(queue);
+    }
+    if (!out) return;
+    // Its input had been claimed again elsewhere (this lease had expired): that run will emit.
+    if (!done) this.depths.adjust(out.queue, -1);
+    else this.notify(out.queue);
+  }
+
+  async retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
+    this.require();
+    const held = this.held.find(queue, message.id);
+    const due = visibleAt <= Date.now();
+    // 0 means "never delayed" in the table: a retry's time is at least 1 ms.
+    const at = Math.max(1, Math.floor(visibleAt));
+    if (!held) {
+      await this.insert({ queue, row: encodeMessage(queue, message, at) });
+      return;
+    }
+    try {
+      await this.query(this.messages.retry(), [held.seq, at, message.attempts, message.lastError ?? null, this.token, this.channel, due]);
+    } catch (error) {
+      this.abandon(held);
+      throw error;
+    }
+    this.held.drop(held);
+    if (due) this.notify(queue);
+  }
+
+  async release(queue: string, ids: readonly string[]): Promise<void> {
+    const seqs: number[] = [];
+    for (const id of ids) {
+      const held = this.held.find(queue, id);
+      if (!held) continue;
+      this.held.drop(held);
+      seqs.push(held.seq);
+    }
+    if (seqs.length === 0) return;
+    this.require();
+    await this.query(this.messages.release(), [seqs, this.token, this.channel, queue]);
+    this.notify(queue);
+  }
+
+  async deadLetter(letter: DeadLetter): Promise<void> {
+    this.require();
+    const held = this.held.find(letter.queue, letter.message.id);
+    const values = deadLetterValues(letter);
+    if (!held) {
+      await this.query(this.messages.deadLetterOnly(), values);
+      return;
+    }
+    let kept: boolean;
+    try {
+      const { rows } = await this.query(this.messages.deadLetterHeld(), [held.seq, this.token, this.channel, held.keyed, ...values]);
+      kept = Number(rows[0]?.kept ?? 0) > 0;
+    } catch (error) {
+      this.abandon(held);
+      throw error;
+    }
+    this.held.drop(held);
+    if (kept) this.depths.adjust(letter.queue, -1);
+    // Its ordering key is free now: the next message with that key may go.
+    if (kept && held.keyed) this.notify(letter.queue);
+  }
+
+  state(namespace: string): StateStore {
+    return new PostgresState((text, values) => this.run(text, values), this.options.schema, namespace);
+  }
+
+  async depth(queue: string): Promise<number> {
+    const { rows } = await this.run(this.messages.depth(), [queue]);
+    return Number(rows[0].n);
+  }
+
+  async stats(queue: string): Promise<QueueStats> {
+    const { rows } = await this.run(this.messages.stats(), [queue]);
+    const row = rows[0];
+    return {
+      waiting: Number(row.waiting),
+      inFlight: Number(row.in_flight),
+      oldestEnqueuedAt: row.oldest === null ? undefined : Number(row.oldest),
+      deadLetters: Number(row.dead),
+    };
+  }
+
+  watch(queue: string, listener: () => void): () => void {
+    let set = this.watchers.get(queue);
+    if (!set) this.watchers.set(queue, (set = new Set()));
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /** Removes expired state entries now (also done every `sweepIntervalMs`); returns how many. */
+  async sweepExpired(): Promise<number> {
+    return sweepExpiredState((text, values) => this.run(text, values), this.options.schema);
+  }
+
+  /** Takes back expired leases now (also done on a timer by consumers); returns how many queues had some. */
+  async reap(): Promise<number> {
+    if (!this.migrated || this.health.failure) return 0;
+    const { rows } = await this.query(this.claims.reap(), [this.channel, this.token]);
+    const queues = rows[0].queues as string[];
+    for (const queue of queues) this.notify(queue);
+    return queues.length;
+  }
+
+  private async insert(item: { queue: string; row: EncodedMessage }): Promise<void> {
+    // Counted before the commit so that admit sees requests still in flight.
+    this.depths.adjust(item.queue, 1);
+    try {
+      await this.writes.insert(item);
+    } catch (error) {
+      this.depths.adjust(item.queue, -1);
+      throw unavailableError(error);
+    }
+    this.notify(item.queue);
+  }
+
+  /** A write about a held message failed: stop renewing it and give it back if the database lets us; else its lease expires. */
+  private abandon(held: Held): void {
+    this.held.drop(held);
+    void this.pool
+      .query({ text: this.messages.release(), values: [[held.seq], this.token, this.channel, held.queue], query_timeout: this.queryTimeoutMs })
+      .then(() => this.notify(held.queue), ignore);
+  }
+
+  private async renewLeases(): Promise<void> {
+    if (this.held.size === 0 || !this.migrated) return;
+    await this.query(this.claims.renew(), [this.held.seqs(), this.token, this.options.leaseMs]);
+  }
+
+  private async refreshDepths(): Promise<void> {
+    if (!this.migrated || this.health.failure) return;
+    await this.countDepths();
+  }
+
+  private async countDepths(): Promise<void> {
+    await this.depths.refresh(async () => {
+      const { rows } = await this.query(this.messages.depths(), []);
+      return new Map(rows.map((row) => [row.queue as string, Number(row.n)]));
+    });
+  }
+
+  private async migrateNow(): Promise<void> {
+    await migrate(this.pool, this.options.schema, this.options.logger);
+    this.migrated = true;
+    await this.countDepths();
+  }
+
+  /** One try of the probe: the schema if it was never opened, else a fresh count (a round trip). */
+  private async tryDatabase(): Promise<void> {
+    if (!this.migrated) return this.migrateNow();
+    await this.countDepths();
+  }
+
+  private databaseBack(): void {
+    if (!this.wanted) return;
+    this.health.recovered();
+    this.listener?.retryNow();
+    // Work may be waiting (runners paused meanwhile): wake whoever listens.
+    this.notifyAll();
+  }
+
+  private every(ms: number, task: () => Promise<unknown>): void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running || !this.wanted) return;
+      running = true;
+      task()
+        .catch(ignore)
+        .finally(() => (running = false));
+    }, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+
+  /** Runs a statement for the state and the dead letters: refused while the store is not open. */
+  private async run(text: string, values: unknown[]): Promise<PostgresQueryResult> {
+    this.require();
+    return this.query(text, values);
+  }
+
+  /** Runs one statement; a failure for want of the database marks the store failing and becomes a refusal. */
+  private async query(text: string, values: unknown[]): Promise<PostgresQueryResult> {
+    try {
+      return await this.pool.query({ text, values, query_timeout: this.queryTimeoutMs });
+    } catch (error) {
+      if (!isUnavailable(error)) throw error;
+      if (this.wanted) this.health.failed(error);
+      throw unavailableError(error);
+    }
+  }
+
+  private require(): void {
+    if (this.wanted && this.migrated) return;
+    throw this.health.error() ?? new StoreRefusedError(notOpen());
+  }
+
+  private notifyAll(): void {
+    for (const queue of this.watchers.keys()) this.notify(queue);
+  }
+
+  private notify(queue: string): void {
+    const set = this.watchers.get(queue);
+    if (!set) return;
+    for (const listener of set) {
+      try {
+        listener();
+      } catch (error) {
+        // A listener's bug must not turn a committed write into a rejection.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+}
+
+function notOpen(): StoreRefusal {
+  return { code: "store_unavailable", message: "the store is not open", retryAfterSeconds: 5 };
+}

@@ -1,0 +1,35 @@
+import type { Logger } from "../../app/logger";
+import { storeFailureDetail } from "../store-errors";
+
+/**
+ * Failure logs bounded in rate: a database that is down fails every statement, and one line per
+ * statement would flood the logs. Per kind of failure, at most one line per `intervalMs` (with
+ * how many were left out), then one "recovered" line when it works again.
+ */
+export class ThrottledLog {
+  private readonly kinds = new Map<string, { lastAt: number; suppressed: number }>();
+
+  constructor(
+    private readonly logger: Logger | undefined,
+    private readonly intervalMs = 5_000,
+  ) {}
+
+  failed(kind: string, error: unknown, message: string): void {
+    const now = Date.now();
+    const seen = this.kinds.get(kind);
+    if (seen && now - seen.lastAt < this.intervalMs) {
+      seen.suppressed++;
+      return;
+    }
+    this.kinds.set(kind, { lastAt: now, suppressed: 0 });
+    const fields: Record<string, unknown> = { store: "postgres", kind, error: storeFailureDetail(error) };
+    if (seen && seen.suppressed > 0) fields.suppressed = seen.suppressed;
+    this.logger?.error(fields, message);
+  }
+
+  /** Logs once that `kind` works again, if it had failed. */
+  recovered(kind: string, message: string): void {
+    if (!this.kinds.delete(kind)) return;
+    this.logger?.info({ store: "postgres", kind }, message);
+  }
+}
