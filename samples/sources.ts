@@ -10,13 +10,16 @@ export const githubHook = new WebhookSource({ path: "/hooks/github", methods: ["
 /** Slack-style form-encoded slash commands, answered with the task's result. */
 export const slackCommand = new WebhookSource({ path: "/hooks/slack/command", host, port, parser: "form", reply: "result", ackTimeoutMs: 2500 });
 
+/** The orders endpoint's bearer token; without ORDERS_TOKEN, a development one (printed at start). */
+export const ORDERS_TOKEN = process.env.ORDERS_TOKEN ?? "dev-orders-token";
+
 /** Any sender that retries: duplicates are dropped by the task through ctx.state. */
 export const ordersHook = new WebhookSource({
   path: "/hooks/orders",
   methods: ["POST", "PUT"],
   host,
   port,
-  auth: new BearerAuth(process.env.ORDERS_TOKEN ?? "dev-orders-token"),
+  auth: new BearerAuth(ORDERS_TOKEN),
   response: new WebhookResponse({ status_code: 200, body: { ok: true }, headers: { "x-served-by": "samples" } }),
 });
 

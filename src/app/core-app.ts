@@ -6,12 +6,13 @@ import { createStore, storeFromEnv, type StoreSpec } from "../store/create-store
 import type { DeadLetterStore, StateStore, Store } from "../store/store";
 import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "./logger";
 import { OutcomeRegistry } from "./outcome-registry";
-import type { TaskHandler, TaskOptions } from "./task";
+import type { Queue } from "./queue";
+import type { TaskHandler, TaskOptions, TaskSource } from "./task";
 import { TaskInbox } from "./task-inbox";
 import { TaskRegistry, type RegisteredTask } from "./task-registry";
 import { TaskRunner } from "./task-runner";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
-import type { Source } from "../sources/source";
+import type { DeliveryOutcome, Source } from "../sources/source";
 
 export interface CoreAppOptions {
   /**
@@ -48,7 +49,7 @@ type AppState = "new" | "starting" | "running" | "stopping" | "stopped";
 export class CoreApp {
   readonly name: string;
   readonly logger: Logger;
-  private readonly options: CoreAppOptions;
+  private options: CoreAppOptions;
   private readonly registry = new TaskRegistry();
   private readonly listeners: ListenerRegistry;
   private readonly outcomes = new OutcomeRegistry();
@@ -68,10 +69,15 @@ export class CoreApp {
     this.listeners = new ListenerRegistry(options.http);
   }
 
-  /** Registers a task. Its handler gets `(ctx, event)`; its return value goes to `emit`. */
-  task<E = WebhookEvent, R = unknown>(options: TaskOptions<E>, handler: TaskHandler<E, R>): this {
+  /**
+   * Registers a task. Its handler gets `(ctx, event)`; its return value goes to `emit`. With a
+   * typed `Queue<T>` as source the event is a `T`; with a `Queue<R>` as emit the handler returns an `R`.
+   */
+  task<T, R = unknown>(options: TaskOptions<Queue<T>, R>, handler: TaskHandler<T, NoInfer<R>>): this;
+  task<E = WebhookEvent, R = unknown>(options: TaskOptions<Source | string, R, NoInfer<E>>, handler: TaskHandler<E, NoInfer<R>>): this;
+  task(options: TaskOptions<TaskSource, unknown, never>, handler: TaskHandler<never, unknown>): this {
     if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": tasks must be added before start()`);
-    this.registry.add(options as TaskOptions<never>, handler as TaskHandler<never, unknown>, { state: unopenedState, logger: this.logger });
+    this.registry.add(options, handler, { state: unopenedState, logger: this.logger });
     return this;
   }
 
@@ -113,7 +119,25 @@ export class CoreApp {
    * routes (health checks, admin pages). Add them before start(); webhook paths are matched first.
    */
   express(host: string, port: number): Express {
+    // Express's own 404 handler is mounted at start(): a route added later would never answer.
+    if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": app.express() is for adding routes and middleware before start(); the app has started, and a route added now would never be reached`);
     return this.listeners.get(host, port).express;
+  }
+
+  /**
+   * Before start(): what webhook-tasks/testing sets for a test run: another store (a memory
+   * store, say) and listeners on free ports instead of the configured ones.
+   */
+  configureForTest(options: { store?: StoreSpec; freePorts?: boolean }): this {
+    if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": configureForTest() must come before start()`);
+    if (options.store !== undefined) this.options = { ...this.options, store: options.store };
+    if (options.freePorts) this.listeners.bindFreePorts();
+    return this;
+  }
+
+  /** Calls `listener` with the outcome of every task run (success or failure), as it is recorded. */
+  onOutcome(listener: (eventId: string, outcome: DeliveryOutcome) => void): () => void {
+    return this.outcomes.observe(listener);
   }
 
   /**

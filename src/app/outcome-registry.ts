@@ -12,6 +12,13 @@ interface Waiter {
  */
 export class OutcomeRegistry {
   private readonly waiters = new Map<string, Waiter>();
+  private readonly observers = new Set<(id: string, outcome: DeliveryOutcome) => void>();
+
+  /** Calls `observer` with every outcome settled, waited for or not (webhook-tasks/testing). */
+  observe(observer: (id: string, outcome: DeliveryOutcome) => void): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
 
   expect(id: string, timeoutMs: number): OutcomeWait {
     let resolveOutcome!: (outcome: DeliveryOutcome) => void;
@@ -34,6 +41,7 @@ export class OutcomeRegistry {
   }
 
   settle(id: string, outcome: DeliveryOutcome): boolean {
+    for (const observer of this.observers) observer(id, outcome);
     const waiter = this.waiters.get(id);
     if (!waiter) return false;
     clearTimeout(waiter.timer);

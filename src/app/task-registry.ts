@@ -2,7 +2,8 @@ import { isSource, type Source } from "../sources/source";
 import type { StateStore } from "../store/store";
 import type { Logger } from "./logger";
 import { resolveRetry, type RetryPolicy } from "./retry-policy";
-import type { TaskHandler, TaskOptions } from "./task";
+import { isQueue, queueName } from "./queue";
+import type { TaskHandler, TaskOptions, TaskSource } from "./task";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
 
 export const DEFAULT_CONCURRENCY = 16;
@@ -31,15 +32,22 @@ const TASK_NAME = QUEUE_NAME;
 export class TaskRegistry {
   private readonly tasks = new Map<string, RegisteredTask>();
 
-  add(options: TaskOptions<never>, handler: TaskHandler<never, unknown>, placeholder: { state: StateStore; logger: Logger }): RegisteredTask {
+  add(options: TaskOptions<TaskSource, unknown, never>, handler: TaskHandler<never, unknown>, placeholder: { state: StateStore; logger: Logger }): RegisteredTask {
     if (typeof options !== "object" || options === null) throw new TypeError("task: options { source, emit? } are required");
     if (typeof handler !== "function") throw new TypeError("task: the handler must be a function (ctx, event) => result");
-    const name = options.name ?? handler.name;
+    // Explicit name, else the function's name (as before), else one derived from the source:
+    // all three are stable across restarts, which durable queues and dead letters rely on.
+    const derived = options.name === undefined && !handler.name ? defaultTaskName(options.source) : undefined;
+    const name = options.name ?? (handler.name || derived);
     if (typeof name !== "string" || name.length === 0) throw new TypeError("task: give the task a name (options.name) or use a named function");
     const where = `task "${name}"`;
     if (!TASK_NAME.test(name)) throw new TypeError(`${where}: a task name is 1-200 letters, digits or _ . : - / (it names the task's queue in the store)`);
-    if (this.tasks.has(name)) throw new Error(`${where}: a task with this name exists already; task names must be unique`);
-    const { source, emit } = options;
+    if (this.tasks.has(name)) {
+      const why = derived !== undefined ? ", the name this task's source gives it" : "";
+      throw new Error(`${where}: a task with this name exists already${why}; task names must be unique: give this task a name ({ name: "..." })`);
+    }
+    const source = isQueue(options.source) ? queueName(options.source) : options.source;
+    const emit = isQueue(options.emit) ? queueName(options.emit) : options.emit;
     let queue: string;
     if (typeof source === "string") {
       checkQueueName(source, `${where}: source`);
@@ -100,6 +108,14 @@ export class TaskRegistry {
       .filter((t) => t.emit !== undefined && !consumed.has(t.emit))
       .map((t) => ({ task: t.name, queue: t.emit! }));
   }
+}
+
+/** A name from the source: its queue's name, or what the source proposes (a webhook's path). */
+function defaultTaskName(source: unknown): string | undefined {
+  if (isQueue(source)) return queueName(source);
+  if (typeof source === "string") return source;
+  if (isSource(source)) return source.defaultTaskName;
+  return undefined;
 }
 
 function checkQueueName(name: unknown, where: string): void {

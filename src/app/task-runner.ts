@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { StoreRefusedError } from "../store/store-errors";
+import { storedForm } from "../store/payload-codec";
 import { errorMessage, type Logger } from "./logger";
 import type { OutcomeRegistry } from "./outcome-registry";
 import { backoffDelay } from "./retry-policy";
@@ -211,14 +212,22 @@ export class TaskRunner {
     const { task, store } = this;
     let emit: EmitRecord | undefined;
     if (task.emit !== undefined && result !== undefined) {
-      const emitted: QueuedMessage = { id: emittedId(message.id, task.name), payload: result, attempts: 0, enqueuedAt: Date.now() };
+      let payload: unknown;
       let orderingKey: string | undefined;
       try {
-        orderingKey = this.app.orderingKeyFor(task.emit, result);
+        // The form every engine hands back (a Map becomes a plain object in memory too); what no
+        // engine can store fails here, naming the bad field: a task failure, retried, then a dead letter.
+        payload = storedForm(result);
+      } catch (error) {
+        return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`));
+      }
+      try {
+        orderingKey = this.app.orderingKeyFor(task.emit, payload);
       } catch (error) {
         // Nothing is stored with a wrong key: the task fails, and is retried like any failure.
         return this.failed(message, error);
       }
+      const emitted: QueuedMessage = { id: emittedId(message.id, task.name), payload, attempts: 0, enqueuedAt: Date.now() };
       emit = { queue: task.emit, message: orderingKey === undefined ? emitted : { ...emitted, orderingKey } };
     }
     try {

@@ -1,19 +1,34 @@
 import type { Source } from "../sources/source";
+import type { WebhookEvent } from "../sources/webhook/webhook-event";
+import type { Queue } from "./queue";
 import type { RetryPolicy } from "./retry-policy";
 import type { TaskContext } from "./task-context";
 
-/** A task's input: a push source (a WebhookSource) or the name of a queue another task emits to. */
-export type TaskSource = Source | string;
+/** A task's input: a push source (a WebhookSource), a typed Queue, or the name of a queue. */
+export type TaskSource = Source | Queue<unknown> | string;
+
+/** Where a task's return value goes: a typed Queue (checked against `R`) or a queue name. */
+export type TaskEmit<R = unknown> = Queue<R> | string;
+
+/** What a handler may return: the value to emit, or nothing (nothing is emitted). */
+export type TaskResult<R> = R | undefined | void;
 
 /** A task's function: `(ctx, event) => result`. `E` is the event (or emitted value) it takes. */
-export type TaskHandler<E = unknown, R = unknown> = (ctx: TaskContext, event: E) => R | Promise<R>;
+export type TaskHandler<E = unknown, R = unknown> = (ctx: TaskContext, event: E) => TaskResult<R> | Promise<TaskResult<R>>;
 
-/** `E` is the task's event type (a WebhookEvent for a webhook source, the emitted value for a queue). */
-export interface TaskOptions<E = unknown> {
-  source: TaskSource;
+/** The event a task receives from its source: `T` for a `Queue<T>`, a WebhookEvent for a webhook, unknown for a queue name. */
+export type EventOf<S> = S extends Queue<infer T> ? T : S extends string ? unknown : WebhookEvent;
+
+/** `S` is the source, `R` what the handler returns, `E` the event it takes (for `orderingKey`). */
+export interface TaskOptions<S extends TaskSource = TaskSource, R = unknown, E = EventOf<S>> {
+  source: S;
   /** Queue that receives the task's return value (undefined results are not sent). */
-  emit?: string;
-  /** Unique name; defaults to the handler's name. Queued work is keyed by it, so keep it stable. */
+  emit?: TaskEmit<R>;
+  /**
+   * Unique name; queued work and dead letters are keyed by it, so keep it stable. Default:
+   * the handler's function name; for an anonymous function, the queue's name or the
+   * webhook's path without its leading "/" ("/hooks/github" gives "hooks/github").
+   */
   name?: string;
   /** Events handled at once (default 16). */
   concurrency?: number;

@@ -3,7 +3,8 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CoreAppOptions } from "../app/core-app";
 import { appOptionsOf } from "../config/app-options";
-import { loadConfig } from "../config/load-config";
+import { ConfigError } from "../config/config-error";
+import { inspectConfig } from "../config/load-config";
 import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
 import { moduleOptionsOf } from "../decorators/module.decorator";
 import { createStore, DATA_DIR_ENV, defaultDataDir, storeFromEnv, type StoreSpec } from "../store/create-store";
@@ -19,9 +20,15 @@ export interface AppStoreTarget {
   readonly maxBytes: number | undefined;
 }
 
-/** The store settings of a worker YAML file (validated; handler modules are not loaded). */
+/**
+ * The store settings of a worker YAML file (handler modules are not loaded). Only the `app:`
+ * block must be valid: the dead-letter commands open the store, so the sources' secrets
+ * (`${GH_SECRET}`) need not be set where they run.
+ */
 export async function storeTargetOfYaml(file: string): Promise<AppStoreTarget> {
-  const config = await loadConfig(file);
+  const { file: absolute, issues, config } = await inspectConfig(file);
+  const storeIssues = issues.items.filter((issue) => issue.path === "" || issue.path === "app" || issue.path.startsWith("app."));
+  if (!config || storeIssues.length > 0) throw new ConfigError(absolute, storeIssues.length > 0 ? storeIssues : issues.items);
   return targetOf(config.name, appOptionsOf(config));
 }
 

@@ -6,7 +6,11 @@ import { deadLettersCommand } from "./dead-letters-command";
 import { processOutput, type Output } from "./output";
 import { reportError } from "./report-error";
 import { runCommand } from "./run-command";
+import { sendCommand } from "./send-command";
+import { didYouMean } from "../config/did-you-mean";
 import { USAGE, UsageError } from "./usage";
+
+const COMMANDS = ["run", "check", "dead-letters", "send"];
 
 /** What `main` ended with: an exit code, or "running" when `run` started an app that now owns the process. */
 export type MainResult = number | "running";
@@ -41,8 +45,13 @@ export async function main(argv: readonly string[], output: Output = processOutp
       case "dead-letters":
         if (wantsHelp(rest)) return help(output);
         return await deadLettersCommand(rest, output);
-      default:
-        throw new UsageError(`unknown command "${command}"; commands: run, check, dead-letters`);
+      case "send":
+        if (wantsHelp(rest)) return help(output);
+        return await sendCommand(rest, output);
+      default: {
+        const guess = didYouMean(command, COMMANDS);
+        throw new UsageError(`unknown command "${command}"${guess ? ` (did you mean "${guess}"?)` : ""}; commands: ${COMMANDS.join(", ")}`);
+      }
     }
   } catch (error) {
     return reportError(usageFromParseArgs(error), output);

@@ -10,7 +10,7 @@ export const USAGE = `Usage: webhook-tasks <command> [options]
 
 Commands:
   run <worker.yaml>              Start the app the file describes; SIGINT/SIGTERM stop it
-                                 gracefully. Logs JSON lines on stderr; the "started" line
+                                 gracefully. Logs JSON lines on stdout; the "started" line
                                  lists the listeners' URLs.
       --log-level <level>        debug | info | warn | error | silent (overrides app.logLevel)
   check <worker.yaml>            Validate everything (schema, \${ENV} variables, handler
@@ -28,6 +28,16 @@ Commands:
       <app> is <worker.yaml> or --module <file.js> (a compiled module exporting a
       @Module class); the app's store is opened, used and closed, nothing listens.
       --json                     Print JSON instead of a table
+
+  send <url>                     Sign a delivery as a sender would and send it to a running
+                                 app; prints the answer. Exit code 0 for a 2xx answer.
+      --preset <name>            github | stripe | slack | standard-webhooks | svix |
+                                 shopify | twilio | meta | zoom (default: unsigned)
+      --secret-env <VAR>         Environment variable holding the secret (with --preset)
+      --file <payload>           Body from a file (JSON, form or text; content-type guessed)
+      --data <text>              Body from the command line
+      --header <name:value>      Extra header (repeatable; overrides the guessed ones)
+      --method <method>          Default POST
 
 Options:
   -h, --help                     Show this help

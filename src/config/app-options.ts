@@ -1,14 +1,20 @@
 import { resolve } from "node:path";
 import type { CoreAppOptions } from "../app/core-app";
+import { DATA_DIR_ENV } from "../store/create-store";
 import { defined } from "./defined";
 import type { LoadedConfig } from "./load-config";
 
-/** The CoreApp options the `app:` block gives (dataDir resolved from the YAML file's directory). */
-export function appOptionsOf(config: LoadedConfig): CoreAppOptions {
+/**
+ * The CoreApp options the `app:` block gives. `dataDir` is resolved from the YAML file's
+ * directory, as handler references are; unset, it is `.data/<app name>` beside the file
+ * (unless $WEBHOOK_TASKS_DATA_DIR names one), whatever the working directory.
+ */
+export function appOptionsOf(config: LoadedConfig, env: NodeJS.ProcessEnv = process.env): CoreAppOptions {
   const app = config.app;
+  const fromEnv = env[DATA_DIR_ENV] !== undefined && env[DATA_DIR_ENV] !== "";
   return defined({
     store: app.store,
-    dataDir: app.dataDir === undefined ? undefined : resolve(config.dir, app.dataDir),
+    dataDir: app.dataDir !== undefined ? resolve(config.dir, app.dataDir) : fromEnv ? undefined : resolve(config.dir, ".data", config.name),
     maxQueued: app.maxQueued,
     maxBytes: app.maxBytes,
     logLevel: app.logLevel,

@@ -1,5 +1,7 @@
 import { CoreApp, type CoreAppOptions } from "../app/core-app";
+import type { TaskOptions } from "../app/task";
 import type { TaskContext } from "../app/task-context";
+import type { Source } from "../sources/source";
 import { moduleOptionsOf, type HandlerClass } from "./module.decorator";
 import { taskMethodsOf } from "./task.decorator";
 
@@ -18,7 +20,9 @@ export function createApp(moduleClass: Function, overrides: Partial<CoreAppOptio
     const cls = instance.constructor;
     for (const { method, options: taskOptions } of taskMethodsOf(cls)) {
       const fn = (instance as Record<string | symbol, unknown>)[method] as (ctx: TaskContext, event: unknown) => unknown;
-      app.task({ ...taskOptions, name: taskOptions.name ?? `${cls.name}.${String(method)}` }, (ctx: TaskContext, event: unknown) => fn.call(instance, ctx, event));
+      // Options were typed where @Task was written; here they are only passed on.
+      const named = { ...taskOptions, name: taskOptions.name ?? `${cls.name}.${String(method)}` } as TaskOptions<Source | string>;
+      app.task(named, (ctx: TaskContext, event: unknown) => fn.call(instance, ctx, event));
       count++;
     }
   }

@@ -1,6 +1,9 @@
 import "reflect-metadata";
-import type { TaskOptions } from "../app/task";
+import type { Queue } from "../app/queue";
+import type { TaskContext } from "../app/task-context";
+import type { TaskOptions, TaskResult, TaskSource } from "../app/task";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
+import type { Source } from "../sources/source";
 import { TASKS_METADATA } from "./metadata-keys";
 
 /** What @Task records about one method. */
@@ -19,7 +22,19 @@ export interface TaskMethodMetadata {
  *
  * `E` types the event for `orderingKey`: `@Task<WebhookEvent<PushBody>>({ source, orderingKey: (e) => e.body.repo })`.
  */
-export function Task<E = WebhookEvent>(options: TaskOptions<E>): MethodDecorator {
+/**
+ * What @Task returns: a method decorator that checks the method's type, `(ctx, event: E) =>
+ * R`, where `E` comes from a typed Queue source and `R` from a typed Queue emit.
+ */
+export type TaskMethodDecorator<E, R> = <M extends (ctx: TaskContext, event: E) => TaskResult<R> | Promise<TaskResult<R>>>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => void;
+
+export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R>): TaskMethodDecorator<T, R>;
+export function Task<E = WebhookEvent, R = unknown>(options: TaskOptions<Source | string, R, E>): TaskMethodDecorator<never, R>;
+export function Task(options: TaskOptions<TaskSource, unknown, never>): TaskMethodDecorator<never, unknown> {
   return (target, propertyKey, descriptor) => {
     if (typeof descriptor.value !== "function") {
       throw new TypeError(`@Task can only decorate methods; ${String(propertyKey)} is not one`);

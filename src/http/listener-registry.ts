@@ -3,15 +3,27 @@ import { Listener, ListenError, type ListenerTimeouts } from "./listener";
 /** The app's listeners, one per host:port, created on first use and started together. */
 export class ListenerRegistry {
   private readonly listeners = new Map<string, Listener>();
+  private freePorts = false;
 
-  constructor(private readonly timeouts: ListenerTimeouts = {}) {}
+  constructor(private readonly timeouts: ListenerTimeouts = {}) {
+    checkListenerOptions(timeouts);
+  }
 
   /** The listener for host:port, created if needed. Sources with port 0 on one host share one. */
   get(host: string, port: number): Listener {
     const key = `${host}|${port}`;
     let listener = this.listeners.get(key);
-    if (!listener) this.listeners.set(key, (listener = new Listener(host, port, this.timeouts)));
+    if (!listener) {
+      this.listeners.set(key, (listener = new Listener(host, port, this.timeouts)));
+      listener.bindAnyPort = this.freePorts;
+    }
     return listener;
+  }
+
+  /** Tests: every listener binds a free port, one per configured host:port, as before. */
+  bindFreePorts(): void {
+    this.freePorts = true;
+    for (const listener of this.listeners.values()) listener.bindAnyPort = true;
   }
 
   all(): Listener[] {
@@ -49,4 +61,16 @@ function explainConflict(error: unknown, listener: Listener, started: readonly L
     error.code,
     { cause: error },
   );
+}
+
+const LISTENER_OPTIONS = ["headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "firstByteTimeoutMs", "maxConnections"] as const;
+
+/** Each option given is a positive integer; checked once, when the app is made. */
+function checkListenerOptions(options: ListenerTimeouts): void {
+  for (const name of LISTENER_OPTIONS) {
+    const value: unknown = options[name];
+    if (value !== undefined && (typeof value !== "number" || !Number.isInteger(value) || value < 1)) {
+      throw new TypeError(`http.${name} must be a positive integer, got ${String(value)}`);
+    }
+  }
 }

@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { RouteTable } from "./route-table";
 import { rawErrorResponse, sendError } from "./http-errors";
+import { destroyLingering, guardExpressRequest } from "./unread-body";
 
 export interface ListenerTimeouts {
   /** Time allowed to send the request headers (default 30 s); then 408 and the connection closes. */
@@ -11,6 +12,17 @@ export interface ListenerTimeouts {
   readonly requestTimeoutMs?: number;
   /** Idle time before a keep-alive connection is closed (default 5 s). */
   readonly keepAliveTimeoutMs?: number;
+  /**
+   * Time a new connection may stay silent before its first byte (default 10 s); then it is
+   * closed without an answer. Later silences are covered by the timeouts above.
+   */
+  readonly firstByteTimeoutMs?: number;
+  /**
+   * Most connections open at once on this listener (default 1,000). Connections beyond it are
+   * closed as soon as they are accepted, so that idle or slow clients cannot exhaust the
+   * process's file descriptors.
+   */
+  readonly maxConnections?: number;
 }
 
 /** Raised when a listener cannot bind; the message names host and port, never a stack trace. */
@@ -33,6 +45,8 @@ export class Listener {
   readonly express: Express;
   private server: Server | undefined;
   private boundPort: number | undefined;
+  /** Tests: bind a free port instead of the requested one (see ListenerRegistry.bindFreePorts). */
+  bindAnyPort = false;
 
   constructor(
     readonly host: string,
@@ -87,15 +101,17 @@ export class Listener {
       const path = queryStart === -1 ? url : url.slice(0, queryStart);
       const route = routes.match(path);
       if (route === undefined) {
-        if (expectsContinue) res.writeContinue();
+        // "100 Continue" goes out only if a route starts reading the body (see guardExpressRequest).
+        guardExpressRequest(req, res, expectsContinue);
         app(req, res);
         return;
       }
-      const handler = route.handlers.get(req.method ?? "");
+      const handler = route.handlers.get(req.method ?? "") ?? (req.method === "HEAD" ? route.handlers.get("GET") : undefined);
       // The handler sends "100 Continue" itself, once it decides to read the body.
       if (handler !== undefined) handler.handle(req, res, path, queryStart);
       else sendError(res, 405, "method_not_allowed", `${req.method} is not allowed on ${route.path}`, { allow: route.allow });
     };
+    const firstByteTimeout = this.timeouts.firstByteTimeoutMs ?? 10_000;
     const server = createServer(
       {
         headersTimeout,
@@ -109,6 +125,10 @@ export class Listener {
     // Without this listener Node answers "100 Continue" at once, before anything could refuse the request.
     server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, true));
     server.on("clientError", onClientError);
+    server.on("connect", onConnectMethod);
+    server.maxConnections = this.timeouts.maxConnections ?? 1_000;
+    // Node's headers timeout starts at the first byte: a connection that sends none needs its own.
+    server.on("connection", (socket: Socket) => setTimeout(closeIfSilent, firstByteTimeout, socket).unref());
     await new Promise<void>((resolve, reject) => {
       const onError = (error: NodeJS.ErrnoException) => {
         server.off("listening", onListening);
@@ -120,7 +140,7 @@ export class Listener {
       };
       server.once("error", onError);
       server.once("listening", onListening);
-      server.listen(this.requestedPort, this.host);
+      server.listen(this.bindAnyPort ? 0 : this.requestedPort, this.host);
     });
     const address = server.address();
     this.boundPort = typeof address === "object" && address !== null ? address.port : this.requestedPort;
@@ -137,8 +157,12 @@ export class Listener {
     this.server = undefined;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
+    destroyLingering(server);
     // Connections that finish a request after close() started become idle: keep sweeping them.
-    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const sweep = setInterval(() => {
+      server.closeIdleConnections();
+      destroyLingering(server);
+    }, 50);
     const deadline = setTimeout(() => server.closeAllConnections(), timeoutMs);
     try {
       await closed;
@@ -161,9 +185,42 @@ function expressErrorHandler(error: unknown, _req: Request, res: Response, _next
   sendError(res, status, expose ? "bad_request" : "internal_error", expose ? String((error as Error).message) : "internal server error");
 }
 
-/** Answers what Node's parser refused before any handler ran, in the same JSON shape. */
+function closeIfSilent(socket: Socket): void {
+  if (socket.bytesRead === 0) socket.destroy();
+}
+
+/** This server is no proxy: CONNECT gets a 405 in the usual shape, and the connection closes. */
+function onConnectMethod(_req: IncomingMessage, socket: Socket): void {
+  socket.on("error", () => undefined);
+  socket.end(rawErrorResponse(405, "Method Not Allowed", "method_not_allowed", "CONNECT is not supported: this server is not a proxy"));
+}
+
+const answeredClientError = new WeakSet<Socket>();
+
+/**
+ * Answers what Node's parser refused, in the same JSON shape, then closes. Requests received
+ * whole before the bad bytes keep their answers, in order: the error answer waits for them.
+ */
 function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  const inProgress = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (answeredClientError.has(socket)) return; // the parser reports its error again for each later chunk
+  answeredClientError.add(socket);
+  answerClientError(error, socket);
+}
+
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  const inProgress = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+  if (inProgress !== undefined && socket.writable && !inProgress.writableFinished && inProgress.req.complete) {
+    // An answer is due to an earlier, complete request: send it (and any queued behind it) first.
+    let waited = false;
+    const next = () => {
+      if (waited) return;
+      waited = true;
+      setImmediate(answerClientError, error, socket);
+    };
+    inProgress.once("finish", next);
+    inProgress.once("close", next);
+    return;
+  }
   if (!socket.writable || inProgress?.headersSent) {
     socket.destroy();
     return;

@@ -20,7 +20,7 @@ export function continueIfExpected(req: IncomingMessage, res: ServerResponse): v
 export interface Route {
   readonly path: string;
   readonly handlers: ReadonlyMap<string, RouteHandler>;
-  /** Value of the Allow header for 405 answers. */
+  /** Value of the Allow header for 405 answers. A GET handler also answers HEAD (see the listener). */
   readonly allow: string;
 }
 
@@ -57,7 +57,7 @@ export class RouteTable {
       route.handlers.set(method, handler);
       route.owners.set(method, owner);
     }
-    route.allow = [...route.handlers.keys()].join(", ");
+    route.allow = allowHeader(route.handlers);
   }
 
   remove(path: string, owner: string): void {
@@ -70,7 +70,7 @@ export class RouteTable {
       route.handlers.delete(method);
     }
     if (route.handlers.size === 0) this.routes.delete(key);
-    else route.allow = [...route.handlers.keys()].join(", ");
+    else route.allow = allowHeader(route.handlers);
   }
 
   match(path: string): Route | undefined {
@@ -78,6 +78,14 @@ export class RouteTable {
     if (route !== undefined || path.length <= 1 || path.charCodeAt(path.length - 1) !== 47 /* "/" */) return route;
     return this.routes.get(path.slice(0, -1));
   }
+}
+
+/** The route's methods; HEAD is answered wherever GET is (as GET, without a body), so it is listed. */
+function allowHeader(handlers: ReadonlyMap<string, RouteHandler>): string {
+  const methods = [...handlers.keys()];
+  const get = methods.indexOf("GET");
+  if (get !== -1 && !handlers.has("HEAD")) methods.splice(get + 1, 0, "HEAD");
+  return methods.join(", ");
 }
 
 export function normalizePath(path: string): string {

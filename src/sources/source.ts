@@ -53,6 +53,8 @@ export interface Source {
   readonly kind: string;
   /** Human description for errors and logs, e.g. "WebhookSource POST 127.0.0.1:8080/hooks". */
   describe(): string;
+  /** Name of a task given no name and an anonymous handler; must not change across restarts. */
+  readonly defaultTaskName?: string;
   /** Registers routes or subscriptions; throws on a conflict. Called before anything listens. */
   attach(inbox: Inbox, runtime: SourceRuntime): void;
   /** Undoes attach (the app stopped). */

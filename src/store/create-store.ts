@@ -20,7 +20,7 @@ export interface CreateStoreOptions {
   readonly maxBytes?: number;
   /** False for tools that manage a store without consuming its queues (no consumer lock). */
   readonly consumer?: boolean;
-  /** Where an engine that recovers by itself logs its failures and recoveries (PostgreSQL). */
+  /** Where an engine that recovers by itself logs its failures and recoveries (a damaged file, a lost directory, a database that went away). */
   readonly logger?: Logger;
 }
 
@@ -58,6 +58,7 @@ export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store
       maxQueued: options.maxQueued,
       maxBytes: options.maxBytes,
       consumer: options.consumer,
+      logger: options.logger,
     });
   }
   if (isPostgresUrl(spec)) {

@@ -24,3 +24,4 @@ export {
   type PostgresQueryResult,
 } from "./postgres/postgres-options";
 export { createStore, defaultDataDir, DATA_DIR_ENV, STORE_ENV, type CreateStoreOptions, type StoreSpec } from "./create-store";
+export { storedForm, UnstorableValueError } from "./payload-codec";

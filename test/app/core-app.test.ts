@@ -10,7 +10,7 @@ describe("CoreApp", () => {
   it("refuses a task without a usable source, with a duplicate name, or sharing a queue or source", () => {
     const app = new CoreApp("t", { logger: silentLogger });
     expect(() => app.task({ source: 42 as unknown as string }, async function bad() {})).to.throw(/source must be/);
-    expect(() => app.task({ source: "q" }, async () => {})).to.throw(/give the task a name/);
+    expect(() => app.task({ source: 42 as unknown as string }, async () => {})).to.throw(/give the task a name/);
     app.task({ source: "q", name: "one" }, async () => {});
     expect(() => app.task({ source: "q2", name: "one" }, async () => {})).to.throw(/unique/);
     expect(() => app.task({ source: "q", name: "two" }, async () => {})).to.throw(/consumed by task "one"/);
@@ -41,7 +41,10 @@ describe("CoreApp", () => {
     expect(() => new WebhookSource({ path: "/h", port: 70000 })).to.throw(/port must be/);
     expect(() => new WebhookSource({ path: "/h", port: 1.5 })).to.throw(/port must be/);
     expect(() => new WebhookSource({ path: "/h", methods: [] })).to.throw(/methods/);
-    expect(() => new WebhookSource({ path: "/h", methods: ["PO ST"] })).to.throw(/methods/);
+    expect(() => new WebhookSource({ path: "/h", methods: ["PO ST" as "POST"] })).to.throw(/methods/);
+    // Typed as method names; a JavaScript caller (or a cast) still gets a did-you-mean.
+    expect(() => new WebhookSource({ path: "/h", methods: ["PSOT" as "POST"] })).to.throw('"PSOT" is not an HTTP method (did you mean "POST"?)');
+    expect(() => new WebhookSource({ path: "/h", methods: ["BREW" as "GET"] })).to.throw(/"BREW" is not an HTTP method; use GET, HEAD/);
     expect(() => new WebhookSource({ path: "/h", parser: "xml" as "json" })).to.throw(/parser must be one of/);
     expect(() => new WebhookSource({ path: "/h", ack: "never" as "received" })).to.throw(/ack must be one of/);
     expect(() => new WebhookSource({ path: "/h", maxBodyBytes: 0 })).to.throw(/maxBodyBytes/);

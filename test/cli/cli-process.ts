@@ -29,10 +29,10 @@ export class RunningCli {
   stdout = "";
   private readonly exited: Promise<number | null>;
 
-  constructor(args: readonly string[], env: Record<string, string | undefined> = {}) {
+  constructor(args: readonly string[], env: Record<string, string | undefined> = {}, cwd?: string) {
     // The tests read the info-level "started" and "listening" lines, whatever the runner's environment says.
     const environment = { ...process.env, WEBHOOK_TASKS_LOG_LEVEL: "info", ...env };
-    this.child = spawn(process.execPath, [CLI, "run", ...args], { env: environment, stdio: ["ignore", "pipe", "pipe"] });
+    this.child = spawn(process.execPath, [CLI, "run", ...args], { env: environment, stdio: ["ignore", "pipe", "pipe"], cwd });
     this.child.stdout!.on("data", (c: Buffer) => (this.stdout += c.toString()));
     this.child.stderr!.on("data", (c: Buffer) => (this.stderr += c.toString()));
     this.exited = once(this.child, "close").then(([code]) => code as number | null);

@@ -19,7 +19,7 @@ describe("YAML loading: schema", () => {
         "  shutdownTimeoutMs: 5000",
         "  logLevel: warn",
         "  maxQueued: 1000",
-        "  http: {headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000}",
+        "  http: {headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000, firstByteTimeoutMs: 4000, maxConnections: 500}",
         "resources:",
         "  hook:",
         "    type: webhook",
@@ -52,6 +52,7 @@ describe("YAML loading: schema", () => {
     const config = await loadConfig(file);
     expect(config.name).to.equal("full-app");
     expect(config.app).to.include({ store: "memory", dataDir: "./data", trustProxy: "loopback", shutdownTimeoutMs: 5000, logLevel: "warn", maxQueued: 1000 });
+    expect({ ...config.app.http }).to.deep.equal({ headersTimeoutMs: 1000, requestTimeoutMs: 2000, keepAliveTimeoutMs: 3000, firstByteTimeoutMs: 4000, maxConnections: 500 });
     const hook = config.resources.get("hook") as WebhookResourceConfig;
     expect(hook).to.include({ type: "webhook", path: "/hooks/github", host: "0.0.0.0", port: 8080, parser: "json", ack: "received", reply: "result" });
     expect(hook.methods).to.deep.equal(["POST", "PUT"]);
@@ -136,6 +137,21 @@ describe("YAML loading: schema", () => {
     ]);
     expect(issueAt(issues, "app.store").message).to.equal("must be memory, embedded or a postgres:// URL");
     expect(issueAt(issues, "tasks[0].handler.ref").message).to.contain("<module_path>:<export_name>");
+  });
+
+  it("suggests the closest value for a misspelt enum or HTTP method, and refuses status codes outside 200-599", async () => {
+    const file = tmp.write(
+      "typos.yaml",
+      worker("  hook: {type: webhook, path: /h, methods: [post, PSOT], parser: jsn, ack: recieved, response: {status_code: 99}}", task, "app: {store: embeded}"),
+    );
+    const issues = await configIssues(loadConfig(file));
+    expect(issueAt(issues, "app.store").message).to.equal('must be memory, embedded or a postgres:// URL (did you mean "embedded"?)');
+    expect(issueAt(issues, "resources.hook.parser").message).to.equal('must be one of: json, form, text, raw, auto (did you mean "json"?)');
+    expect(issueAt(issues, "resources.hook.ack").message).to.contain('(did you mean "received"?)');
+    expect(issueAt(issues, "resources.hook.methods").message).to.equal(
+      'must be a non-empty list of HTTP methods (GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS); "PSOT" is not one (did you mean "POST"?)',
+    );
+    expect(issueAt(issues, "resources.hook.response.status_code").message).to.equal("must be an integer from 200 to 599");
   });
 
   it("requires resources, tasks, and each resource's type and path, and each task's name, source and handler", async () => {

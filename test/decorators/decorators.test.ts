@@ -58,6 +58,7 @@ describe("decorators and bootstrap", () => {
     expect(() => createApp(EmptyModule)).to.throw(/none of its handlers has a @Task method/);
     expect(() => {
       class Bad {
+        // @ts-expect-error the compiler refuses it too; the run-time check is for JavaScript callers
         @Task({ source: "q" })
         async three(_a: TaskContext, _b: unknown, _c: number) {}
       }

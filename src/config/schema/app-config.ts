@@ -9,11 +9,13 @@ export type StoreEngine = (typeof STORE_ENGINES)[number];
 export const DEFAULT_STORE_ENGINE: StoreEngine = DEFAULT_STORE;
 export const APP_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
 
-/** `app.http`: timeouts of the HTTP listeners. */
+/** `app.http`: timeouts and the connection limit of the HTTP listeners. */
 export class HttpConfig {
   @Optional() @Integer(1) headersTimeoutMs?: number;
   @Optional() @Integer(1) requestTimeoutMs?: number;
   @Optional() @Integer(1) keepAliveTimeoutMs?: number;
+  @Optional() @Integer(1) firstByteTimeoutMs?: number;
+  @Optional() @Integer(1) maxConnections?: number;
 }
 
 /** The top-level `app:` block: the CoreApp's own options. */

@@ -1,6 +1,7 @@
 import "reflect-metadata";
 import { Transform, Type } from "class-transformer";
 import { Allow, IsDefined, ValidateBy, ValidateIf, ValidateNested } from "class-validator";
+import { didYouMean } from "../did-you-mean";
 
 /**
  * The property rules of the YAML schema: class-validator decorators with one message each,
@@ -17,8 +18,15 @@ function compose(...decorators: PropertyDecorator[]): PropertyDecorator {
   };
 }
 
-function rule(name: string, message: string, validate: (value: unknown) => boolean): PropertyDecorator {
-  return ValidateBy({ name, validator: { validate: (value: unknown) => validate(value), defaultMessage: () => message } });
+function rule(name: string, message: string | ((value: unknown) => string), validate: (value: unknown) => boolean): PropertyDecorator {
+  const text = typeof message === "string" ? () => message : (args?: { value: unknown }) => message(args?.value);
+  return ValidateBy({ name, validator: { validate: (value: unknown) => validate(value), defaultMessage: text } });
+}
+
+/** ' (did you mean "json"?)' when `value` is a near miss of one of `values`. */
+function guessOf(value: unknown, values: readonly string[]): string {
+  const guess = typeof value === "string" ? didYouMean(value, values) : undefined;
+  return guess ? ` (did you mean "${guess}"?)` : "";
 }
 
 export function isMapping(value: unknown): value is Record<string, unknown> {
@@ -73,7 +81,21 @@ export function Text(pattern?: RegExp, hint?: string): PropertyDecorator {
 }
 
 export function OneOf(values: readonly string[]): PropertyDecorator {
-  return rule("oneOf", `must be one of: ${values.join(", ")}`, (v) => typeof v === "string" && values.includes(v));
+  return rule("oneOf", (v) => `must be one of: ${values.join(", ")}${guessOf(v, values)}`, (v) => typeof v === "string" && values.includes(v));
+}
+
+/** A non-empty list of HTTP method names from `values` (any case). */
+export function MethodList(values: readonly string[]): PropertyDecorator {
+  const known = (item: unknown) => typeof item === "string" && values.includes(item.toUpperCase());
+  return rule(
+    "methodList",
+    (v) => {
+      const unknown = Array.isArray(v) ? v.find((item) => !known(item)) : undefined;
+      const which = typeof unknown === "string" ? `; "${unknown}" is not one${guessOf(unknown.toUpperCase(), values)}` : "";
+      return `must be a non-empty list of HTTP methods (${values.join(", ")})${which}`;
+    },
+    (v) => Array.isArray(v) && v.length > 0 && v.every(known),
+  );
 }
 
 /** A non-empty list of strings, each matching `pattern` when given. */
@@ -145,7 +167,7 @@ export function TrustProxySetting(): PropertyDecorator {
 export function StoreSetting(engines: readonly string[]): PropertyDecorator {
   return rule(
     "store",
-    `must be ${engines.join(", ")} or a postgres:// URL`,
+    (v) => `must be ${engines.join(", ")} or a postgres:// URL${guessOf(v, engines)}`,
     (v) => typeof v === "string" && (engines.includes(v) || /^postgres(?:ql)?:\/\/./.test(v)),
   );
 }

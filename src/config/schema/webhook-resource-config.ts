@@ -1,5 +1,6 @@
 import type { JsonValue } from "../../sources/webhook/webhook-response";
-import { AnyValue, Integer, Mapping, OneOf, Optional, Required, Section, Text, TextList, TextMapping, TrustProxySetting } from "./rules";
+import { HTTP_METHODS, type HttpMethod } from "../../sources/webhook/webhook-options";
+import { AnyValue, Integer, Mapping, MethodList, OneOf, Optional, Required, Section, Text, TextMapping, TrustProxySetting } from "./rules";
 
 export const PARSERS = ["json", "form", "text", "raw", "auto"] as const;
 export const ACKS = ["persisted", "received", "processed"] as const;
@@ -26,7 +27,7 @@ export class DedupeConfig {
 export class WebhookResourceConfig {
   @Required() @OneOf(["webhook"]) type!: "webhook";
   @Required() @Text(/^\/[^?#\s]*$/, 'a path beginning with "/" (no query, fragment or spaces)') path!: string;
-  @Optional() @TextList(/^[A-Za-z]+$/, "HTTP method names") methods?: string[];
+  @Optional() @MethodList(HTTP_METHODS) methods?: HttpMethod[];
   @Optional() @Text() host?: string;
   @Optional() @Integer(0, 65535) port?: number;
   /** `{type: bearer, token}` or a signature verifier `{type: github, secret, ...options}`. */

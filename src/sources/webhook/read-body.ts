@@ -1,10 +1,21 @@
 import type { IncomingMessage } from "node:http";
+import type { Readable } from "node:stream";
+import { contentCodings, decoderFor, SUPPORTED_CODINGS } from "./content-encoding";
 
-/** The request body could not be read: too large (413) or the client went away (no answer possible). */
+export type BodyReadFailure =
+  | { status: 400; code: "invalid_encoding" }
+  | { status: 413; code: "body_too_large" }
+  | { status: 415; code: "unsupported_encoding" }
+  | { status: 499; code: "aborted" };
+
+/**
+ * The request body could not be read: it does not decode (400), is too large (413), arrives in
+ * a coding we do not know (415), or the client went away (499: no answer possible).
+ */
 export class BodyReadError extends Error {
   constructor(
-    readonly status: 413 | 499,
-    readonly code: "body_too_large" | "aborted",
+    readonly status: BodyReadFailure["status"],
+    readonly code: BodyReadFailure["code"],
     message: string,
   ) {
     super(message);
@@ -13,40 +24,87 @@ export class BodyReadError extends Error {
 }
 
 /**
- * Reads the whole body once, as bytes, refusing more than `limit` bytes as early as possible
- * (from Content-Length when the client sends one). Slow senders are cut by the server's
- * request timeout (408), so no timer is armed here.
+ * Reads the whole body once, refusing more than `limit` bytes as early as possible (from
+ * Content-Length when the client sends one). A body sent with a Content-Encoding (gzip,
+ * deflate, br) is decoded as it streams in and the limit applies to the decoded bytes, so a
+ * decompression bomb is cut once it inflates past the limit. The result is the decoded payload:
+ * the bytes the sender serialised and signed. Slow senders are cut by the server's request
+ * timeout (408), so no timer is armed here.
  */
 export function readBody(req: IncomingMessage, limit: number, beforeRead?: () => void): Promise<Buffer> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > limit) {
     return Promise.reject(tooLarge(limit));
   }
-  // `beforeRead` (sending "100 Continue") runs only once the declared size is known to fit.
+  const encoding = req.headers["content-encoding"];
+  const codings = encoding === undefined ? [] : contentCodings(encoding);
+  if (!Array.isArray(codings)) {
+    return Promise.reject(new BodyReadError(415, "unsupported_encoding", `content encoding "${codings.unsupported}" is not supported (${SUPPORTED_CODINGS} are)`));
+  }
+  // `beforeRead` (sending "100 Continue") runs only once the body is known to be acceptable.
   beforeRead?.();
+  return codings.length === 0 ? collect(req, req, limit) : readDecoded(req, codings, limit);
+}
+
+/** Pipes the body through one decoder per coding, the last applied decoded first. */
+function readDecoded(req: IncomingMessage, codings: readonly string[], limit: number): Promise<Buffer> {
+  const order = [...codings].reverse();
+  const decoders = order.map(decoderFor);
+  let output: Readable = req;
+  for (const decoder of decoders) output = output.pipe(decoder);
+  let wireBytes = 0;
+  req.on("data", (chunk: Buffer) => (wireBytes += chunk.length));
+  return collect(req, output, limit, (fail, succeed) => {
+    decoders.forEach((decoder, i) =>
+      decoder.on("error", () => {
+        // An empty body is empty in every coding, though a decoder calls it truncated.
+        if (wireBytes === 0 && req.complete) succeed();
+        else fail(new BodyReadError(400, "invalid_encoding", `the body is not valid ${order[i]}`));
+      }),
+    );
+    return () => {
+      req.unpipe();
+      for (const decoder of decoders) decoder.destroy();
+    };
+  });
+}
+
+/**
+ * Collects `output` (the request itself, or its last decoder) up to `limit` bytes. `decoding`
+ * wires the decoders' errors and returns what stops them early.
+ */
+function collect(
+  req: IncomingMessage,
+  output: Readable,
+  limit: number,
+  decoding?: (fail: (error: BodyReadError) => void, succeed: () => void) => () => void,
+): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    req.on("data", (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > limit) {
-        done = true;
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => {
+    const succeed = () => {
       if (done) return;
       done = true;
       resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-    });
-    req.on("close", () => {
+    };
+    const fail = (error: BodyReadError) => {
       if (done) return;
       done = true;
-      reject(new BodyReadError(499, "aborted", "the client closed the connection before the body was complete"));
+      stop?.();
+      reject(error);
+    };
+    const stop = decoding?.(fail, succeed);
+    output.on("data", (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) return fail(tooLarge(limit));
+      chunks.push(chunk);
+    });
+    output.on("end", succeed);
+    req.on("close", () => {
+      // With decoders, the request may close after its last byte and before they finish.
+      if (!req.complete) fail(new BodyReadError(499, "aborted", "the client closed the connection before the body was complete"));
     });
   });
 }

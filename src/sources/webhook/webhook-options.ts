@@ -14,11 +14,15 @@ import type { WebhookResponse } from "./webhook-response";
 export type AckMode = "persisted" | "received" | "processed";
 export const ACK_MODES: readonly AckMode[] = ["persisted", "received", "processed"];
 
+/** The HTTP methods a source may accept. */
+export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
 export interface WebhookSourceOptions {
   /** URL path, beginning with "/". A trailing slash is ignored when matching. */
   path: string;
   /** Allowed methods (default ["POST"]). */
-  methods?: readonly string[];
+  methods?: ReadonlyArray<HttpMethod | Lowercase<HttpMethod>>;
   /** Listen address (default "127.0.0.1"; "0.0.0.0" for all interfaces). */
   host?: string;
   /** Listen port (default 8080; 0 picks a free port, readable as `source.port` after start). */

@@ -5,7 +5,8 @@ import type { Inbox, Source, SourceRuntime } from "../source";
 import type { WebhookAuth } from "./auth";
 import { PARSER_MODES, type ParserMode, type WebhookEvent } from "./webhook-event";
 import { parseBody } from "./parse-body";
-import { ACK_MODES, type AckMode, type WebhookSourceOptions } from "./webhook-options";
+import { ACK_MODES, HTTP_METHODS, type AckMode, type WebhookSourceOptions } from "./webhook-options";
+import { didYouMean } from "../../config/did-you-mean";
 import type { WebhookResponse } from "./webhook-response";
 import { resolveDedupe, type DedupeRule } from "./dedupe";
 import { WebhookReceiver } from "./webhook-receiver";
@@ -61,6 +62,12 @@ export class WebhookSource implements Source {
     return `http://${host}:${this.port}${this.options.path}`;
   }
 
+  /** "/hooks/github" names an unnamed task "hooks/github" ("/" names it "root"). */
+  get defaultTaskName(): string {
+    const name = this.options.path.replace(/^\/+/, "").replace(/[^A-Za-z0-9_.:\-/]/g, "_").slice(0, 200);
+    return name === "" ? "root" : name;
+  }
+
   describe(): string {
     return `WebhookSource ${this.options.methods.join("|")} ${this.options.host}:${this.options.port}${this.options.path}`;
   }
@@ -101,6 +108,11 @@ function resolveOptions(options: WebhookSourceOptions): ResolvedWebhookOptions {
   const methods = (options.methods ?? ["POST"]).map((m) => (typeof m === "string" ? m.toUpperCase() : m));
   if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => typeof m !== "string" || !METHOD.test(m))) {
     throw new TypeError(`${where}: methods must be a non-empty list of HTTP method names`);
+  }
+  for (const method of methods) {
+    if ((HTTP_METHODS as readonly string[]).includes(method)) continue;
+    const guess = didYouMean(method, HTTP_METHODS);
+    throw new TypeError(`${where}: "${method}" is not an HTTP method${guess ? ` (did you mean "${guess}"?)` : ""}; use ${HTTP_METHODS.join(", ")}`);
   }
   const port = options.port ?? 8080;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`${where}: port must be an integer from 0 to 65535`);

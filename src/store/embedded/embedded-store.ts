@@ -24,9 +24,12 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { WriteHealth } from "./write-health";
-import { foldJournal } from "./journal/fold-journal";
+import { DataDirGuard, DataDirLostError } from "./data-dir-guard";
+import { DEFAULT_RESERVE_BYTES, DiskRoom } from "./disk-room";
+import { foldJournal, type FoldReport } from "./journal/fold-journal";
 import { DEFAULT_LANE_LIMITS, JournalLane, type JournalLaneLimits, type LaneEntry } from "./journal/journal-lane";
 import { JournalLog } from "./journal/journal-log";
+import { silentLogger, type Logger } from "../../app/logger";
 
 export interface EmbeddedStoreOptions {
   /** Directory of the data files; created when missing. */
@@ -50,6 +53,15 @@ export interface EmbeddedStoreOptions {
    * Defaults: 10,000 messages, 64 MiB of them, segments of 64 MiB.
    */
   readonly journal?: false | (Partial<JournalLaneLimits> & { readonly segmentBytes?: number });
+  /**
+   * Room kept free on the disk (default 128 MiB; 0 turns it off): new work is refused with
+   * store_full while less than this is free, so that finished work can still be recorded and
+   * free room, and a restart can move the journal into the B-tree. Keep it at least twice the
+   * journal's `maxBytes`.
+   */
+  readonly reserveBytes?: number;
+  /** Where the store reports what it finds wrong on disk (damaged segments, a lost directory). */
+  readonly logger?: Logger;
 }
 
 /** Where the store is at work: the B-tree environment and, for a consumer, the journal. */
@@ -61,6 +73,11 @@ interface Opened {
 }
 
 const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+
+/** How often the store checks that its directory is still the one it opened. */
+const DIR_CHECK_MS = 500;
+
+const DIR_LOST: StoreRefusal = { code: "store_unavailable", message: "the store's data directory is gone", retryAfterSeconds: 30 };
 
 const ignore = (): void => undefined;
 
@@ -101,6 +118,7 @@ export class EmbeddedStore implements Store {
   private readonly journalHealth = new WriteHealth(() => this.startProbe());
   private readonly gauge = new SizeGauge(() => (this.opened ? allDatabases(this.opened.dbs) : []));
   private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly room: DiskRoom;
   /**
    * Messages this process committed and nobody claimed yet, by queue and sequence: a claim
    * takes them from here instead of reading and decoding them back from disk. Bounded; after a
@@ -111,9 +129,13 @@ export class EmbeddedStore implements Store {
   private opened: Opened | undefined;
   private opening = false;
   private readonly journalOptions: EmbeddedStoreOptions["journal"];
+  private readonly logger: Logger;
   private wanted = false;
   private sweeper: NodeJS.Timeout | undefined;
   private probe: NodeJS.Timeout | undefined;
+  private guard: { readonly files: DataDirGuard; readonly timer: NodeJS.Timeout } | undefined;
+  /** The directory was deleted or replaced: refused for good (until closed and opened again). */
+  private lost: DataDirLostError | undefined;
 
   constructor(options: EmbeddedStoreOptions) {
     if (typeof options?.dir !== "string" || options.dir === "") throw new TypeError("EmbeddedStore: dir must be a non-empty string");
@@ -124,6 +146,8 @@ export class EmbeddedStore implements Store {
     this.probeIntervalMs = options.probeIntervalMs ?? 1_000;
     this.lock = options.consumer === false ? undefined : new ConsumerLock(this.dir);
     this.journalOptions = options.journal;
+    this.logger = options.logger ?? silentLogger;
+    this.room = new DiskRoom(this.dir, options.reserveBytes ?? DEFAULT_RESERVE_BYTES, () => this.gauge.current());
     this.deadLetters = new EmbeddedDeadLetters({
       use: () => this.require(),
       requeue: (queue, message) => this.requeue(queue, message),
@@ -158,6 +182,7 @@ export class EmbeddedStore implements Store {
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;
     this.stopProbe();
+    this.stopGuard();
     this.clearHandoff();
     const opened = this.opened;
     this.opened = undefined;
@@ -174,9 +199,12 @@ export class EmbeddedStore implements Store {
   }
 
   admit(queue: string): StoreRefusal | undefined {
+    if (this.lost) return DIR_LOST;
     if (!this.opened) return this.health.refusal ?? notOpen();
     const failure = this.health.refusal ?? this.journalHealth.refusal;
     if (failure) return failure;
+    const full = this.room.refusal();
+    if (full) return full;
     if (this.maxBytes !== undefined && this.gauge.current() + (this.opened.journal?.lane.bytes ?? 0) >= this.maxBytes) {
       return { code: "store_full", message: `the store holds ${this.maxBytes} bytes, its limit`, retryAfterSeconds: 10 };
     }
@@ -189,14 +217,15 @@ export class EmbeddedStore implements Store {
   async enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
     if (!options?.internal) {
       const refusal = this.admit(queue);
-      if (refusal) throw this.health.error() ?? this.journalHealth.error() ?? new StoreRefusedError(refusal);
+      if (refusal) throw this.health.error() ?? this.journalHealth.error() ?? new StoreRefusedError(refusal, { cause: this.lost });
     }
     const { dbs, writer, tag, journal } = this.require();
     const seq = this.tracker.allocate(queue);
     // Counted before the commit so that admit sees requests still in flight.
     this.tracker.adjust(queue, 1);
     if (message.orderingKey !== undefined) return this.enqueueKeyed(dbs, writer, [queue, seq, tag], message);
-    if (journal?.lane.hasRoom(message)) {
+    // A disk low on room keeps it for done-markers: new messages go to the B-tree's free pages.
+    if (journal?.lane.hasRoom(message) && !this.room.diskLow()) {
       try {
         await journal.lane.enqueue(queue, seq, message);
       } catch (error) {
@@ -210,6 +239,12 @@ export class EmbeddedStore implements Store {
     } catch (error) {
       this.tracker.adjust(queue, -1);
       throw asRefusal(error);
+    }
+    // Committed into a deleted file is not committed: never acknowledged.
+    const lost = this.lost ?? this.guard?.files.dataFileDeleted();
+    if (lost) {
+      this.dirLost(lost);
+      throw new StoreRefusedError(DIR_LOST, { cause: lost });
     }
     this.inserted(queue, seq, message);
   }
@@ -492,6 +527,7 @@ export class EmbeddedStore implements Store {
    * senders.
    */
   get failure(): Error | undefined {
+    if (this.lost) return this.lost;
     const cause = this.health.cause ?? this.journalHealth.cause;
     if (cause === undefined) return undefined;
     return cause instanceof Error ? cause : new Error(String(cause));
@@ -516,22 +552,26 @@ export class EmbeddedStore implements Store {
   private async openNow(): Promise<boolean> {
     let dbs: EmbeddedDbs | undefined;
     let journal: Opened["journal"];
+    let guard: DataDirGuard | undefined;
     try {
       dbs = openEnvironment(this.dir);
       this.tracker.reset();
       this.clearHandoff();
       // Only the consumer touches the journal: what it still holds from before joins the B-tree.
-      if (this.lock) await foldJournal(this.journalDir, dbs);
+      if (this.lock) this.reportFold(await foldJournal(this.journalDir, dbs, join(this.dir, "quarantine")));
       recoverQueues(dbs, this.tracker);
       if (this.lock && this.journalOptions !== false) journal = this.openJournal();
+      guard = new DataDirGuard(this.dir, this.lock ? ["data.mdb", "consumer.lock"] : ["data.mdb"]);
     } catch (error) {
       if (dbs) void dbs.root.close().catch(ignore);
+      void journal?.log.close().catch(ignore);
       this.tracker.reset();
       this.health.failed(error);
       return false;
     }
     if (!this.wanted) {
       // Closed while the journal was being folded.
+      guard.close();
       await journal?.log.close();
       await dbs.root.close();
       return false;
@@ -539,11 +579,28 @@ export class EmbeddedStore implements Store {
     this.opened = { dbs, writer: new StoreWriter(dbs.root, this.health), tag: newWriterTag(), journal };
     this.health.succeeded();
     this.journalHealth.succeeded();
+    this.lost = undefined;
+    this.startGuard(guard);
     this.gauge.invalidate();
     void this.sweepExpired().catch(ignore);
     // Work may be waiting from before: wake whoever listens.
     for (const queue of this.watchers.keys()) this.notify(queue);
     return true;
+  }
+
+  private reportFold(report: FoldReport): void {
+    for (const segment of report.damaged) {
+      this.logger.error(
+        {
+          dir: this.dir,
+          quarantinedAs: segment.quarantinedAs,
+          framesRecovered: segment.framesRecovered,
+          bytesSkipped: segment.bytesSkipped,
+          header: segment.header,
+        },
+        "a journal segment was damaged: every frame that passed its checksum was recovered, the bytes between were skipped, and the file was moved to the quarantine folder",
+      );
+    }
   }
 
   private get journalDir(): string {
@@ -556,13 +613,16 @@ export class EmbeddedStore implements Store {
       dir: this.journalDir,
       epoch: randomBytes(6).toString("hex"),
       segmentBytes: options.segmentBytes ?? DEFAULT_SEGMENT_BYTES,
-      onFailure: (error) => this.journalHealth.failed(error),
+      onFailure: (error) => {
+        if (error instanceof DataDirLostError) this.dirLost(error);
+        this.journalHealth.failed(error);
+      },
       onSuccess: () => this.journalHealth.succeeded(),
     });
     const lane = new JournalLane(log, {
       maxMessages: options.maxMessages ?? DEFAULT_LANE_LIMITS.maxMessages,
       maxBytes: options.maxBytes ?? DEFAULT_LANE_LIMITS.maxBytes,
-    });
+    }, (bytes) => this.room.hasRoomFor(bytes));
     return { log, lane };
   }
 
@@ -582,6 +642,37 @@ export class EmbeddedStore implements Store {
       if (this.journalHealth.refusal) journal?.log.append([]).catch(ignore);
     }, this.probeIntervalMs);
     this.probe.unref();
+  }
+
+  private startGuard(files: DataDirGuard): void {
+    const timer = setInterval(() => {
+      const lost = files.check();
+      if (lost) this.dirLost(lost);
+    }, DIR_CHECK_MS);
+    timer.unref();
+    this.guard = { files, timer };
+  }
+
+  private stopGuard(): void {
+    if (!this.guard) return;
+    clearInterval(this.guard.timer);
+    this.guard.files.close();
+    this.guard = undefined;
+  }
+
+  /**
+   * What was written since the directory went is in deleted files, and goes with the process:
+   * nothing more is acknowledged, for good. A new directory is a new, empty store, which only a
+   * restart may start on.
+   */
+  private dirLost(error: DataDirLostError): void {
+    if (this.lost) return;
+    this.lost = error;
+    this.stopGuard();
+    this.logger.error(
+      { dir: this.dir, reason: error.reason },
+      "the data directory was deleted or replaced while the store had it open: every webhook is answered 503 from now on; restart the app once the directory is back (or to start empty)",
+    );
   }
 
   private stopProbe(): void {

@@ -148,7 +148,13 @@ describe("every verifier", () => {
         const valid = scheme.request();
         const real = valid.headers[scheme.signatureHeader] as string;
         for (const hostile of hostileValues(real)) {
-          const failure = asFailure(scheme.auth().verify({ ...valid, headers: { ...valid.headers, [scheme.signatureHeader]: hostile.value } }));
+          const verdict = scheme.auth().verify({ ...valid, headers: { ...valid.headers, [scheme.signatureHeader]: hostile.value } });
+          if (scheme.name === "standard-webhooks" && hostile.name === "repeated (joined by Node)") {
+            // A space-separated list is this scheme's own syntax: one matching entry is enough (as in its SDKs).
+            expect(verdict, hostile.name).to.equal(true);
+            continue;
+          }
+          const failure = asFailure(verdict);
           expect(failure?.status, hostile.name).to.equal(401);
           expect(failure?.code, hostile.name).to.be.oneOf(["signature_malformed", "signature_mismatch"]);
         }

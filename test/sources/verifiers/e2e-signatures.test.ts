@@ -134,6 +134,14 @@ describe("verifiers end to end (real sockets)", () => {
           Buffer.from(`${c.signatureHeader}: ${good}\r\n${c.signatureHeader}: ${good}\r\n`, "latin1"),
           Buffer.from(`${c.signatureHeader}: ${good}${"A".repeat(6000)}\r\n`, "latin1"),
         ];
+        if (c.name.startsWith("standard-webhooks")) {
+          // Node joins the repeated header into a space-separated list, this scheme's own syntax:
+          // one matching entry is enough, as in its SDKs.
+          const repeated = await rawRequest(source.port, wire(hostile.splice(1, 1)[0]));
+          expect(repeated.status, repeated.text).to.equal(202);
+          await events.waitFor(1);
+          events.received.length = 0;
+        }
         for (const lines of hostile) {
           const reply = await rawRequest(source.port, wire(lines));
           expect(reply.status, reply.text).to.equal(401);

@@ -94,6 +94,19 @@ describe("StandardWebhooksSignature (webhook-* and svix-* headers)", () => {
     expectRefused(new StandardWebhooksSignature(SECRET), request(BODY, { ...headers, "webhook-signature": `${other} v1a,abc` }), "signature_mismatch");
   });
 
+  it("accepts when one v1 entry matches although others are malformed, as the SDKs do", () => {
+    const headers = signedHeaders("webhook", BODY);
+    const good = headers["webhook-signature"];
+    for (const list of [`v1,AAAA ${good}`, `garbage ${good}`, `${good} v1,`, `${good}, ${good}`, `v1,!!!! v1a,x ${good}`]) {
+      expect(sdkAccepts("webhook", BODY, { ...headers, "webhook-signature": list }), list).to.equal(true);
+      expectAccepted(new StandardWebhooksSignature(SECRET), request(BODY, { ...headers, "webhook-signature": list }));
+    }
+    // Malformed entries beside a valid but wrong signature: a mismatch, not a pass.
+    const wrong = signedHeaders("webhook", BODY, OLD_SECRET, Number(headers["webhook-timestamp"]))["webhook-signature"];
+    expectRefused(new StandardWebhooksSignature(SECRET), request(BODY, { ...headers, "webhook-signature": `v1,AAAA ${wrong}` }), "signature_mismatch");
+    expect(sdkAccepts("webhook", BODY, { ...headers, "webhook-signature": `v1,AAAA ${wrong}` })).to.equal(false);
+  });
+
   it("a header with only non-v1 signatures is signature_missing", () => {
     const headers = signedHeaders("webhook", BODY);
     expectRefused(new StandardWebhooksSignature(SECRET), request(BODY, { ...headers, "webhook-signature": "v1a,abc" }), "signature_missing");
@@ -102,7 +115,7 @@ describe("StandardWebhooksSignature (webhook-* and svix-* headers)", () => {
   it("refuses garbage signature headers as malformed", () => {
     const headers = signedHeaders("webhook", BODY);
     const good = headers["webhook-signature"];
-    for (const garbage of ["garbage", "v1,", "v1,abc", good.replace("v1,", "v1;"), good.slice(0, -2), `${good},`, `${good}, ${good}`, good.replace("v1,", "")]) {
+    for (const garbage of ["garbage", "v1,", "v1,abc", good.replace("v1,", "v1;"), good.slice(0, -2), `${good},`, `${good}, v1,abc`, good.replace("v1,", "")]) {
       expectRefused(new StandardWebhooksSignature(SECRET), request(BODY, { ...headers, "webhook-signature": garbage }), "signature_malformed");
     }
     expectRefused(new StandardWebhooksSignature(SECRET), request(BODY, { ...headers, "webhook-timestamp": "yesterday" }), "timestamp_malformed");

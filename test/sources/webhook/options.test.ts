@@ -7,7 +7,7 @@ describe("WebhookSource: options refused at construction", () => {
     { title: "a path with a query string", options: { path: "/hooks?x=1" }, message: /path/ },
     { title: "a path with a space", options: { path: "/my hooks" }, message: /path/ },
     { title: "an empty method list", options: { path: "/h", methods: [] }, message: /methods/ },
-    { title: "a method that is not a token", options: { path: "/h", methods: ["PO ST"] }, message: /methods/ },
+    { title: "a method that is not a token", options: { path: "/h", methods: ["PO ST" as "POST"] }, message: /methods/ },
     { title: "a port out of range", options: { path: "/h", port: 70_000 }, message: /port/ },
     { title: "a port that is not an integer", options: { path: "/h", port: 80.5 }, message: /port/ },
     { title: "an empty host", options: { path: "/h", host: "" }, message: /host/ },

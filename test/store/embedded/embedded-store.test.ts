@@ -238,7 +238,7 @@ describe("EmbeddedStore", function () {
     const [dead] = await app.claim("q", 1);
     await app.deadLetter({ queue: "q", task: "t", message: dead, error: "e", attempts: 1, diedAt: 1 });
 
-    const cli = await openStore({ dir }); // what the dead-letter CLI does
+    const cli = await openStore({ dir, consumer: false }); // what the dead-letter CLI does (a consumer would fold the app's journal)
     expect((await cli.deadLetters.list()).map((l) => l.message.id)).to.deep.equal(["dead"]);
     await Promise.all([cli.deadLetters.replay("dead"), app.enqueue("q", message("live"))]);
     await closeStore(cli);

@@ -26,7 +26,8 @@ const NAMES = {
  * `webhook-signature: v1,<base64> [v1,<base64> ...]`, each an HMAC-SHA256 of
  * `<webhook-id>.<webhook-timestamp>.<raw body>`. Secrets are `whsec_<base64>`: the prefix is
  * dropped and the rest base64-decoded into the key. Several space-separated signatures may be
- * sent (the sender rotating); one matching is enough. Asymmetric `v1a` signatures are ignored.
+ * sent (the sender rotating); one matching is enough, even beside malformed entries, which are
+ * skipped as the reference libraries skip them. Asymmetric `v1a` signatures are ignored.
  */
 export class StandardWebhooksSignature extends SignatureVerifier {
   readonly scheme = "standard-webhooks";
@@ -50,14 +51,24 @@ export class StandardWebhooksSignature extends SignatureVerifier {
     const tokens = header.split(" ").filter((token) => token.length > 0);
     if (tokens.length === 0) refuse(malformed("signature", names.signature, "holds no signature"));
     if (tokens.length > MAX_SIGNATURES) refuse(malformed("signature", names.signature, "has too many signatures"));
+    // As the reference libraries do, a malformed entry is skipped: another may still match.
+    // Only when no entry is a well-formed v1 signature is the header refused, naming why.
     const signatures: Buffer[] = [];
+    let problem: string | undefined;
     for (const token of tokens) {
       const match = VERSIONED.exec(token);
-      if (!match) refuse(malformed("signature", names.signature, "is not a list of <version>,<signature>"));
+      if (!match) {
+        problem ??= "is not a list of <version>,<signature>";
+        continue;
+      }
       if (match[1] !== "v1") continue;
-      signatures.push(decodeDigest(match[2], "base64", 32) ?? refuse(malformed("signature", names.signature, "has a v1 signature that is not base64 of 32 bytes")));
+      const digest = decodeDigest(match[2], "base64", 32);
+      if (digest !== undefined) signatures.push(digest);
+      else problem ??= "has a v1 signature that is not base64 of 32 bytes";
     }
-    if (signatures.length === 0) refuse(failure("signature_missing", `${names.signature} header has no v1 signature`));
+    if (signatures.length === 0) {
+      refuse(problem !== undefined ? malformed("signature", names.signature, problem) : failure("signature_missing", `${names.signature} header has no v1 signature`));
+    }
     checkTimestamp(timestamp, this.toleranceSeconds, names.timestamp);
     return this.expectMatch(names.signature, "sha256", signatures, [id, ".", timestamp, ".", request.rawBody]);
   }

@@ -8,10 +8,9 @@ import { crc32 } from "node:zlib";
  *   header  "WTJ1" | u32 version | 8-byte salt | 8 bytes reserved
  *   frame   u32 payload length | u32 frame number | u32 checksum | payload
  * Frame numbers count from 0 in each segment. The checksum is CRC-32 of the salt, the length,
- * the frame number and the payload. Reading stops at the first frame that is short, out of
- * sequence or fails its checksum: that is the end of the log (a write the crash cut short,
- * or bytes of a write that failed). The salt is random per segment, so bytes inside a webhook
- * body (chosen by whoever sends it) cannot pass for a frame.
+ * the frame number and the payload. The salt is random per segment, so bytes inside a webhook
+ * body (chosen by whoever sends it) cannot pass for a frame. How a segment is read back, torn
+ * or damaged, is in segment-reader.ts.
  *
  * A payload is a run of operations, all applied or (torn frame) none:
  *   enqueue  u8 1 | u8 flags (bit 0: has raw) | u16 queue length | u32 meta length |
@@ -35,6 +34,11 @@ const HAS_RAW = 1;
 /** A frame can hold at most this many payload bytes (u32, and a sanity bound on reading). */
 export const MAX_FRAME_BYTES = 1 << 30;
 
+/** Checksum of a frame whose header (length, number) is `head` and payload `payload`. */
+export function frameChecksum(saltCrc: number, head: Buffer, payload: Buffer): number {
+  return crc32(payload, crc32(head, saltCrc));
+}
+
 export interface SegmentHeader {
   readonly salt: Buffer;
   /** CRC-32 of the salt: where every frame checksum of the segment starts. */
@@ -50,14 +54,6 @@ export function newSegmentHeader(): { readonly bytes: Buffer; readonly header: S
   return { bytes, header: { salt, saltCrc: crc32(salt) } };
 }
 
-/** The header of a segment file, or undefined when the file is too short or not a journal segment. */
-export function readSegmentHeader(file: Buffer): SegmentHeader | undefined {
-  if (file.length < SEGMENT_HEADER_BYTES) return undefined;
-  if (file.toString("latin1", 0, 4) !== SEGMENT_MAGIC || file.readUInt32LE(4) !== SEGMENT_VERSION) return undefined;
-  const salt = Buffer.from(file.subarray(8, 16));
-  return { salt, saltCrc: crc32(salt) };
-}
-
 /**
  * One frame, header and payload, in one buffer: the parts are copied once, so that the
  * checksum is one pass and the write one buffer.
@@ -70,7 +66,7 @@ export function encodeFrame(segment: SegmentHeader, frameNo: number, parts: read
   for (const part of parts) at += part.copy(frame, at);
   // Buffer.copy stops quietly at the end: a length that disagrees with the parts is a bug.
   if (at !== frame.length) throw new RangeError(`journal frame: parts hold ${at - FRAME_HEADER_BYTES} bytes, not ${length}`);
-  const crc = crc32(frame.subarray(FRAME_HEADER_BYTES), crc32(frame.subarray(0, 8), segment.saltCrc));
+  const crc = frameChecksum(segment.saltCrc, frame.subarray(0, 8), frame.subarray(FRAME_HEADER_BYTES));
   frame.writeUInt32LE(crc, 8);
   return frame;
 }
@@ -128,40 +124,8 @@ export function doneOp(entryId: number): Buffer {
   return op;
 }
 
-/** Why reading a segment stopped before its end (for logs); undefined when it ended cleanly. */
-export interface SegmentReadResult {
-  readonly ops: JournalOp[];
-  /** Offset just past the last good frame. */
-  readonly end: number;
-  readonly stoppedBecause?: string;
-}
-
-/**
- * The operations of every good frame of a segment, in order. Everything from the first bad
- * frame on is ignored (see the top of this file). Buffers in the ops point into `file`.
- */
-export function readSegment(file: Buffer): SegmentReadResult {
-  const header = readSegmentHeader(file);
-  if (!header) return { ops: [], end: 0, stoppedBecause: "not a journal segment" };
-  const ops: JournalOp[] = [];
-  let at = SEGMENT_HEADER_BYTES;
-  for (let frameNo = 0; at < file.length; frameNo++) {
-    if (file.length - at < FRAME_HEADER_BYTES) return { ops, end: at, stoppedBecause: "short frame header" };
-    const length = file.readUInt32LE(at);
-    if (file.readUInt32LE(at + 4) !== frameNo) return { ops, end: at, stoppedBecause: "frame out of sequence" };
-    if (length > MAX_FRAME_BYTES || at + FRAME_HEADER_BYTES + length > file.length) return { ops, end: at, stoppedBecause: "short frame" };
-    const payload = file.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length);
-    const expected = crc32(payload, crc32(file.subarray(at, at + 8), header.saltCrc));
-    if (file.readUInt32LE(at + 8) !== expected) return { ops, end: at, stoppedBecause: "checksum mismatch" };
-    const parsed = parsePayload(payload, frameNo);
-    if (typeof parsed === "string") return { ops, end: at, stoppedBecause: parsed };
-    ops.push(...parsed);
-    at += FRAME_HEADER_BYTES + length;
-  }
-  return { ops, end: at };
-}
-
-function parsePayload(payload: Buffer, frame: number): JournalOp[] | string {
+/** The operations of one frame's payload, or why it cannot be read. */
+export function parsePayload(payload: Buffer, frame: number): JournalOp[] | string {
   const ops: JournalOp[] = [];
   let at = 0;
   while (at < payload.length) {

@@ -1,6 +1,7 @@
 import { Packr } from "msgpackr";
 import type { QueuedMessage } from "../../store";
 import { messageMeta } from "../records";
+import { PAYLOAD_ENCODING } from "../../payload-codec";
 import { doneOp, enqueueOp } from "./journal-format";
 import type { JournalLog } from "./journal-log";
 
@@ -27,7 +28,7 @@ export interface LaneEntry {
 }
 
 /** Same options as the B-tree's message databases: plain maps, Buffers kept as bytes. */
-const packr = new Packr({ useRecords: false });
+const packr = new Packr(PAYLOAD_ENCODING);
 
 export function encodeMeta(message: QueuedMessage): Buffer {
   return packr.pack(messageMeta(message));
@@ -63,6 +64,8 @@ export class JournalLane {
   constructor(
     private readonly log: JournalLog,
     private readonly limits: JournalLaneLimits = DEFAULT_LANE_LIMITS,
+    /** Whether the disk has room to write this many bytes of copies (it may not, and the copies can wait). */
+    private readonly roomFor: (bytes: number) => boolean = () => true,
   ) {
     // Entries two segments behind the one being written hold old segments (and every newer
     // one, which goes only after them) on disk: copy them forward.
@@ -187,6 +190,8 @@ export class JournalLane {
       (entry) => entry.segment < before && !this.finishing.has(entry.entryId),
     );
     if (movers.length === 0) return;
+    // The copies need room before the old segments can go: on a disk low on room, they wait.
+    if (!this.roomFor(movers.reduce((sum, entry) => sum + entry.bytes, 0))) return;
     this.compacting = true;
     const parts: Buffer[] = [];
     for (const entry of movers) {

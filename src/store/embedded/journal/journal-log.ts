@@ -1,8 +1,9 @@
-import { closeSync, constants, existsSync, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, unlink, write, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { syncDirectory } from "./sync-directory";
 import { StoreRefusedError, toRefusal } from "../../store-errors";
-import { encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_BYTES, newSegmentHeader, type SegmentHeader } from "./journal-format";
+import { DataDirLostError } from "../data-dir-guard";
+import { encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_BYTES, newSegmentHeader, SEGMENT_HEADER_BYTES, type SegmentHeader } from "./journal-format";
 
 export interface JournalLogOptions {
   /** Directory of the segment files (created when missing). */
@@ -89,6 +90,8 @@ export class JournalLog {
   private closed = false;
   private idle: Array<() => void> = [];
   private readonly live = new Map<number, number>();
+  /** Segments that never held a frame with a payload (only the probe's empty frames): they may go in any order. */
+  private readonly emptyOnly = new Set<number>();
 
   constructor(private readonly options: JournalLogOptions) {
     if (!existsSync(options.dir)) {
@@ -189,6 +192,7 @@ export class JournalLog {
     if (batch.bytes > MAX_FRAME_BYTES) {
       return this.fail(batch, new RangeError(`a journal frame of ${batch.bytes} bytes is over the ${MAX_FRAME_BYTES}-byte limit`));
     }
+    if (batch.bytes > 0) this.emptyOnly.delete(segment.index);
     const bytesOut = encodeFrame(segment.header, segment.frames, batch.parts, batch.bytes);
     const expected = bytesOut.length;
     const frame: Frame = { segment, at: segment.size, waiters: batch.waiters, durable: batch.durable, entries: batch.entries, state: "writing" };
@@ -199,10 +203,21 @@ export class JournalLog {
     this.inFlight.push(frame);
     write(segment.fd, bytesOut, 0, expected, frame.at, (error, written) => {
       if (!error && written !== expected) error = new Error(`short write to the journal: ${written} of ${expected} bytes`);
+      // A write into a deleted file succeeds and is lost with the process: never acknowledged.
+      if (!error) error = this.deleted(segment) ?? null;
       frame.state = error ? "failed" : "written";
       frame.error = error ?? undefined;
       this.settle();
     });
+  }
+
+  private deleted(segment: OpenSegment): NodeJS.ErrnoException | undefined {
+    try {
+      if (fstatSync(segment.fd).nlink > 0) return undefined;
+    } catch (error) {
+      return error as NodeJS.ErrnoException;
+    }
+    return new DataDirLostError(this.options.dir, `its journal segment ${this.pathOf(segment.index)} was deleted`);
   }
 
   private take(): { parts: Buffer[]; bytes: number; waiters: Waiter[]; durable: boolean; entries: number } {
@@ -261,6 +276,9 @@ export class JournalLog {
     }
     closeQuietly(segment.fd);
     if (this.current === segment) this.current = undefined;
+    // Not one good frame in it (a full disk, retried every second): it goes now, or each
+    // retry would leave one more file behind the oldest segment still in use.
+    if (broken.at <= SEGMENT_HEADER_BYTES) unlink(this.pathOf(segment.index), ignore);
     this.sweep();
   }
 
@@ -280,6 +298,7 @@ export class JournalLog {
       syncDirectory(this.options.dir);
       const segment: OpenSegment = { index, fd, header, size: bytes.length, frames: 0 };
       this.current = segment;
+      this.emptyOnly.add(index);
       this.sweep();
       // Not from in here: what it appends must not join the frame being dispatched.
       const rotated = this.onRotated;
@@ -295,6 +314,12 @@ export class JournalLog {
   /** Deletes segments from the oldest on, while they hold nothing live and are not being written. */
   private sweep(): void {
     const writing = this.current?.index ?? this.nextIndex;
+    // Nothing in these can cancel an older entry: no need to wait for the older segments to go.
+    for (const index of this.emptyOnly) {
+      if (index >= writing || this.live.has(index)) continue;
+      this.emptyOnly.delete(index);
+      unlink(this.pathOf(index), ignore);
+    }
     while (this.lowest < writing && !this.live.has(this.lowest)) {
       // A segment that survives a crash undeleted is read again at the next open: its messages
       // without a done-marker are delivered again, which at-least-once allows.

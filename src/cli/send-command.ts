@@ -1,0 +1,99 @@
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { didYouMean } from "../config/did-you-mean";
+import { signRequest, SIGN_PRESETS, type SignPreset } from "../testing/sign-request";
+import type { Output } from "./output";
+import { UsageError } from "./usage";
+
+/**
+ * `send <url> [--preset p --secret-env VAR] (--file f | --data text) [--header k:v] [--method M]`:
+ * signs a delivery as the sender would and sends it to a running app, for local development.
+ * Prints the answer (status line, headers, body); exit code 0 for a 2xx answer, 1 otherwise.
+ */
+export async function sendCommand(args: readonly string[], output: Output): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    options: {
+      preset: { type: "string" },
+      "secret-env": { type: "string" },
+      file: { type: "string" },
+      data: { type: "string" },
+      header: { type: "string", multiple: true },
+      method: { type: "string" },
+    },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (positionals.length !== 1) throw new UsageError("send takes one argument: the URL of the webhook");
+  const url = parseUrl(positionals[0]);
+  if (values.file !== undefined && values.data !== undefined) throw new UsageError("send: give --file or --data, not both");
+  const preset = values.preset === undefined ? undefined : presetOf(values.preset);
+  if (preset !== undefined && values["secret-env"] === undefined) throw new UsageError(`send: --preset ${preset} needs --secret-env <VAR>, the environment variable holding the secret`);
+  if (preset === undefined && values["secret-env"] !== undefined) throw new UsageError("send: --secret-env is only used with --preset");
+
+  const body = values.file !== undefined ? readBody(values.file) : Buffer.from(values.data ?? "", "utf8");
+  const headers: Record<string, string> = { "content-type": contentTypeOf(body) };
+  if (preset !== undefined) {
+    const variable = values["secret-env"]!;
+    const secret = process.env[variable];
+    if (secret === undefined || secret === "") throw new Error(`send: the environment variable ${variable} is not set (it should hold the ${preset} secret)`);
+    Object.assign(headers, signRequest(preset, { secret, body, url: url.href }));
+  }
+  for (const header of values.header ?? []) {
+    const colon = header.indexOf(":");
+    if (colon <= 0) throw new UsageError(`send: --header ${JSON.stringify(header)} is not name:value`);
+    headers[header.slice(0, colon).trim().toLowerCase()] = header.slice(colon + 1).trim();
+  }
+
+  let response: Response;
+  try {
+    response = await fetch(url, { method: (values.method ?? "POST").toUpperCase(), headers, body: body.length > 0 ? body : undefined, redirect: "manual" });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(`send: cannot reach ${url.href}: ${cause?.code ?? cause?.message ?? (error as Error).message} (is the app running?)`);
+  }
+  output.out(`HTTP ${response.status} ${response.statusText}`);
+  for (const [name, value] of response.headers) output.out(`${name}: ${value}`);
+  output.out("");
+  const text = await response.text();
+  if (text.length > 0) output.out(text);
+  return response.ok ? 0 : 1;
+}
+
+function parseUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`send: ${JSON.stringify(text)} is not a URL (for example http://127.0.0.1:8080/hooks/github)`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`send: the URL must be http:// or https://, got ${url.protocol}`);
+  return url;
+}
+
+function presetOf(name: string): SignPreset {
+  if (name === "hmac") throw new UsageError("send: the hmac preset needs its options (header, prefix, signed payload); sign with signRequest from webhook-tasks/testing in code");
+  if ((SIGN_PRESETS as readonly string[]).includes(name)) return name as SignPreset;
+  const guess = didYouMean(name, SIGN_PRESETS);
+  throw new UsageError(`send: unknown preset "${name}"${guess ? ` (did you mean "${guess}"?)` : ""}; presets: ${SIGN_PRESETS.filter((p) => p !== "hmac").join(", ")}`);
+}
+
+function readBody(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(`send: cannot read ${file}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (error as Error).message}`);
+  }
+}
+
+/** JSON when the body parses as JSON, a form when it looks like one, else text. */
+function contentTypeOf(body: Buffer): string {
+  const text = body.toString("utf8");
+  try {
+    JSON.parse(text);
+    return "application/json";
+  } catch {
+    return /^[\w.%+-]+=[^&]*(&[\w.%+-]+=[^&]*)*$/.test(text.trim()) ? "application/x-www-form-urlencoded" : "text/plain; charset=utf-8";
+  }
+}

@@ -1,0 +1,207 @@
+import { randomUUID } from "node:crypto";
+import type { CoreApp } from "../app/core-app";
+import { isQueue, type Queue } from "../app/queue";
+import type { DeliveryOutcome, Source } from "../sources/source";
+import type { WebhookEvent } from "../sources/webhook/webhook-event";
+import { WebhookSource } from "../sources/webhook/webhook-source";
+import { createStore, type StoreSpec } from "../store/create-store";
+import type { EmitRecord, QueuedMessage, Store } from "../store/store";
+
+export interface TestAppOptions {
+  /** The store for the test run (default "memory": nothing on disk, nothing left behind). */
+  store?: StoreSpec;
+  /** How long `send` and `push` wait for the task (default 5 s). */
+  timeoutMs?: number;
+}
+
+export interface SendInit {
+  /** A string or Buffer is sent as is; anything else as JSON (with content-type application/json). */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Default: the source's first method. */
+  method?: string;
+  /** Appended to the source's path. */
+  query?: Record<string, string>;
+}
+
+/** One task run, from the request (or the pushed value) to the task's outcome. */
+export interface TestRun<E = unknown, R = unknown> {
+  /** The HTTP answer (`send` only; 0 for `push`). */
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** The answer's body: parsed JSON, else text. */
+  readonly body: unknown;
+  /** What the task received; undefined when the request made no event (refused, duplicate). */
+  readonly event: E | undefined;
+  /** What the task returned on its first attempt (undefined when it threw). */
+  readonly result: R | undefined;
+  /** What went to the task's `emit` queue (undefined when nothing did). */
+  readonly emitted: R | undefined;
+  /** What the task threw on its first attempt (it is then retried as usual). */
+  readonly error: unknown;
+}
+
+/** A started app in a test: send it requests, push to its queues, await the tasks. */
+export interface TestApp {
+  readonly app: CoreApp;
+  /** Sends a request to `source` over HTTP (real socket), then awaits its task's first attempt. */
+  send<B = unknown>(source: WebhookSource, init?: SendInit): Promise<TestRun<WebhookEvent<B>>>;
+  /** Puts `value` on a queue, as an emitting task would, then awaits the consuming task's first attempt. */
+  push<T>(queue: Queue<T> | string, value: T): Promise<TestRun<T>>;
+  /** Stops the app (and its store). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `app` for a test: a memory store (unless told otherwise), every listener on a free
+ * port, and hooks that report what each task received, returned and emitted.
+ *
+ *   const t = await testApp(app);
+ *   const run = await t.send(githubHook, { body: push, headers: signRequest("github", { secret, body }) });
+ *   expect(run.emitted).to.deep.equal({ ... });
+ *   await t.stop();
+ */
+export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promise<TestApp> {
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  const store = createStore(options.store ?? "memory", { appName: app.name });
+  const watcher = new RunWatcher();
+  app.configureForTest({ store: watcher.wrap(store), freePorts: true });
+  const unobserve = app.onOutcome((id, outcome) => watcher.settled(id, outcome));
+  await app.start();
+  // One request per queue at a time: the message a request adds is then the one after the count taken before it.
+  const busy = new Map<string, Promise<unknown>>();
+  const serial = <T>(queue: string, work: () => Promise<T>): Promise<T> => {
+    const result = (busy.get(queue) ?? Promise.resolve()).then(work, work);
+    busy.set(queue, result.catch(() => undefined));
+    return result;
+  };
+
+  const queueOf = (source: Source): string => {
+    const task = app.tasks.find((t) => t.source === source);
+    if (!task) throw new Error(`testApp: ${source.describe()} feeds no task of app "${app.name}"`);
+    return task.queue;
+  };
+
+  return {
+    app,
+    async send<B>(source: WebhookSource, init: SendInit = {}): Promise<TestRun<WebhookEvent<B>>> {
+      if (!(source instanceof WebhookSource)) throw new TypeError("testApp.send: the first argument must be a WebhookSource of the app");
+      const queue = queueOf(source);
+      return serial(queue, async () => {
+        const before = watcher.count(queue);
+        const headers: Record<string, string> = { ...init.headers };
+        let body: string | Buffer | undefined;
+        if (init.body === undefined || typeof init.body === "string" || Buffer.isBuffer(init.body)) body = init.body;
+        else {
+          body = JSON.stringify(init.body);
+          if (!Object.keys(headers).some((k) => k.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
+        }
+        const query = init.query ? `?${new URLSearchParams(init.query).toString()}` : "";
+        const res = await fetch(source.url + query, { method: init.method ?? source.options.methods[0], headers, body });
+        const text = await res.text();
+        const answer = { status: res.status, headers: Object.fromEntries(res.headers), body: parseAnswer(text) };
+        const id = watcher.idAfter(queue, before);
+        if (id === undefined) return { ...answer, event: undefined, result: undefined, emitted: undefined, error: undefined };
+        return { ...answer, ...(await watcher.run<WebhookEvent<B>>(id, timeoutMs)) };
+      });
+    },
+
+    async push<T>(target: Queue<T> | string, value: T): Promise<TestRun<T>> {
+      const queue = isQueue(target) ? target.name : target;
+      if (!app.tasks.some((t) => t.queue === queue)) throw new Error(`testApp.push: no task of app "${app.name}" consumes queue "${queue}"`);
+      return serial(queue, async () => {
+        const id = `test-${randomUUID()}`;
+        await app.store.enqueue(queue, { id, payload: value, attempts: 0, enqueuedAt: Date.now() }, { internal: true });
+        return { status: 0, headers: {}, body: undefined, ...(await watcher.run<T>(id, timeoutMs)) };
+      });
+    },
+
+    async stop() {
+      unobserve();
+      await app.stop();
+    },
+  };
+}
+
+interface Seen {
+  event?: unknown;
+  emitted?: unknown;
+  outcome?: DeliveryOutcome;
+  waiters: Array<() => void>;
+}
+
+/** Follows messages through a store: which were enqueued where, what they emitted, how they ended. */
+class RunWatcher {
+  private readonly byQueue = new Map<string, string[]>();
+  private readonly seen = new Map<string, Seen>();
+
+  wrap(store: Store): Store {
+    const enqueue = (queue: string, message: QueuedMessage, options?: { internal?: boolean }) => {
+      this.entry(message.id).event = message.payload;
+      const ids = this.byQueue.get(queue) ?? [];
+      ids.push(message.id);
+      this.byQueue.set(queue, ids);
+      return store.enqueue(queue, message, options);
+    };
+    const complete = (queue: string, id: string, emit?: EmitRecord) => {
+      if (emit !== undefined) this.entry(id).emitted = emit.message.payload;
+      return store.complete(queue, id, emit);
+    };
+    return new Proxy(store, {
+      get(target, key) {
+        if (key === "enqueue") return enqueue;
+        if (key === "complete") return complete;
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  count(queue: string): number {
+    return this.byQueue.get(queue)?.length ?? 0;
+  }
+
+  idAfter(queue: string, before: number): string | undefined {
+    return this.byQueue.get(queue)?.[before];
+  }
+
+  settled(id: string, outcome: DeliveryOutcome): void {
+    const entry = this.entry(id);
+    if (entry.outcome !== undefined) return; // the first attempt is the one reported
+    entry.outcome = outcome;
+    for (const wake of entry.waiters.splice(0)) wake();
+  }
+
+  async run<E>(id: string, timeoutMs: number): Promise<Pick<TestRun<E>, "event" | "result" | "emitted" | "error">> {
+    const entry = this.entry(id);
+    if (entry.outcome === undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve, reject) => {
+        entry.waiters.push(resolve);
+        timer = setTimeout(() => reject(new Error(`testApp: the task did not finish event ${id} within ${timeoutMs} ms`)), timeoutMs);
+      }).finally(() => clearTimeout(timer));
+    }
+    const outcome = entry.outcome!;
+    return {
+      event: entry.event as E,
+      result: outcome.ok ? outcome.value : undefined,
+      emitted: entry.emitted,
+      error: outcome.ok ? undefined : "error" in outcome ? outcome.error : new Error("timed out"),
+    } as Pick<TestRun<E>, "event" | "result" | "emitted" | "error">;
+  }
+
+  private entry(id: string): Seen {
+    let entry = this.seen.get(id);
+    if (!entry) this.seen.set(id, (entry = { waiters: [] }));
+    return entry;
+  }
+}
+
+function parseAnswer(text: string): unknown {
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,91 @@
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { expect } from "chai";
+import { CoreApp, GitHubSignature, silentLogger, TwilioSignature, WebhookSource, type WebhookEvent } from "../../src/index";
+import { useTempDir } from "../config/yaml-helpers";
+import { until } from "../helpers/wait";
+import { runCli } from "./cli-process";
+
+describe("CLI: send", () => {
+  const tmp = useTempDir();
+  let app: CoreApp;
+  let github: WebhookSource;
+  let twilio: WebhookSource;
+  const received: WebhookEvent[] = [];
+
+  before(async () => {
+    github = new WebhookSource({ path: "/hooks/github", port: 0, auth: new GitHubSignature("gh-secret") });
+    twilio = new WebhookSource({ path: "/hooks/sms", port: 0, auth: new TwilioSignature("tw-token"), parser: "form" });
+    app = new CoreApp("cli-send", { store: "memory", logger: silentLogger });
+    app.task({ source: github }, async (ctx, event: WebhookEvent) => void received.push(event));
+    app.task({ source: twilio }, async (ctx, event: WebhookEvent) => void received.push(event));
+    await app.start();
+  });
+  after(() => app.stop());
+
+  it("signs a payload file with the preset's scheme; the app accepts it and the task gets the exact body", async () => {
+    const payload = tmp.write("push.json", JSON.stringify({ ref: "refs/heads/main", note: "héllo ✓" }));
+    const result = await runCli(["send", github.url, "--preset", "github", "--secret-env", "GH_SECRET", "--file", payload, "--header", "X-GitHub-Event: push"], { GH_SECRET: "gh-secret" });
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout).to.match(/^HTTP 202 Accepted\n/);
+    expect(result.stdout).to.match(/content-type: application\/json/);
+    expect(result.stdout).to.match(/\{"accepted":true,"id":"[^"]+"\}/);
+    await until(() => received.length === 1);
+    expect(received[0].body).to.deep.equal({ ref: "refs/heads/main", note: "héllo ✓" });
+    expect(received[0].headers["x-github-event"]).to.equal("push");
+  });
+
+  it("a form for Twilio, signed over the URL and its parameters", async () => {
+    const before = received.length;
+    const result = await runCli(["send", twilio.url, "--preset", "twilio", "--secret-env", "TW", "--data", "From=%2B1555&Body=hi"], { TW: "tw-token" });
+    expect(result.code, result.stdout + result.stderr).to.equal(0);
+    await until(() => received.length === before + 1);
+    expect(received[before].body).to.deep.equal({ From: "+1555", Body: "hi" });
+  });
+
+  it("a refused delivery prints the answer and exits 1", async () => {
+    const result = await runCli(["send", github.url, "--preset", "github", "--secret-env", "GH_SECRET", "--data", "{}"], { GH_SECRET: "wrong" });
+    expect(result.code).to.equal(1);
+    expect(result.stdout).to.match(/^HTTP 401 Unauthorized\n/);
+    expect(result.stdout).to.contain('"error":"signature_mismatch"');
+  });
+
+  it("refuses an unknown preset with a suggestion, hmac, and a preset without --secret-env (exit 2)", async () => {
+    const typo = await runCli(["send", github.url, "--preset", "githb", "--secret-env", "X", "--data", "{}"]);
+    expect(typo.code).to.equal(2);
+    expect(typo.stderr).to.contain('error: send: unknown preset "githb" (did you mean "github"?)');
+    const hmac = await runCli(["send", github.url, "--preset", "hmac", "--secret-env", "X", "--data", "{}"]);
+    expect([hmac.code, hmac.stderr]).to.satisfy(([code, err]: [number, string]) => code === 2 && err.includes("the hmac preset needs its options"));
+    const noSecret = await runCli(["send", github.url, "--preset", "github", "--data", "{}"]);
+    expect(noSecret.code).to.equal(2);
+    expect(noSecret.stderr).to.contain("--preset github needs --secret-env <VAR>");
+    const badUrl = await runCli(["send", "localhost:8080/x", "--data", "{}"]);
+    expect(badUrl.code).to.equal(2);
+    const badHeader = await runCli(["send", github.url, "--header", "no-colon"]);
+    expect(badHeader.stderr).to.contain('--header "no-colon" is not name:value');
+  });
+
+  it("refuses a missing environment variable, an unreadable file and an unreachable URL (exit 1), sending nothing", async () => {
+    const before = received.length;
+    const missing = await runCli(["send", github.url, "--preset", "github", "--secret-env", "NOT_SET_ANYWHERE", "--data", "{}"], { NOT_SET_ANYWHERE: undefined });
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.contain("error: send: the environment variable NOT_SET_ANYWHERE is not set (it should hold the github secret)");
+    const noFile = await runCli(["send", github.url, "--file", join(tmp.dir(), "nope.json")]);
+    expect(noFile.code).to.equal(1);
+    expect(noFile.stderr).to.match(/error: send: cannot read .*nope\.json: no such file/);
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    await new Promise((resolve) => server.close(resolve));
+    const down = await runCli(["send", `http://127.0.0.1:${port}/hooks/github`, "--data", "{}"]);
+    expect(down.code).to.equal(1);
+    expect(down.stderr).to.contain(`error: send: cannot reach http://127.0.0.1:${port}/hooks/github: ECONNREFUSED (is the app running?)`);
+    expect(received.length).to.equal(before);
+  });
+
+  it("suggests the closest command for a misspelt one", async () => {
+    const result = await runCli(["sned"]);
+    expect(result.code).to.equal(2);
+    expect(result.stderr).to.contain('unknown command "sned" (did you mean "send"?)');
+  });
+});

@@ -1,0 +1,43 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+
+const MAIN = join(__dirname, "../../samples/main.js");
+
+/** Runs `npm start`'s program until its start-up log shows the orders endpoint line, then stops it. */
+async function startupLines(env: Record<string, string>): Promise<Array<Record<string, unknown>>> {
+  const dataDir = mkdtempSync(join(tmpdir(), "samples-main-"));
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: "0", WEBHOOK_TASKS_DATA_DIR: dataDir, WEBHOOK_TASKS_LOG_LEVEL: "info", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  const lines = () => stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
+  try {
+    const deadline = Date.now() + 10_000;
+    while (!lines().some((l) => l.msg === "started") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 100));
+    return lines();
+  } finally {
+    child.kill("SIGTERM");
+    await once(child, "close");
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+describe("samples: the start-up log of npm start", () => {
+  it("prints the orders endpoint's URL and development token", async () => {
+    const lines = await startupLines({});
+    const line = lines.find((l) => l.msg === "orders endpoint needs this header");
+    expect(line, JSON.stringify(lines)).to.not.equal(undefined);
+    expect(line!.header).to.equal("authorization: Bearer dev-orders-token");
+    expect(String(line!.url)).to.match(/^http:\/\/127\.0\.0\.1:\d+\/hooks\/orders$/);
+  });
+
+  it("never prints a token that came from the environment", async () => {
+    const lines = await startupLines({ ORDERS_TOKEN: "real-secret-token" });
+    expect(lines.some((l) => l.msg === "started")).to.equal(true);
+    expect(JSON.stringify(lines)).not.to.contain("real-secret-token");
+  });
+});

@@ -1,0 +1,132 @@
+import { execFile } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import { BearerAuth, CoreApp, Queue, silentLogger, WebhookResponse, WebhookSource, type WebhookEvent } from "../../src/index";
+import { testApp } from "../../src/testing/index";
+
+interface Total {
+  order: string;
+  total: number;
+}
+
+/** The app under test, built fresh for each test (an app starts once). */
+function ordersApp(port = 8080) {
+  const hook = new WebhookSource({ path: "/hooks/orders", port, auth: new BearerAuth("tok") });
+  const totals = new Queue<Total>("totals");
+  const app = new CoreApp("kit-orders", { logger: silentLogger }); // default store: embedded; testApp swaps in memory
+  const recorded: Total[] = [];
+  app.task({ source: hook, emit: totals }, async (ctx, event: WebhookEvent<{ id: string; lines: number[] }>) => {
+    if (event.body.id === "boom") throw new Error("cannot total");
+    return { order: event.body.id, total: event.body.lines.reduce((a, b) => a + b, 0) };
+  });
+  app.task({ source: totals }, async (ctx, total) => {
+    recorded.push(total);
+    return `recorded ${total.order}`;
+  });
+  return { app, hook, totals, recorded };
+}
+
+describe("testing: testApp runs a request through the whole pipeline", () => {
+  it("answers, stores, runs the task and reports the event, the result and what was emitted", async () => {
+    const { app, hook } = ordersApp();
+    const t = await testApp(app);
+    try {
+      expect(app.store.engine).to.equal("memory");
+      const run = await t.send(hook, { body: { id: "o-1", lines: [2, 3] }, headers: { authorization: "Bearer tok" } });
+      expect(run.status).to.equal(202);
+      expect(run.body).to.deep.include({ accepted: true });
+      expect(run.event?.body).to.deep.equal({ id: "o-1", lines: [2, 3] });
+      expect(run.event?.headers["content-type"]).to.equal("application/json");
+      expect(run.result).to.deep.equal({ order: "o-1", total: 5 });
+      expect(run.emitted).to.deep.equal({ order: "o-1", total: 5 });
+      expect(run.error).to.equal(undefined);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("a refused request makes no event; a failing task reports its error", async () => {
+    const { app, hook } = ordersApp();
+    const t = await testApp(app);
+    try {
+      const refused = await t.send(hook, { body: { id: "o-2", lines: [] } });
+      expect(refused.status).to.equal(401);
+      expect(refused.body).to.deep.include({ error: "unauthorized" });
+      expect(refused.event).to.equal(undefined);
+      const failed = await t.send(hook, { body: { id: "boom", lines: [] }, headers: { authorization: "Bearer tok" } });
+      expect(failed.status).to.equal(202);
+      expect((failed.error as Error).message).to.equal("cannot total");
+      expect(failed.emitted).to.equal(undefined);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("push() feeds a queue's task directly, typed by the Queue", async () => {
+    const { app, totals, recorded } = ordersApp();
+    const t = await testApp(app);
+    try {
+      const run = await t.push(totals, { order: "o-3", total: 9 });
+      expect(run.result).to.equal("recorded o-3");
+      expect(recorded).to.deep.equal([{ order: "o-3", total: 9 }]);
+      let error: unknown;
+      await t.push("nobody-reads-this", 1).catch((e: unknown) => (error = e));
+      expect(String(error)).to.contain('no task of app "kit-orders" consumes queue "nobody-reads-this"');
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("listens on a free port even when the configured one is taken, and sends in parallel safely", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const taken = (blocker.address() as { port: number }).port;
+    const { app, hook } = ordersApp(taken);
+    const t = await testApp(app);
+    try {
+      expect(hook.port).to.not.equal(taken);
+      const runs = await Promise.all([1, 2, 3, 4].map((n) => t.send(hook, { body: { id: `p-${n}`, lines: [n] }, headers: { authorization: "Bearer tok" } })));
+      expect(runs.map((r) => r.emitted)).to.deep.equal([1, 2, 3, 4].map((n) => ({ order: `p-${n}`, total: n })));
+    } finally {
+      await t.stop();
+      blocker.close();
+    }
+  });
+
+  it("works with a custom response that hides the event id, and refuses a source of another app", async () => {
+    const hook = new WebhookSource({ path: "/custom", port: 0, response: new WebhookResponse({ status_code: 200, body: "thanks" }) });
+    const app = new CoreApp("kit-custom", { logger: silentLogger });
+    app.task({ source: hook }, async (ctx, event: WebhookEvent<string>) => event.body.toUpperCase());
+    const t = await testApp(app);
+    try {
+      const run = await t.send(hook, { body: "hi", headers: { "content-type": "text/plain" } });
+      expect([run.status, run.body, run.result]).to.deep.equal([200, "thanks", "HI"]);
+      let error: unknown;
+      await t.send(new WebhookSource({ path: "/other", port: 0 })).catch((e: unknown) => (error = e));
+      expect(String(error)).to.contain('feeds no task of app "kit-custom"');
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("app.express() after start is a clear error, not a route that never answers", async () => {
+    const { app } = ordersApp();
+    app.express("127.0.0.1", 8080).get("/health", (_req, res) => void res.send("ok"));
+    const t = await testApp(app);
+    try {
+      expect(() => app.express("127.0.0.1", 8080)).to.throw("app.express() is for adding routes and middleware before start()");
+      expect(() => app.configureForTest({ store: "memory" })).to.throw("must come before start()");
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("the README's node:test example passes when run by node --test", async () => {
+    const file = join(__dirname, "../../samples/readme/github-push.test.js");
+    const { stdout } = await promisify(execFile)(process.execPath, ["--test", file], { env: { ...process.env, WEBHOOK_TASKS_LOG_LEVEL: "warn" } });
+    expect(stdout).to.match(/# pass 1\b/);
+    expect(stdout).to.match(/# fail 0\b/);
+  });
+});
