@@ -76,7 +76,7 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
   if (settings.warmupSeconds > 0) await load.run({ ...job, seconds: settings.warmupSeconds });
   // CPU figures cover the measured part only, so CPU per request is exact.
   const backends = (await server.database?.backendPids()) ?? [];
-  const dbBefore = cpuSecondsOfAll(backends);
+  const dbBefore = cpuByPid(backends);
   const cpuBefore = cpuSecondsOfAll(server.pids);
   const loadBefore = cpuSecondsOf(load.pid);
   const busyBefore = userProcessSeconds();
@@ -84,7 +84,9 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
   const result = await load.run({ ...job, seconds: settings.seconds });
   const wall = Number(process.hrtime.bigint() - wallBefore) / 1e9;
   const serverCpuSeconds = cpuSecondsOfAll(server.pids) - cpuBefore;
-  const dbSeconds = cpuSecondsOfAll(backends) - dbBefore;
+  // Backends opened during the load (the pool grows on demand) count from their start.
+  const backendsAfter = [...new Set([...backends, ...((await server.database?.backendPids()) ?? [])])];
+  const dbSeconds = cpuSince(dbBefore, backendsAfter);
   const ours = serverCpuSeconds + dbSeconds + (cpuSecondsOf(load.pid) - loadBefore);
   const otherCpu = Math.max(0, (userProcessSeconds() - busyBefore - ours) / wall);
   // Several app processes: the sum of their peaks (an upper bound of their peak together).
@@ -94,7 +96,7 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
   const drainSeconds = await waitForIdle(server.pids, settings.drainWaitSeconds);
   // CPU per request counts the drain too: work deferred past the load is still work per event.
   const totalCpuSeconds = cpuSecondsOfAll(server.pids) - cpuBefore;
-  const totalDbSeconds = cpuSecondsOfAll(backends) - dbBefore;
+  const totalDbSeconds = cpuSince(dbBefore, backendsAfter);
   // Each measurement starts on an empty schema, as the other stores start on an empty queue.
   await server.database?.empty();
   return {
@@ -126,6 +128,18 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
  * Waits until a process uses less than 5% of a core over a quarter second (at most
  * `maxSeconds`); returns how long that took.
  */
+/** CPU seconds of each process now (processes gone are left out). */
+function cpuByPid(pids: readonly number[]): Map<number, number> {
+  return new Map(pids.map((pid) => [pid, cpuSecondsOfAll([pid])]));
+}
+
+/** CPU seconds `pids` used since `before` was taken; a process not in `before` counts from its start. */
+function cpuSince(before: ReadonlyMap<number, number>, pids: readonly number[]): number {
+  let total = 0;
+  for (const pid of pids) total += Math.max(0, cpuSecondsOfAll([pid]) - (before.get(pid) ?? 0));
+  return total;
+}
+
 async function waitForIdle(pids: readonly number[], maxSeconds: number): Promise<number> {
   const started = Date.now();
   for (;;) {

@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
 
-/** The PostgreSQL the bench uses (BENCH_POSTGRES_URL; default the local server, trust auth). */
-export const BENCH_POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+/** The PostgreSQL the bench uses (BENCH_POSTGRES_URL, read when a server starts; default the local server, trust auth). */
+export function benchPostgresUrl(): string {
+  return process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+}
 
 /**
  * A schema of its own for one server under test: its connections carry an application_name
@@ -11,6 +13,7 @@ export const BENCH_POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? "postgres://
 export class BenchDatabase {
   readonly schema: string;
   readonly applicationName: string;
+  private readonly server = benchPostgresUrl();
   private client: Client | undefined;
 
   constructor(serverId: string) {
@@ -21,7 +24,7 @@ export class BenchDatabase {
 
   /** The connection string the server's store uses. */
   get url(): string {
-    const url = new URL(BENCH_POSTGRES_URL);
+    const url = new URL(this.server);
     url.searchParams.set("application_name", this.applicationName);
     return url.toString();
   }
@@ -48,7 +51,7 @@ export class BenchDatabase {
 
   private async connection(): Promise<Client> {
     if (this.client === undefined) {
-      const client = new Client({ connectionString: BENCH_POSTGRES_URL, application_name: "bench-harness" });
+      const client = new Client({ connectionString: this.server, application_name: "bench-harness" });
       await client.connect();
       this.client = client;
     }
