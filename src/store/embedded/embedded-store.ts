@@ -259,6 +259,12 @@ export class EmbeddedStore implements Store {
       this.tracker.adjust(queue, -1);
       throw asRefusal(error);
     }
+    // As for unkeyed messages: committed into a deleted file is not committed.
+    const lost = this.lost ?? this.guard?.files.dataFileDeleted();
+    if (lost) {
+      this.dirLost(lost);
+      throw new StoreRefusedError(DIR_LOST, { cause: lost });
+    }
     if (claimable) this.inserted(queue, seq, message);
   }
 
