@@ -6,6 +6,7 @@ import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import { WebhookSource } from "../sources/webhook/webhook-source";
 import { createStore, type StoreSpec } from "../store/create-store";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
+import { storedForm } from "../store/payload-codec";
 
 export interface TestAppOptions {
   /** The store for the test run (default "memory": nothing on disk, nothing left behind). */
@@ -111,7 +112,12 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
       if (!app.tasks.some((t) => t.queue === queue)) throw new Error(`testApp.push: no task of app "${app.name}" consumes queue "${queue}"`);
       return serial(queue, async () => {
         const id = `test-${randomUUID()}`;
-        await app.store.enqueue(queue, { id, payload: value, attempts: 0, enqueuedAt: Date.now() }, { internal: true });
+        // As the runner emits: the value in the form every engine gives back, with the consuming
+        // task's ordering key (a value or a key function that fails rejects, as it fails an emitter).
+        const payload = storedForm(value, "value");
+        const orderingKey = app.orderingKeyFor(queue, payload);
+        const message: QueuedMessage = { id, payload, attempts: 0, enqueuedAt: Date.now() };
+        await app.store.enqueue(queue, orderingKey === undefined ? message : { ...message, orderingKey }, { internal: true });
         return { status: 0, headers: {}, body: undefined, ...(await watcher.run<T>(id, timeoutMs)) };
       });
     },

@@ -48,7 +48,7 @@ describe("the data directory deleted or replaced under a running app", function 
     rmSync(base, { recursive: true, force: true });
   });
 
-  async function start(journal: boolean): Promise<{ url: string; dir: string; lines: LogLine[] }> {
+  async function start(journal: boolean, keyed = false): Promise<{ url: string; dir: string; lines: LogLine[] }> {
     const dir = join(base, "data");
     const lines: LogLine[] = [];
     const source = new WebhookSource({ path: "/in", host: "127.0.0.1", port: 0 });
@@ -56,7 +56,8 @@ describe("the data directory deleted or replaced under a running app", function 
     // The journal can be turned off only on a store built by hand.
     const store = journal ? "embedded" : new EmbeddedStore({ dir, journal: false, logger });
     app = new CoreApp("lost", { store, dataDir: dir, logger });
-    app.task({ source, name: "t" }, async () => undefined);
+    // Keyed events go to the B-tree in a transaction of their own (key-lines.ts).
+    app.task({ source, name: "t", orderingKey: keyed ? () => "one-key" : undefined }, async () => undefined);
     await app.start();
     for (let i = 0; i < 5; i++) expect((await fetch(source.url, { method: "POST", body: "{}" })).status).to.equal(202);
     return { url: source.url, dir, lines };
@@ -92,6 +93,14 @@ describe("the data directory deleted or replaced under a running app", function 
 
   it("deleted, with the journal off (every message in the B-tree): no 202 into deleted files, one error line", async () => {
     const { url, dir, lines } = await start(false);
+    const seen = await sendThrough(url, () => rmSync(dir, { recursive: true, force: true }));
+    expect(seen.acceptedAfter, "202s after the deletion").to.equal(0);
+    expect(seen.firstRefusalMs).to.be.below(1_000);
+    expect(seen.acceptedAfterRefusal).to.equal(0);
+    expect(lostLines(lines)).to.have.length(1);
+  });
+  it("deleted, with an ordering key (keyed events go to the B-tree): no 202 into deleted files, one error line", async () => {
+    const { url, dir, lines } = await start(true, true);
     const seen = await sendThrough(url, () => rmSync(dir, { recursive: true, force: true }));
     expect(seen.acceptedAfter, "202s after the deletion").to.equal(0);
     expect(seen.firstRefusalMs).to.be.below(1_000);

@@ -410,6 +410,29 @@ export function storeConformance(engine: string, target: StoreUnderTest): void {
         expect(await s.get("k")).to.equal(results.indexOf(true));
       });
 
+      it("keeps a value as emitted values are kept: a copy, in the stored form, and refuses what cannot be stored", async () => {
+        const store = await open();
+        const s = store.state("ns");
+        const value = { list: [1], tags: new Map([["a", 1]]), seen: new Set(["x"]), at: new Date(0) };
+        await s.set("k", value);
+        value.list.push(2);
+        const got = await s.get<{ list: number[] }>("k");
+        expect(got).to.deep.equal({ list: [1], tags: { a: 1 }, seen: ["x"], at: new Date(0) });
+        got!.list.push(3);
+        expect(await s.get("k")).to.deep.include({ list: [1] });
+        expect(await s.setIfAbsent("set", new Set([1]))).to.equal(true);
+        expect(await s.get("set")).to.deep.equal([1]);
+        const cycle: Record<string, unknown> = {};
+        cycle.self = cycle;
+        for (const bad of [{ run: () => undefined }, cycle]) {
+          let error: unknown;
+          await s.set("bad", bad).catch((e: unknown) => (error = e));
+          expect(error, JSON.stringify(Object.keys(bad))).to.be.instanceOf(TypeError);
+          expect(await s.setIfAbsent("bad", bad).catch((e: unknown) => e)).to.be.instanceOf(TypeError);
+          expect(await s.get("bad")).to.equal(undefined);
+        }
+      });
+
       it("takes keys of any length and characters", async () => {
         const store = await open();
         const s = store.state("ns");

@@ -79,6 +79,38 @@ describe("testing: testApp runs a request through the whole pipeline", () => {
     }
   });
 
+  it("push() hands the task what an emitting task would: the stored form, with the task's ordering key computed", async () => {
+    const app = new CoreApp("kit-push-form", { logger: silentLogger });
+    const items = new Queue<{ key: string; tags: Map<string, number> }>("items");
+    const keyed: string[] = [];
+    let received: unknown;
+    app.task(
+      {
+        source: items,
+        orderingKey: (value) => {
+          keyed.push(value.key);
+          if (value.key === "bad") throw new Error("no key for you");
+          return value.key;
+        },
+      },
+      async (_ctx, value) => {
+        received = value;
+      },
+    );
+    const t = await testApp(app);
+    try {
+      await t.push(items, { key: "k1", tags: new Map([["a", 1]]) });
+      // In production a Map arrives as a plain object (payload-codec), whatever the engine.
+      expect(received).to.deep.equal({ key: "k1", tags: { a: 1 } });
+      expect(keyed).to.deep.equal(["k1"]);
+      let error: unknown;
+      await t.push(items, { key: "bad", tags: new Map() }).catch((e: unknown) => (error = e));
+      expect(String(error)).to.contain("orderingKey threw: no key for you");
+    } finally {
+      await t.stop();
+    }
+  });
+
   it("listens on a free port even when the configured one is taken, and sends in parallel safely", async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));

@@ -53,8 +53,13 @@ function readDecoded(req: IncomingMessage, codings: readonly string[], limit: nu
   let output: Readable = req;
   for (const decoder of decoders) output = output.pipe(decoder);
   let wireBytes = 0;
-  req.on("data", (chunk: Buffer) => (wireBytes += chunk.length));
   return collect(req, output, limit, (fail, succeed) => {
+    // The coded bytes are bounded too, as a declared Content-Length is: a chunked stream that
+    // decodes to nothing (empty deflate blocks) would otherwise be read until the request timeout.
+    req.on("data", (chunk: Buffer) => {
+      wireBytes += chunk.length;
+      if (wireBytes > limit) fail(tooLarge(limit));
+    });
     decoders.forEach((decoder, i) =>
       decoder.on("error", () => {
         // An empty body is empty in every coding, though a decoder calls it truncated.

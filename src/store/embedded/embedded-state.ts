@@ -62,11 +62,13 @@ export class EmbeddedState implements StateStore {
     const { dbs, writer } = this.host.use();
     const { state, expiry } = dbs;
     const full = stateKey(this.namespace, key);
+    const expiresAt = expiryOf(options);
+    // Made first: a value that cannot be stored is refused before any transaction starts.
+    const record = stateRecord(value, expiresAt);
     return writer.run(() =>
       state.transaction(() => {
         if (isLive(state.get(full), Date.now())) return false;
-        const expiresAt = expiryOf(options);
-        void state.put(full, stateRecord(value, expiresAt));
+        void state.put(full, record);
         if (expiresAt !== undefined) void expiry.put([expiresAt, full[0], full[1]], true);
         return true;
       }),

@@ -254,10 +254,16 @@ export class EmbeddedStore implements Store {
     const [queue, seq] = at;
     let claimable: boolean;
     try {
-      claimable = await writer.run(() => dbs.ready.transaction(() => placeKeyed(dbs, at, message)));
+      claimable = await writer.run(() => dbs.ready.transaction(() => placeKeyed(dbs, at, message, (seq) => this.seqAbove(queue, seq))));
     } catch (error) {
       this.tracker.adjust(queue, -1);
       throw asRefusal(error);
+    }
+    // As for unkeyed messages: committed into a deleted file is not committed.
+    const lost = this.lost ?? this.guard?.files.dataFileDeleted();
+    if (lost) {
+      this.dirLost(lost);
+      throw new StoreRefusedError(DIR_LOST, { cause: lost });
     }
     if (claimable) this.inserted(queue, seq, message);
   }
@@ -359,7 +365,7 @@ export class EmbeddedStore implements Store {
             if (keyedInput !== undefined) promoted = advanceKey(dbs, queue, keyedInput);
             if (!emit || !emitted) return;
             const key: ReadyKey = [emitted.queue, emitted.seq, tag];
-            if (keyedEmit) emitClaimable = placeKeyed(dbs, key, emit.message);
+            if (keyedEmit) emitClaimable = placeKeyed(dbs, key, emit.message, (seq) => this.seqAbove(emit.queue, seq));
             else void dbs.ready.put(key, messageRecord(emit.message));
           });
         }
@@ -691,12 +697,18 @@ export class EmbeddedStore implements Store {
     const record = messageRecord(message);
     // A replay is a new arrival: at the end of the queue, and of its key's line.
     let claimable = true;
-    if (message.orderingKey !== undefined) claimable = placeKeyed(dbs, [queue, seq, tag], message);
+    if (message.orderingKey !== undefined) claimable = placeKeyed(dbs, [queue, seq, tag], message, (above) => this.seqAbove(queue, above));
     else void dbs.ready.put([queue, seq, tag], record);
     return () => {
       this.tracker.adjust(queue, 1);
       if (claimable) this.inserted(queue, seq, record);
     };
+  }
+
+  /** A sequence number of `queue` past `seq` (and past every one this process gave out). */
+  private seqAbove(queue: string, seq: number): number {
+    this.tracker.recovered(queue, seq, 0);
+    return this.tracker.allocate(queue);
   }
 
   /** A committed message at `seq` is now visible: claims must look there, listeners may claim it. */

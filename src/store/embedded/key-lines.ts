@@ -1,5 +1,5 @@
 import type { QueuedMessage } from "../store";
-import { blockedRange, type ReadyKey } from "./keys";
+import { blockedRange, isBlockedKey, type ReadyKey } from "./keys";
 import type { EmbeddedDbs } from "./lmdb-env";
 import { messageRecord, type MessageRecord } from "./records";
 
@@ -25,20 +25,32 @@ export interface Promoted {
 
 /**
  * Writes a keyed message that enters its queue at `at`: to `ready` when its key has no head
- * (it becomes the head), else to `blocked`. Call inside a write transaction. Returns whether
- * it is claimable.
+ * (it becomes the head), else to `blocked`, at the end of its key's line (`seqAbove(n)` gives
+ * a new sequence number past n when `at`'s is not). Call inside a write transaction. Returns
+ * whether it is claimable.
  */
-export function placeKeyed(dbs: EmbeddedDbs, at: ReadyKey, message: QueuedMessage): boolean {
+export function placeKeyed(dbs: EmbeddedDbs, at: ReadyKey, message: QueuedMessage, seqAbove: (seq: number) => number): boolean {
   const [queue, seq, writer] = at;
   const orderingKey = message.orderingKey!;
   const record = messageRecord(message);
   if (dbs.heads.get([queue, orderingKey]) !== undefined) {
-    void dbs.blocked.put([queue, orderingKey, seq, writer], record);
+    // Each process numbers from its own counter: the CLI replaying a dead letter numbers it
+    // from what it found on disk, which may be past the app's counter. A line is ordered by
+    // number, so a message placed behind one numbered as high or higher takes a number past it.
+    const last = lastBlockedSeq(dbs, queue, orderingKey);
+    void dbs.blocked.put([queue, orderingKey, last !== undefined && last >= seq ? seqAbove(last) : seq, writer], record);
     return false;
   }
   void dbs.heads.put([queue, orderingKey], true);
   void dbs.ready.put(at, record);
   return true;
+}
+
+function lastBlockedSeq(dbs: EmbeddedDbs, queue: string, orderingKey: string): number | undefined {
+  for (const key of dbs.blocked.getKeys({ start: [queue, orderingKey, Infinity], end: [queue, orderingKey], reverse: true, limit: 1 })) {
+    if (isBlockedKey(key)) return key[2];
+  }
+  return undefined;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { DeadLetter, QueuedMessage } from "../store";
+import { storedForm } from "../payload-codec";
 
 /*
  * What is written to disk. Values are MessagePack (lmdb's default encoding), which keeps
@@ -66,8 +67,10 @@ export function replayedMessage(message: QueuedMessage): QueuedMessage {
   return messageRecord({ ...message, attempts: 0, lastError: undefined });
 }
 
+/** The value in the form every engine keeps (payload-codec); throws UnstorableValueError for what none can. */
 export function stateRecord(value: unknown, expiresAt: number | undefined): StateRecord {
-  return expiresAt === undefined ? { v: value } : { v: value, e: expiresAt };
+  const v = storedForm(value, "state");
+  return expiresAt === undefined ? { v } : { v, e: expiresAt };
 }
 
 export function isLive(record: StateRecord | undefined, now: number): record is StateRecord {

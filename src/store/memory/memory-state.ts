@@ -1,4 +1,5 @@
 import type { StateSetOptions, StateStore } from "../store";
+import { storedForm } from "../payload-codec";
 
 interface Entry {
   value: unknown;
@@ -12,12 +13,15 @@ export class MemoryState implements StateStore {
     private readonly prefix: string,
   ) {}
 
+  /** A copy, as a durable engine reads one back: changing it changes nothing stored. */
   async get<V = unknown>(key: string): Promise<V | undefined> {
-    return this.live(this.prefix + key)?.value as V | undefined;
+    const entry = this.live(this.prefix + key);
+    return entry === undefined ? undefined : (storedForm(entry.value, "state") as V);
   }
 
+  /** Kept in the stored form (payload-codec): what a test sees here is what production sees. */
   async set<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<void> {
-    this.entries.set(this.prefix + key, { value, expiresAt: expiry(options) });
+    this.entries.set(this.prefix + key, { value: storedForm(value, "state"), expiresAt: expiry(options) });
   }
 
   /** True when a live value was there; an expired one counts as absent, as for `get`. */
@@ -29,8 +33,9 @@ export class MemoryState implements StateStore {
 
   async setIfAbsent<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<boolean> {
     const full = this.prefix + key;
+    const stored = storedForm(value, "state");
     if (this.live(full)) return false;
-    this.entries.set(full, { value, expiresAt: expiry(options) });
+    this.entries.set(full, { value: stored, expiresAt: expiry(options) });
     return true;
   }
 

@@ -107,6 +107,33 @@ describe("WebhookSource: compressed bodies (Content-Encoding)", () => {
     expect(events.count).to.equal(0);
   });
 
+  it("a chunked gzip stream that decodes to nothing (empty deflate blocks) gets 413 once its coded bytes pass the limit, not at the request timeout", async () => {
+    const { source, events } = await startWebhook(makeApp, { maxBodyBytes: 64 * 1024, parser: "raw" });
+    const client = await RawClient.connect(source.port);
+    try {
+      await client.write(httpRequest("POST", "/hook", { "Content-Encoding": "gzip", "Transfer-Encoding": "chunked" }));
+      // A gzip header, then empty stored blocks (what a sync flush writes): valid, and no output.
+      const empty = Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff]);
+      const piece = Buffer.concat(Array.from({ length: 6_000 }, () => empty));
+      const send = (bytes: Buffer) => client.socket.write(chunked(bytes).subarray(0, -5)); // no last-chunk marker
+      send(Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]));
+      let sent = 0;
+      // 2 MiB at most: with the coded bytes unbounded the server reads them all and answers nothing.
+      while (sent < 2 * 1024 * 1024 && client.pending.length === 0 && !client.closed) {
+        send(piece);
+        sent += piece.length;
+        await sleep(1);
+      }
+      const reply = await client.readResponse(3_000);
+      expect(reply.status).to.equal(413);
+      expect(reply.json().error).to.equal("body_too_large");
+      expect(sent, `${sent} bytes sent before the answer`).to.be.below(1024 * 1024);
+      expect(events.count).to.equal(0);
+    } finally {
+      client.destroy();
+    }
+  });
+
   it("the limit applies to the decoded size: a small gzip body inflating past it is 413", async () => {
     const { source } = await startWebhook(makeApp, { maxBodyBytes: 1000, parser: "raw" });
     const wire = gzipSync(Buffer.alloc(1001, 0x61));

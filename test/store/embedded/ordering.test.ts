@@ -128,4 +128,37 @@ describe("EmbeddedStore ordering keys across restarts", function () {
     const [replayed] = await app.claim("q", 10);
     expect(replayed).to.include({ id: "d0", attempts: 0, orderingKey: "a" });
   });
+  it("puts events arriving after a CLI replay behind the replayed letters of their key, though the CLI numbered them past the app's counter", async () => {
+    const dir = join(fixture.tempDir(), "data");
+    const app = await fixture.openStore({ dir });
+    for (const id of ["d1", "d2"]) {
+      await app.enqueue("q", keyed(id, "a"));
+      const [dead] = await app.claim("q", 10);
+      await app.deadLetter({ queue: "q", task: "t", message: { ...dead!, attempts: 3 }, error: "e", attempts: 3, diedAt: Date.now() });
+    }
+    await app.enqueue("q", keyed("h", "a"));
+    expect(ids(await app.claim("q", 10))).to.deep.equal(["h"]);
+    const script = `
+      const { EmbeddedStore } = require(process.env.ENGINE);
+      const cli = new EmbeddedStore({ dir: process.env.DIR, consumer: false });
+      cli.open()
+        .then(() => cli.deadLetters.replay("d1"))
+        .then(() => cli.deadLetters.replay("d2"))
+        .then((done) => cli.close().then(() => process.stdout.write(String(done))));`;
+    const engine = join(__dirname, "..", "..", "..", "src", "store", "embedded", "embedded-store.js");
+    expect(await runChild(script, { ENGINE: engine, DIR: dir })).to.equal("true");
+    // Both arrive after the replays: they must run after d1 and d2.
+    await app.enqueue("q", keyed("e1", "a"));
+    await app.enqueue("q", keyed("e2", "a"));
+    const order: string[] = [];
+    await app.complete("q", "h");
+    for (let i = 0; i < 4; i++) {
+      await sleep(i === 0 ? 1_100 : 0); // the first claim after another process's write may wait for the rescan
+      const [next] = await app.claim("q", 10);
+      expect(next, `claim ${i + 1} after ${order.join(",")}`).to.not.equal(undefined);
+      order.push(next!.id);
+      await app.complete("q", next!.id);
+    }
+    expect(order).to.deep.equal(["d1", "d2", "e1", "e2"]);
+  });
 });
