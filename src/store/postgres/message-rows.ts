@@ -1,4 +1,5 @@
 import { Packr } from "msgpackr";
+import { PAYLOAD_ENCODING } from "../payload-codec";
 import type { DeadLetter, QueuedMessage } from "../store";
 
 /*
@@ -9,10 +10,11 @@ import type { DeadLetter, QueuedMessage } from "../store";
  * are NULL when absent and left out when read back, so a message reads back as it was given.
  */
 
-const packr = new Packr({ useRecords: false });
+const packr = new Packr(PAYLOAD_ENCODING);
 
+/** A copy: msgpackr hands back a view into a buffer it reuses, and a query may be sent later. */
 export function pack(value: unknown): Buffer {
-  return packr.pack(value);
+  return Buffer.from(packr.pack(value));
 }
 
 export function unpack(bytes: Buffer): unknown {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { StateSetOptions, StateStore } from "../store";
-import { pack, unpack } from "./message-rows";
+import { encodePayload, decodePayload } from "../payload-codec";
 
 /** How the state runs its statements: through the store, which tracks the database's health. */
 export type RunQuery = (text: string, values: unknown[]) => Promise<{ rows: Array<Record<string, unknown>>; rowCount: number | null }>;
@@ -27,14 +27,14 @@ export class PostgresState implements StateStore {
       `SELECT value FROM ${this.table} WHERE namespace = $1 AND key_hash = $2 AND (expires_at IS NULL OR expires_at > now())`,
       [this.namespace, hashKey(key)],
     );
-    return rows.length === 0 ? undefined : (unpack(rows[0].value as Buffer) as V);
+    return rows.length === 0 ? undefined : (decodePayload(rows[0].value as Buffer) as V);
   }
 
   async set<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<void> {
     await this.run(
       `INSERT INTO ${this.table} (namespace, key_hash, key, value, expires_at) VALUES ($1, $2, $3, $4, ${expiry("$5")})
        ON CONFLICT (namespace, key_hash) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
-      [this.namespace, hashKey(key), Buffer.from(key, "utf8"), pack(value), ttlOf(options)],
+      [this.namespace, hashKey(key), Buffer.from(key, "utf8"), encodePayload(value, "state"), ttlOf(options)],
     );
   }
 
@@ -52,7 +52,7 @@ export class PostgresState implements StateStore {
       `INSERT INTO ${this.table} AS s (namespace, key_hash, key, value, expires_at) VALUES ($1, $2, $3, $4, ${expiry("$5")})
        ON CONFLICT (namespace, key_hash) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
        WHERE s.expires_at IS NOT NULL AND s.expires_at <= now()`,
-      [this.namespace, hashKey(key), Buffer.from(key, "utf8"), pack(value), ttlOf(options)],
+      [this.namespace, hashKey(key), Buffer.from(key, "utf8"), encodePayload(value, "state"), ttlOf(options)],
     );
     return rowCount === 1;
   }
