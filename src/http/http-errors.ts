@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { noteResponseCode } from "./response-code";
 
 /**
  * Error answers: JSON `{"error": code, "message": text}`. The code is stable; the message is
@@ -15,6 +16,7 @@ export function sendError(
     res.destroy();
     return;
   }
+  noteResponseCode(res, code);
   const body = JSON.stringify({ error: code, message });
   res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   res.end(body);

@@ -3,6 +3,7 @@ import type {
   DeadLetterStore,
   EmitRecord,
   QueuedMessage,
+  QueueStats,
   StateStore,
   Store,
   StoreRefusal,
@@ -14,6 +15,7 @@ import { EmbeddedState, sweepExpiredState } from "./embedded-state";
 import { dueRange, laterRange, newWriterTag, readyRange, type DelayedKey, type Location, type ReadyKey } from "./keys";
 import { allDatabases, openEnvironment, type EmbeddedDbs } from "./lmdb-env";
 import { QueueTracker } from "./queue-tracker";
+import { embeddedQueueStats } from "./queue-stats";
 import { deadLetterRecord, messageRecord } from "./records";
 import { recoverQueues } from "./recover-queues";
 import { SizeGauge } from "./size-gauge";
@@ -430,6 +432,11 @@ export class EmbeddedStore implements Store {
   async depth(queue: string): Promise<number> {
     this.require();
     return this.tracker.count(queue);
+  }
+
+  async stats(queue: string): Promise<QueueStats> {
+    const { dbs, journal } = this.require();
+    return embeddedQueueStats(dbs, this.tracker, journal?.lane, queue);
   }
 
   watch(queue: string, listener: () => void): () => void {

@@ -45,6 +45,7 @@ function record(message: QueuedMessage, lean: boolean, withRaw = true): MessageR
   if (withRaw && message.raw !== undefined) out.raw = message.raw;
   if (message.lastError !== undefined) out.lastError = message.lastError;
   if (message.bodyFromRaw) out.bodyFromRaw = true;
+  if (message.traceContext !== undefined) out.traceContext = message.traceContext;
   return out;
 }
 
