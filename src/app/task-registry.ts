@@ -3,6 +3,7 @@ import type { StateStore } from "../store/store";
 import type { Logger } from "./logger";
 import { resolveRetry, type RetryPolicy } from "./retry-policy";
 import type { TaskHandler, TaskOptions } from "./task";
+import { DEFAULT_TASK_TIMEOUT_MS } from "./task-timeout";
 
 export const DEFAULT_CONCURRENCY = 16;
 
@@ -16,6 +17,8 @@ export interface RegisteredTask {
   readonly handler: TaskHandler<unknown, unknown>;
   readonly concurrency: number;
   readonly retry: RetryPolicy;
+  /** Milliseconds a run may take before it counts as failed (outcome "timeout"). */
+  readonly timeoutMs: number;
   /** Set when the app starts. */
   state: StateStore;
   logger: Logger;
@@ -53,6 +56,8 @@ export class TaskRegistry {
     }
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`${where}: concurrency must be an integer >= 1`);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
+    if (typeof timeoutMs !== "number" || !(timeoutMs > 0) || timeoutMs > 2 ** 31 - 1) throw new TypeError(`${where}: timeoutMs must be a positive number of milliseconds (at most 2147483647)`);
     const task: RegisteredTask = {
       name,
       source: typeof source === "string" ? undefined : source,
@@ -61,6 +66,7 @@ export class TaskRegistry {
       handler: handler as TaskHandler<unknown, unknown>,
       concurrency,
       retry: resolveRetry(options.retry, where),
+      timeoutMs,
       state: placeholder.state,
       logger: placeholder.logger,
     };

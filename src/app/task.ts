@@ -17,4 +17,10 @@ export interface TaskOptions {
   /** Events handled at once (default 16). */
   concurrency?: number;
   retry?: Partial<RetryPolicy>;
+  /**
+   * A run still going after this many milliseconds counts as failed (outcome "timeout": retried,
+   * then dead-lettered) and its slot is freed; the handler's promise is abandoned, not stopped.
+   * Default 5 minutes.
+   */
+  timeoutMs?: number;
 }
