@@ -250,6 +250,7 @@ export class CoreApp {
       this.appState = "stopped";
       return Promise.resolve();
     }
+    this.shuttingDown = true;
     const timeoutMs = options.timeoutMs ?? this.options.shutdownTimeoutMs ?? 10_000;
     // Stopped while starting: let the start finish (or fail), then undo it.
     const started = this.appState === "starting" ? this.starting!.then(() => true, () => false) : Promise.resolve(true);
