@@ -8,6 +8,16 @@ import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
 import { moduleOptionsOf } from "../decorators/module.decorator";
 import { createStore, DATA_DIR_ENV, defaultDataDir, type StoreSpec } from "../store/create-store";
 import type { Store } from "../store/store";
+import { isSource } from "../sources/source";
+import { taskMethodsOf } from "../decorators/task.decorator";
+import type { LoadedConfig } from "../config/load-config";
+
+/** A task's name and queues, enough to report on them (`status`). */
+export interface TaskQueues {
+  readonly name: string;
+  readonly queue: string;
+  readonly emit: string | undefined;
+}
 
 /** Which store an app uses: enough to open it without building the app. */
 export interface AppStoreTarget {
@@ -16,12 +26,14 @@ export interface AppStoreTarget {
   readonly dataDir: string | undefined;
   readonly maxQueued: number | undefined;
   readonly maxBytes: number | undefined;
+  /** The app's tasks and their queues. */
+  readonly tasks: readonly TaskQueues[];
 }
 
 /** The store settings of a worker YAML file (validated; handler modules are not loaded). */
 export async function storeTargetOfYaml(file: string): Promise<AppStoreTarget> {
   const config = await loadConfig(file);
-  return targetOf(config.name, appOptionsOf(config));
+  return targetOf(config.name, appOptionsOf(config), tasksOfConfig(config));
 }
 
 /** The store settings of the @Module class a compiled JS file exports. */
@@ -43,7 +55,7 @@ export async function storeTargetOfModule(file: string): Promise<AppStoreTarget>
   const [moduleClass] = candidates;
   const options = moduleOptionsOf(moduleClass);
   if (!options) throw new Error(`${file}: ${moduleClass.name} is not a @Module class`);
-  return targetOf(options.name, options);
+  return targetOf(options.name, options, tasksOfHandlers(options.handlers));
 }
 
 /**
@@ -70,8 +82,28 @@ export async function openAppStore(target: AppStoreTarget): Promise<Store> {
   return store;
 }
 
-function targetOf(appName: string, options: CoreAppOptions): AppStoreTarget {
-  return { appName, store: options.store ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes };
+function targetOf(appName: string, options: CoreAppOptions, tasks: readonly TaskQueues[]): AppStoreTarget {
+  return { appName, store: options.store ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes, tasks };
+}
+
+/** As the app names them: a webhook resource feeds queue "webhook:<task>", a queue resource is its own name. */
+function tasksOfConfig(config: LoadedConfig): TaskQueues[] {
+  return config.tasks.map((task) => ({
+    name: task.name,
+    queue: config.resources.get(task.source)?.type === "webhook" ? `webhook:${task.name}` : task.source,
+    emit: task.emit,
+  }));
+}
+
+/** The @Task methods of a module's handlers, read from their metadata (nothing is instantiated). */
+function tasksOfHandlers(handlers: ReadonlyArray<unknown>): TaskQueues[] {
+  return handlers.flatMap((handler) => {
+    const cls = (typeof handler === "function" ? handler : (handler as object).constructor) as Function;
+    return taskMethodsOf(cls).map(({ method, options }) => {
+      const name = options.name ?? `${cls.name}.${String(method)}`;
+      return { name, queue: isSource(options.source) ? `${options.source.kind}:${name}` : String(options.source), emit: options.emit };
+    });
+  });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

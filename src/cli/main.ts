@@ -6,6 +6,7 @@ import { deadLettersCommand } from "./dead-letters-command";
 import { processOutput, type Output } from "./output";
 import { reportError } from "./report-error";
 import { runCommand } from "./run-command";
+import { statusCommand } from "./status-command";
 import { USAGE, UsageError } from "./usage";
 
 /** What `main` ended with: an exit code, or "running" when `run` started an app that now owns the process. */
@@ -41,8 +42,11 @@ export async function main(argv: readonly string[], output: Output = processOutp
       case "dead-letters":
         if (wantsHelp(rest)) return help(output);
         return await deadLettersCommand(rest, output);
+      case "status":
+        if (wantsHelp(rest)) return help(output);
+        return await statusCommand(rest, output);
       default:
-        throw new UsageError(`unknown command "${command}"; commands: run, check, dead-letters`);
+        throw new UsageError(`unknown command "${command}"; commands: run, check, dead-letters, status`);
     }
   } catch (error) {
     return reportError(usageFromParseArgs(error), output);
