@@ -1,4 +1,4 @@
-import { CoreApp, EmbeddedStore, silentLogger, WebhookSource } from "webhook-tasks";
+import { CoreApp, createDefaultLogger, EmbeddedStore, silentLogger, WebhookSource } from "webhook-tasks";
 import { freePort } from "./free-port";
 import { announce, exitOnSignal, readConfig } from "./server-config";
 
@@ -11,7 +11,11 @@ async function main(): Promise<void> {
     store: config.store === "embedded" && config.journal === false ? new EmbeddedStore({ dir: config.dataDir!, journal: false, maxQueued: config.maxQueued }) : config.store ?? "memory",
     dataDir: config.dataDir,
     maxQueued: config.maxQueued,
-    logger: silentLogger,
+    // Observed: metrics, refusal logs (pino, JSON lines to a sink) and spans through the
+    // OpenTelemetry API with no SDK; otherwise all three off.
+    ...(config.observe
+      ? { metrics: true, tracing: true, logRefusals: true, logger: createDefaultLogger("info", { app: "bench" }, { write: () => undefined }) }
+      : { tracing: false, logRefusals: false, logger: silentLogger }),
   });
   const delayMs = config.taskDelayMs ?? 0;
   const handler = delayMs > 0
