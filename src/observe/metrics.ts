@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, type Registry } from "prom-client";
+import { KeyedCounter, KeyedHistogram } from "./fast-metrics";
 import type { QueueStats } from "../store/store";
 import type { AppObserver, RequestOutcome, StoreWrite, TaskRunOutcome } from "./app-observer";
 
@@ -19,11 +20,11 @@ export interface QueueStatsSource {
  * names, queue names, status codes, error codes, engine names; never a path or an id.
  */
 export class MetricsObserver implements AppObserver {
-  private readonly requests: Counter<"source" | "status" | "code">;
-  private readonly requestDuration: Histogram<"source">;
-  private readonly taskRuns: Counter<"task" | "outcome">;
-  private readonly taskDuration: Histogram<"task">;
-  private readonly storeWrites: Histogram<"engine">;
+  private readonly requests: KeyedCounter;
+  private readonly requestDuration: KeyedHistogram;
+  private readonly taskRuns: KeyedCounter;
+  private readonly taskDuration: KeyedHistogram;
+  private readonly storeWrites: KeyedHistogram;
   private snapshot: { at: number; stats: Promise<Array<[string, QueueStats]>> } | undefined;
 
   constructor(
@@ -32,11 +33,11 @@ export class MetricsObserver implements AppObserver {
     options: { defaultMetrics?: boolean } = {},
   ) {
     const registers = [registry];
-    this.requests = new Counter({ name: "webhook_requests_total", help: "Webhook requests answered, by source, status and code (accepted, duplicate, or the refusal's error code).", labelNames: ["source", "status", "code"], registers });
-    this.requestDuration = new Histogram({ name: "webhook_request_duration_seconds", help: "Time from a webhook request's routing to its answer, by source.", labelNames: ["source"], buckets: REQUEST_BUCKETS, registers });
-    this.taskRuns = new Counter({ name: "webhook_task_runs_total", help: "Task runs, by task and outcome (success, retry, dead_letter, timeout).", labelNames: ["task", "outcome"], registers });
-    this.taskDuration = new Histogram({ name: "webhook_task_duration_seconds", help: "Time a task's handler ran, by task.", labelNames: ["task"], buckets: TASK_BUCKETS, registers });
-    this.storeWrites = new Histogram({ name: "webhook_store_write_duration_seconds", help: "Time of the store's queue writes (enqueue, complete, retry, dead letter) until durable, by engine.", labelNames: ["engine"], buckets: STORE_BUCKETS, registers });
+    this.requests = new KeyedCounter("webhook_requests_total", "Webhook requests answered, by source, status and code (accepted, duplicate, or the refusal's error code).", registry);
+    this.requestDuration = new KeyedHistogram("webhook_request_duration_seconds", "Time from a webhook request's routing to its answer, by source.", registry, "source", REQUEST_BUCKETS);
+    this.taskRuns = new KeyedCounter("webhook_task_runs_total", "Task runs, by task and outcome (success, retry, dead_letter, timeout).", registry);
+    this.taskDuration = new KeyedHistogram("webhook_task_duration_seconds", "Time a task's handler ran, by task.", registry, "task", TASK_BUCKETS);
+    this.storeWrites = new KeyedHistogram("webhook_store_write_duration_seconds", "Time of the store's queue writes (enqueue, complete, retry, dead letter) until durable, by engine.", registry, "engine", STORE_BUCKETS);
     const gauge = (name: string, help: string, value: (stats: QueueStats, now: number) => number) =>
       new Gauge({
         name,
@@ -57,17 +58,19 @@ export class MetricsObserver implements AppObserver {
   }
 
   onRequest(outcome: RequestOutcome): void {
-    this.requests.inc({ source: outcome.source, status: outcome.status, code: outcome.code });
-    this.requestDuration.observe({ source: outcome.source }, outcome.durationSeconds);
+    const { source, status, code } = outcome;
+    this.requests.inc(`${source}\u0000${status}\u0000${code}`, () => ({ source, status, code }));
+    this.requestDuration.observe(source, outcome.durationSeconds);
   }
 
-  onTaskRun(outcome: TaskRunOutcome): void {
-    this.taskRuns.inc({ task: outcome.task, outcome: outcome.outcome });
-    this.taskDuration.observe({ task: outcome.task }, outcome.durationSeconds);
+  onTaskRun(run: TaskRunOutcome): void {
+    const { task, outcome } = run;
+    this.taskRuns.inc(`${task}\u0000${outcome}`, () => ({ task, outcome }));
+    this.taskDuration.observe(task, run.durationSeconds);
   }
 
   onStoreWrite(write: StoreWrite): void {
-    this.storeWrites.observe({ engine: write.engine }, write.durationSeconds);
+    this.storeWrites.observe(write.engine, write.durationSeconds);
   }
 
   /** One read of the store's stats per scrape, shared by the three queue gauges. */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer, type TracerProvider } from "@opentelemetry/api";
 import type { QueuedMessage } from "../store/store";
 import { contextOfCarrier, parseTraceparent } from "./trace-context";
 
@@ -9,6 +9,15 @@ import { contextOfCarrier, parseTraceparent } from "./trace-context";
  * run; the queue between them carries the W3C context (see trace-context.ts).
  */
 const TRACER_NAME = "webhook-tasks";
+
+let cached: { provider: TracerProvider; tracer: Tracer } | undefined;
+
+/** The tracer, made once per global provider (getTracer allocates a tracer per call). */
+function tracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (cached?.provider !== provider) cached = { provider, tracer: provider.getTracer(TRACER_NAME) };
+  return cached.tracer;
+}
 
 /** A started span and the context to run its work in (undefined when the span records nothing). */
 export interface StartedSpan {
@@ -25,7 +34,7 @@ export function startRequestSpan(req: IncomingMessage, route: string): StartedSp
     const remote = parseTraceparent(req.headers.traceparent);
     if (remote !== undefined) parent = trace.setSpanContext(parent, remote);
   }
-  const span = trace.getTracer(TRACER_NAME).startSpan(
+  const span = tracer().startSpan(
     `${method} ${route}`,
     { kind: SpanKind.SERVER, attributes: { "http.request.method": method, "http.route": route } },
     parent,
@@ -44,7 +53,7 @@ export function endRequestSpan(span: Span, status: number, code: string): void {
 /** The consumer span of one task run, child of the span that queued the message. */
 export function startTaskSpan(task: string, queue: string, message: QueuedMessage, attempt: number): StartedSpan {
   const parent = contextOfCarrier(message.traceContext);
-  const span = trace.getTracer(TRACER_NAME).startSpan(
+  const span = tracer().startSpan(
     `process ${queue}`,
     {
       kind: SpanKind.CONSUMER,
