@@ -14,6 +14,9 @@ export async function statusCommand(args: readonly string[], output: Output): Pr
   const expected = values.module === undefined ? 1 : 0;
   if (positionals.length !== expected) throw new UsageError("usage: status <worker.yaml | --module file.js> [--json]");
   const target = values.module === undefined ? await storeTargetOfYaml(positionals[0]) : await storeTargetOfModule(values.module);
+  if (target.store === "memory") {
+    throw new Error(`app "${target.appName}" uses the memory store: its queues live only inside the running process; read them there with app.status() or /metrics`);
+  }
   const store = await openAppStore(target);
   let status: AppStatus;
   try {

@@ -58,6 +58,9 @@ describe("CLI: status", () => {
       expect(parsed.queues[0]).to.deep.include({ queue: "webhook:always-fails", depth: 0, deadLetters: 1 });
       const usage = await runCli(["status"], env);
       expect(usage.code).to.equal(2);
+      const memory = await runCli(["status", join(FIXTURES, "worker.yaml")]);
+      expect(memory.code).to.equal(1);
+      expect(memory.stderr.trim()).to.match(/^error: app "yaml-worker" uses the memory store: its queues live only inside the running process/);
     });
   });
 });
