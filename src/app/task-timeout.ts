@@ -17,6 +17,8 @@ export function withTimeout<T>(work: Promise<T>, task: string, timeoutMs: number
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new TaskTimeoutError(task, timeoutMs)), timeoutMs);
+    // A hung handler must not keep a stopping process alive for minutes.
+    timer.unref();
   });
   // An abandoned handler that fails later must not become an unhandled rejection.
   work.catch(() => undefined);
