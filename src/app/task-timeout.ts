@@ -14,13 +14,20 @@ export class TaskTimeoutError extends Error {
  * (JavaScript cannot stop it): its promise is abandoned, and what it does later is ignored.
  */
 export function withTimeout<T>(work: Promise<T>, task: string, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TaskTimeoutError(task, timeoutMs)), timeoutMs);
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new TaskTimeoutError(task, timeoutMs)), timeoutMs);
     // A hung handler must not keep a stopping process alive for minutes.
     timer.unref();
+    // Once timed out, the abandoned handler's late result or failure settles nothing.
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  // An abandoned handler that fails later must not become an unhandled rejection.
-  work.catch(() => undefined);
-  return Promise.race([work, expired]).finally(() => clearTimeout(timer));
 }

@@ -69,23 +69,34 @@ export function combineObservers(observers: readonly AppObserver[]): AppObserver
   const requests = observers.filter((o) => o.onRequest !== undefined);
   const runs = observers.filter((o) => o.onTaskRun !== undefined);
   const writes = observers.filter((o) => o.onStoreWrite !== undefined);
+  // Plain loops with try/catch: no closure per call, this runs for every request.
   return {
     onRequest: requests.length === 0 ? undefined : (outcome) => {
-      for (const o of requests) guarded(() => o.onRequest!(outcome));
+      for (const o of requests) {
+        try {
+          o.onRequest!(outcome);
+        } catch {
+          // An observer's bug must not fail a request.
+        }
+      }
     },
     onTaskRun: runs.length === 0 ? undefined : (outcome) => {
-      for (const o of runs) guarded(() => o.onTaskRun!(outcome));
+      for (const o of runs) {
+        try {
+          o.onTaskRun!(outcome);
+        } catch {
+          // Nor a task.
+        }
+      }
     },
     onStoreWrite: writes.length === 0 ? undefined : (write) => {
-      for (const o of writes) guarded(() => o.onStoreWrite!(write));
+      for (const o of writes) {
+        try {
+          o.onStoreWrite!(write);
+        } catch {
+          // Nor a store write.
+        }
+      }
     },
   };
-}
-
-function guarded(call: () => void): void {
-  try {
-    call();
-  } catch {
-    // An observer's bug must not fail a request or a task.
-  }
 }
