@@ -9,7 +9,7 @@ import type { TaskContext } from "./task-context";
 import type { CoreApp } from "./core-app";
 import { PermanentError } from "./permanent-error";
 import { withTimeout, TaskTimeoutError } from "./task-timeout";
-import { runContext, type RunObservation } from "./run-observation";
+import { RunObservation } from "./run-observation";
 import type { AppObserver, TaskRunOutcomeName } from "../observe/app-observer";
 
 const EMPTY = Buffer.alloc(0);
@@ -181,18 +181,8 @@ export class TaskRunner {
   /** Calls the handler (in its span, within its timeout); never rejects. */
   private async invoke(message: QueuedMessage): Promise<HandlerOutcome> {
     const { task } = this;
-    const run = runContext(task, message, this.tracing);
-    const ctx: TaskContext = {
-      app: this.app,
-      task: task.name,
-      eventId: message.id,
-      attempt: message.attempts + 1,
-      state: task.state,
-      get logger() {
-        return run.logger;
-      },
-      rawBody: message.raw ?? EMPTY,
-    };
+    const run = new RunObservation(task, message, this.tracing);
+    const ctx: TaskContext = new RunContext(this.app, task, message, run);
     try {
       return { ok: true, result: await withTimeout(run.call(() => task.handler(ctx, message.payload)), task.name, task.timeoutMs), run };
     } catch (error) {
@@ -276,6 +266,34 @@ export class TaskRunner {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
+  }
+}
+
+/** A handler's `ctx`: its logger is the run's, made when first used. */
+class RunContext implements TaskContext {
+  readonly task: string;
+  readonly eventId: string;
+  readonly attempt: number;
+  readonly state: TaskContext["state"];
+  readonly rawBody: Buffer;
+  readonly #run: RunObservation;
+
+  constructor(
+    readonly app: CoreApp,
+    task: RegisteredTask,
+    message: QueuedMessage,
+    run: RunObservation,
+  ) {
+    this.#run = run;
+    this.task = task.name;
+    this.eventId = message.id;
+    this.attempt = message.attempts + 1;
+    this.state = task.state;
+    this.rawBody = message.raw ?? EMPTY;
+  }
+
+  get logger(): Logger {
+    return this.#run.logger;
   }
 }
 

@@ -49,12 +49,19 @@ abstract class ScrapedMetric {
 export class KeyedCounter extends ScrapedMetric {
   readonly type = "counter" as const;
   private readonly series = new Map<string, Series>();
+  /** Goes up on every reset: callers that keep series drop them then. */
+  resets = 0;
 
   /** Adds one to the series `key`; `labels` makes it the first time it is seen. */
   inc(key: string, labels: () => Record<string, string | number>): void {
-    const series = this.series.get(key);
-    if (series !== undefined) series.value++;
-    else this.series.set(key, { labels: labels(), value: 1 });
+    this.seriesOf(key, labels).value++;
+  }
+
+  /** The series `key` (made with `labels` the first time), for callers that keep it to count without a lookup. */
+  seriesOf(key: string, labels: () => Record<string, string | number>): { value: number } {
+    let series = this.series.get(key);
+    if (series === undefined) this.series.set(key, (series = { labels: labels(), value: 0 }));
+    return series;
   }
 
   async get(): Promise<Scraped> {
@@ -63,6 +70,7 @@ export class KeyedCounter extends ScrapedMetric {
 
   reset(): void {
     this.series.clear();
+    this.resets++;
   }
 }
 

@@ -10,6 +10,9 @@ import { contextOfCarrier, parseTraceparent } from "./trace-context";
  */
 const TRACER_NAME = "webhook-tasks";
 
+const SERVER = { kind: SpanKind.SERVER };
+const CONSUMER = { kind: SpanKind.CONSUMER };
+
 let cached: { provider: TracerProvider; tracer: Tracer } | undefined;
 
 /** The tracer, made once per global provider (getTracer allocates a tracer per call). */
@@ -34,11 +37,9 @@ export function startRequestSpan(req: IncomingMessage, route: string): StartedSp
     const remote = parseTraceparent(req.headers.traceparent);
     if (remote !== undefined) parent = trace.setSpanContext(parent, remote);
   }
-  const span = tracer().startSpan(
-    `${method} ${route}`,
-    { kind: SpanKind.SERVER, attributes: { "http.request.method": method, "http.route": route } },
-    parent,
-  );
+  const span = tracer().startSpan(`${method} ${route}`, SERVER, parent);
+  // Attributes only for a span that records: without an SDK the request pays for nothing more.
+  if (span.isRecording()) span.setAttributes({ "http.request.method": method, "http.route": route });
   return { span, context: span.isRecording() ? trace.setSpan(parent, span) : undefined };
 }
 
@@ -53,22 +54,18 @@ export function endRequestSpan(span: Span, status: number, code: string): void {
 /** The consumer span of one task run, child of the span that queued the message. */
 export function startTaskSpan(task: string, queue: string, message: QueuedMessage, attempt: number): StartedSpan {
   const parent = contextOfCarrier(message.traceContext);
-  const span = tracer().startSpan(
-    `process ${queue}`,
-    {
-      kind: SpanKind.CONSUMER,
-      attributes: {
-        "messaging.system": "webhook-tasks",
-        "messaging.destination.name": queue,
-        "messaging.message.id": message.id,
-        "messaging.operation.type": "process",
-        "messaging.operation.name": "process",
-        "webhook_tasks.task": task,
-        "webhook_tasks.attempt": attempt,
-      },
-    },
-    parent,
-  );
+  const span = tracer().startSpan(`process ${queue}`, CONSUMER, parent);
+  if (span.isRecording()) {
+    span.setAttributes({
+      "messaging.system": "webhook-tasks",
+      "messaging.destination.name": queue,
+      "messaging.message.id": message.id,
+      "messaging.operation.type": "process",
+      "messaging.operation.name": "process",
+      "webhook_tasks.task": task,
+      "webhook_tasks.attempt": attempt,
+    });
+  }
   return { span, context: span.isRecording() ? trace.setSpan(parent, span) : undefined };
 }
 
