@@ -36,6 +36,9 @@ export function checkGoals(results: BenchResults): GoalCheck[] {
   if (received && persisted) {
     add("ack=persisted req/s ÷ ack=received", perRoundRatio(main, "framework-persisted", "framework-received", "rps"), "≥ 0.60", (v) => v >= 0.6);
   }
+  if (received && summary("framework-received-observed")) {
+    add("ack=received with metrics, logs and tracing API ÷ the same with them off", perRoundRatio(main, "framework-received-observed", "framework-received", "rps"), "≥ 0.95", (v) => v >= 0.95);
+  }
   if (received) add("(for reference) ack=received capacity by CPU per request ÷ bare node:http", received.medianCpuRatio, "≥ 0.80", (v) => v >= 0.8);
   if (received && persisted) {
     const cpu = received.medianCpuUsPerRequest / persisted.medianCpuUsPerRequest;

@@ -107,6 +107,9 @@ function summaryTable(result: CaseResult): string[] {
   for (const skip of result.skipped) out.push(`Not measured: ${skip.server} did not start (${cell(skip.reason)}).`, "");
   if (hasBoth) out.push(`ack=persisted ÷ ack=received (median of per-round ratios): ${ratio(perRoundRatio(result, "framework-persisted", "framework-received", "rps"))}.`, "");
   out.push(...postgresLines(result));
+  if (result.summary.some((s) => s.server === "framework-received-observed") && result.summary.some((s) => s.server === "framework-received")) {
+    out.push(`ack=received with metrics, logs and the tracing API on ÷ the same with them off (median of per-round ratios): ${ratio(perRoundRatio(result, "framework-received-observed", "framework-received", "rps"))}.`, "");
+  }
   if (hasBoth && result.summary.some((s) => s.server === "framework-persisted-btree")) {
     out.push(`ack=persisted with the journal off ÷ ack=received: ${ratio(perRoundRatio(result, "framework-persisted-btree", "framework-received", "rps"))}; with it ÷ without it: ${ratio(perRoundRatio(result, "framework-persisted", "framework-persisted-btree", "rps"))}.`, "");
   }

@@ -37,6 +37,14 @@ export const FRAMEWORK_RECEIVED: ServerKind = {
   config: { ack: "received", store: "memory" },
 };
 
+/** The same as FRAMEWORK_RECEIVED with metrics, refusal logs and the tracing API (no SDK) on. */
+export const FRAMEWORK_RECEIVED_OBSERVED: ServerKind = {
+  id: "framework-received-observed",
+  label: "webhook-tasks ack=received (memory store), metrics + logs + tracing API",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "received", store: "memory", observe: true },
+};
+
 export const FRAMEWORK_PERSISTED: ServerKind = {
   id: "framework-persisted",
   label: "webhook-tasks ack=persisted (embedded store)",
@@ -72,6 +80,7 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   BARE_NODE,
   BARE_EXPRESS,
   FRAMEWORK_RECEIVED,
+  FRAMEWORK_RECEIVED_OBSERVED,
   FRAMEWORK_PERSISTED,
   FRAMEWORK_PERSISTED_BTREE,
   FRAMEWORK_POSTGRES,

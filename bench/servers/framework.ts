@@ -1,5 +1,5 @@
 import cluster from "node:cluster";
-import { CoreApp, EmbeddedStore, silentLogger, WebhookSource, type CoreAppOptions } from "webhook-tasks";
+import { CoreApp, createDefaultLogger, EmbeddedStore, silentLogger, WebhookSource, type CoreAppOptions } from "webhook-tasks";
 import { freePort } from "./free-port";
 import { postgresStore } from "./postgres-store";
 import { announce, exitOnSignal, readConfig } from "./server-config";
@@ -19,7 +19,16 @@ function store(): CoreAppOptions["store"] {
 }
 
 async function serve(port: number): Promise<{ port: number; stop: () => Promise<void> }> {
-  const app = new CoreApp("bench", { store: store(), dataDir: config.dataDir, maxQueued: config.maxQueued, logger: silentLogger });
+  const app = new CoreApp("bench", {
+    store: store(),
+    dataDir: config.dataDir,
+    maxQueued: config.maxQueued,
+    // Observed: metrics, refusal logs (pino, JSON lines to a sink) and spans through the
+    // OpenTelemetry API with no SDK; otherwise all three off.
+    ...(config.observe
+      ? { metrics: true, tracing: true, logRefusals: true, logger: createDefaultLogger("info", { app: "bench" }, { write: () => undefined }) }
+      : { tracing: false, logRefusals: false, logger: silentLogger }),
+  });
   const delayMs = config.taskDelayMs ?? 0;
   const handler = delayMs > 0
     ? () => new Promise<void>((resolve) => setTimeout(resolve, delayMs))

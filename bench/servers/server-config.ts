@@ -26,6 +26,11 @@ export interface ServerConfig {
   taskDelayMs?: number;
   /** Task runs at once (backlog cases use 1). */
   concurrency?: number;
+  /**
+   * Framework only: metrics on, refusal logs through the default pino logger, tracing API on
+   * (no SDK). Without it, all three are off.
+   */
+  observe?: boolean;
 }
 
 export interface ReadyLine {

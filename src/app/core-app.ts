@@ -13,8 +13,13 @@ import { TaskRegistry, type RegisteredTask } from "./task-registry";
 import { TaskRunner } from "./task-runner";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import type { DeliveryOutcome, Source } from "../sources/source";
+import type { Registry } from "prom-client";
+import { AppObservability, type ObservabilityOptions } from "../observe/app-observability";
+import type { Readiness } from "../observe/health";
+import type { AppEventListener, AppEventName } from "./app-events";
+import { appStatus, type AppStatus } from "./app-status";
 
-export interface CoreAppOptions {
+export interface CoreAppOptions extends ObservabilityOptions {
   /**
    * Where queues, state and dead letters live: "memory", "embedded" (on disk, durable), a
    * postgres:// URL (shared by replicas), or a store instance. Default $WEBHOOK_TASKS_STORE, else "embedded".
@@ -33,6 +38,11 @@ export interface CoreAppOptions {
   trustProxy?: TrustProxy;
   /** How long stop() waits for requests and tasks in flight (default 10 s). */
   shutdownTimeoutMs?: number;
+  /**
+   * On SIGTERM/SIGINT (`run()`), how long readiness answers 503 before the drain starts, so
+   * that load balancers stop sending first (default 5 s with `health`, else 0).
+   */
+  shutdownDelayMs?: number;
   /** Timeouts of the HTTP listeners. */
   http?: ListenerTimeouts;
 }
@@ -58,6 +68,11 @@ export class CoreApp {
   private storeInstance: Store | undefined;
   private starting: Promise<this> | undefined;
   private stopping: Promise<void> | undefined;
+  private readonly observability: AppObservability;
+  /** Set by a shutdown signal or stop(): readiness turns 503 before anything closes. */
+  private shuttingDown = false;
+  /** The app's Prometheus registry when `metrics` is on (yours, if you gave one). */
+  readonly metrics: Registry | undefined;
 
   constructor(name: string, options: CoreAppOptions = {}) {
     if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
@@ -67,6 +82,39 @@ export class CoreApp {
     this.options = options;
     this.logger = options.logger ?? createDefaultLogger(options.logLevel ?? levelFromEnv(), { app: name });
     this.listeners = new ListenerRegistry(options.http);
+    this.observability = new AppObservability(options, this.logger, {
+      queues: () => [...new Set(this.registry.all().flatMap((t) => (t.emit === undefined ? [t.queue] : [t.queue, t.emit])))],
+      stats: (queue) => (this.appState === "running" ? this.storeInstance?.stats(queue) : undefined),
+    });
+    this.metrics = this.observability.registry;
+  }
+
+  /** Listens to the app's events: "deadLetter" and "retry" (for alerts), after the store recorded them. */
+  on<K extends AppEventName>(event: K, listener: AppEventListener<K>): this {
+    this.observability.events.on(event, listener);
+    return this;
+  }
+
+  off<K extends AppEventName>(event: K, listener: AppEventListener<K>): this {
+    this.observability.events.off(event, listener);
+    return this;
+  }
+
+  /** What /readyz answers: started, store healthy, not shutting down. */
+  readiness(): Readiness {
+    const failure = this.storeInstance?.failure;
+    const started = this.appState === "running" || this.appState === "stopping";
+    const checks = {
+      started: { ok: started },
+      store: this.storeInstance === undefined ? { ok: false, detail: "not open" } : failure === undefined ? { ok: true } : { ok: false, detail: "cannot write" },
+      notShuttingDown: { ok: !this.shuttingDown && this.appState !== "stopping" && this.appState !== "stopped" },
+    };
+    return { ready: checks.started.ok && checks.store.ok && checks.notShuttingDown.ok, checks };
+  }
+
+  /** Per queue: depth, oldest age, in flight, dead letters, and the tasks consuming or feeding it. */
+  status(): Promise<AppStatus> {
+    return appStatus(this.name, this.registry.all(), this.appState === "running" ? this.storeInstance : undefined, this.readiness());
   }
 
   /**
@@ -172,13 +220,13 @@ export class CoreApp {
   private async open(): Promise<this> {
     const tasks = this.registry.all();
     if (tasks.length === 0) this.logger.warn("the app has no tasks");
-    const store = createStore(this.options.store ?? storeFromEnv() ?? DEFAULT_STORE, {
+    const store = this.observability.wrapStore(createStore(this.options.store ?? storeFromEnv() ?? DEFAULT_STORE, {
       appName: this.name,
       dataDir: this.options.dataDir,
       maxQueued: this.options.maxQueued,
       maxBytes: this.options.maxBytes,
       logger: this.logger,
-    });
+    }));
     const attached: RegisteredTask[] = [];
     try {
       await store.open();
@@ -195,6 +243,8 @@ export class CoreApp {
             listeners: this.listeners,
             trustProxy: this.options.trustProxy,
             logger: task.logger,
+            observer: this.observability.watchesRequests ? this.observability.observer : undefined,
+            tracing: this.observability.tracing,
           });
           attached.push(task);
         }
@@ -202,7 +252,8 @@ export class CoreApp {
       for (const { task, queue } of this.registry.unconsumedEmits()) {
         this.logger.warn(`task "${task}" emits to queue "${queue}", which no task consumes: its messages will wait in the store`);
       }
-      this.runners = tasks.map((task) => new TaskRunner(task, this, store, this.outcomes, task.logger));
+      this.runners = tasks.map((task) => new TaskRunner(task, this, store, this.outcomes, task.logger, this.observability.observer, this.observability.tracing));
+      this.observability.mount(this.listeners, () => this.readiness());
       await this.listeners.listenAll();
     } catch (error) {
       for (const task of attached) task.source?.detach();
@@ -235,6 +286,7 @@ export class CoreApp {
       this.appState = "stopped";
       return Promise.resolve();
     }
+    this.shuttingDown = true;
     const timeoutMs = options.timeoutMs ?? this.options.shutdownTimeoutMs ?? 10_000;
     // Stopped while starting: let the start finish (or fail), then undo it.
     const started = this.appState === "starting" ? this.starting!.then(() => true, () => false) : Promise.resolve(true);
@@ -255,8 +307,11 @@ export class CoreApp {
         process.exit(130);
       }
       signalled = true;
-      this.logger.info(`${signal} received: stopping`);
-      this.stop().then(
+      this.shuttingDown = true;
+      const delayMs = this.options.shutdownDelayMs ?? (this.observability.healthEnabled ? 5_000 : 0);
+      this.logger.info({ delayMs }, `${signal} received: readiness is 503 now; stopping after ${delayMs} ms`);
+      const drain = delayMs > 0 ? new Promise<void>((resolve) => setTimeout(resolve, delayMs)) : Promise.resolve();
+      drain.then(() => this.stop()).then(
         () => process.exit(0),
         (error: unknown) => {
           this.logger.error({ error: errorMessage(error) }, "stop failed");
@@ -270,6 +325,7 @@ export class CoreApp {
 
   private async shutdown(timeoutMs: number): Promise<void> {
     this.appState = "stopping";
+    this.shuttingDown = true;
     const deadline = Date.now() + timeoutMs;
     // Callers still waiting for a task (ack "processed", reply "result") get the fixed answer
     // shortly before the listeners cut connections at the deadline: their event is stored.

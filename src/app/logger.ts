@@ -24,9 +24,74 @@ export interface Logger {
   child(bindings: LogFields): Logger;
 }
 
-/** The default: pino, one JSON object a line on stdout. */
-export function createDefaultLogger(level: LogLevel = "info", base: LogFields = {}): Logger {
-  return pino({ level, base });
+/** Request headers that carry credentials or signatures: never written to a log line. */
+export const SECRET_HEADERS: readonly string[] = [
+  "authorization",
+  "proxy-authorization",
+  "cookie",
+  "set-cookie",
+  "x-api-key",
+  "x-hub-signature",
+  "x-hub-signature-256",
+  "x-gitlab-token",
+  "stripe-signature",
+  "x-slack-signature",
+  "x-twilio-signature",
+  "x-shopify-hmac-sha256",
+  "x-zm-signature",
+  "svix-signature",
+  "webhook-signature",
+  "x-signature",
+  "x-webhook-signature",
+];
+
+/** Fields named like secrets, wherever they sit (up to two levels down). */
+const SECRET_FIELDS = ["secret", "secrets", "password", "token", "apiKey", "signingSecret"];
+
+/**
+ * pino `redact` paths: the secret headers of any `headers` object (at the top of a line, or
+ * one or two levels down, e.g. `event.headers`, `req.headers`), and secret-named fields.
+ * Give them to your own pino logger to get the same redaction.
+ */
+export const REDACT_PATHS: readonly string[] = [
+  ...["headers", "*.headers", "*.*.headers"].flatMap((at) => SECRET_HEADERS.map((name) => `${at}["${name}"]`)),
+  ...SECRET_FIELDS.flatMap((name) => [name, `*.${name}`, `*.*.${name}`]),
+];
+
+/** Keys pino writes itself; a field of the same name would make a second, conflicting key. */
+const CORE_KEYS = ["level", "time", "msg", "pid", "hostname"];
+
+/**
+ * The default: pino, one JSON object a line on stdout. Errors under `err` or `error` are
+ * written with type, message and stack; secret headers and fields are redacted; a user field
+ * named like one of pino's own keys is moved under `fields` rather than overwrite it.
+ */
+export function createDefaultLogger(level: LogLevel = "info", base: LogFields = {}, destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
+    level,
+    base,
+    redact: { paths: [...REDACT_PATHS], censor: "[redacted]" },
+    serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+    formatters: { log: (fields) => shelterReserved(fields, CORE_KEYS) },
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
+}
+
+/**
+ * Moves the fields named in `reserved` under `fields`, so they cannot overwrite the line's own
+ * keys; returns the object itself when none is present (the common case costs a few lookups).
+ */
+export function shelterReserved(fields: Record<string, unknown>, reserved: readonly string[]): Record<string, unknown> {
+  let moved: Record<string, unknown> | undefined;
+  for (const key of reserved) {
+    if (Object.prototype.hasOwnProperty.call(fields, key)) (moved ??= {})[key] = fields[key];
+  }
+  if (moved === undefined) return fields;
+  const rest: Record<string, unknown> = {};
+  for (const key of Object.keys(fields)) if (!(key in moved)) rest[key] = fields[key];
+  const nested = rest.fields;
+  rest.fields = typeof nested === "object" && nested !== null && !Array.isArray(nested) ? { ...nested, ...moved } : nested === undefined ? moved : { fields: nested, ...moved };
+  return rest;
 }
 
 const noop = (): void => undefined;

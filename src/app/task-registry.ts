@@ -5,6 +5,7 @@ import { resolveRetry, type RetryPolicy } from "./retry-policy";
 import { isQueue, queueName } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
+import { DEFAULT_TASK_TIMEOUT_MS } from "./task-timeout";
 
 export const DEFAULT_CONCURRENCY = 16;
 
@@ -20,6 +21,8 @@ export interface RegisteredTask {
   readonly retry: RetryPolicy;
   /** Key function of the messages entering the task's queue (TaskOptions.orderingKey). */
   readonly orderingKey: OrderingKeyFn<never> | undefined;
+  /** Milliseconds a run may take before it counts as failed (outcome "timeout"). */
+  readonly timeoutMs: number;
   /** Set when the app starts. */
   state: StateStore;
   logger: Logger;
@@ -66,6 +69,8 @@ export class TaskRegistry {
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`${where}: concurrency must be an integer >= 1`);
     const orderingKey = options.orderingKey;
     if (orderingKey !== undefined && typeof orderingKey !== "function") throw new TypeError(`${where}: orderingKey must be a function (event) => string | undefined`);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
+    if (typeof timeoutMs !== "number" || !(timeoutMs > 0) || timeoutMs > 2 ** 31 - 1) throw new TypeError(`${where}: timeoutMs must be a positive number of milliseconds (at most 2147483647)`);
     const task: RegisteredTask = {
       name,
       source: typeof source === "string" ? undefined : source,
@@ -75,6 +80,7 @@ export class TaskRegistry {
       concurrency,
       retry: resolveRetry(options.retry, where),
       orderingKey,
+      timeoutMs,
       state: placeholder.state,
       logger: placeholder.logger,
     };

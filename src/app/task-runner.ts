@@ -8,6 +8,10 @@ import { backoffDelay } from "./retry-policy";
 import type { RegisteredTask } from "./task-registry";
 import type { TaskContext } from "./task-context";
 import type { CoreApp } from "./core-app";
+import { PermanentError } from "./permanent-error";
+import { withTimeout, TaskTimeoutError } from "./task-timeout";
+import { RunObservation } from "./run-observation";
+import type { AppObserver, TaskRunOutcomeName } from "../observe/app-observer";
 
 const EMPTY = Buffer.alloc(0);
 /** Fallback poll for delayed retries and for work another process queued. */
@@ -16,7 +20,7 @@ const POLL_MS = 1_000;
 /** Outcomes waiting for their store write, per unit of concurrency, before claiming pauses. */
 const RECORDING_PER_SLOT = 4;
 
-type HandlerOutcome = { ok: true; result: unknown } | { ok: false; error: unknown };
+type HandlerOutcome = ({ ok: true; result: unknown } | { ok: false; error: unknown }) & { run?: RunObservation };
 
 /**
  * Runs one task: claims messages from its queue up to its concurrency, calls the handler,
@@ -52,6 +56,9 @@ export class TaskRunner {
     private readonly store: Store,
     private readonly outcomes: OutcomeRegistry,
     private readonly logger: Logger,
+    /** Told of every run's outcome (metrics, events); runs are traced when `tracing`. */
+    private readonly observer: AppObserver | undefined = undefined,
+    private readonly tracing = false,
   ) {
     this.maxRecording = task.concurrency * RECORDING_PER_SLOT;
   }
@@ -76,7 +83,7 @@ export class TaskRunner {
     const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
     const drained = await Promise.race([idle, timeout]);
     clearTimeout(timer);
-    if (!drained) this.logger.warn({ task: this.task.name, inFlight: this.inFlight }, "shutdown timeout: tasks still running stay in the store for the next start");
+    if (!drained) this.logger.warn({ inFlight: this.inFlight }, "shutdown timeout: tasks still running stay in the store for the next start");
     return drained;
   }
 
@@ -100,7 +107,7 @@ export class TaskRunner {
     this.fill().then(
       () => this.afterPump(),
       (error: unknown) => {
-        this.logger.error({ task: this.task.name, error: errorMessage(error) }, "cannot claim work from the store");
+        this.logger.error({ err: error }, "cannot claim work from the store");
         this.afterPump();
       },
     );
@@ -172,34 +179,29 @@ export class TaskRunner {
     return { ...message, payload: source.revive(payload, raw) };
   }
 
-  /** Calls the handler; never rejects. */
+  /** Calls the handler (in its span, within its timeout); never rejects. */
   private async invoke(message: QueuedMessage): Promise<HandlerOutcome> {
     const { task } = this;
-    const ctx: TaskContext = {
-      app: this.app,
-      task: task.name,
-      eventId: message.id,
-      attempt: message.attempts + 1,
-      state: task.state,
-      logger: task.logger,
-      rawBody: message.raw ?? EMPTY,
-    };
+    const run = new RunObservation(task, message, this.tracing);
+    const ctx: TaskContext = new RunContext(this.app, task, message, run);
     try {
-      return { ok: true, result: await task.handler(ctx, message.payload) };
+      return { ok: true, result: await withTimeout(run.call(() => task.handler(ctx, message.payload)), task.name, task.timeoutMs), run };
     } catch (error) {
-      return { ok: false, error };
+      if (error instanceof TaskTimeoutError) run.logger.error({ err: error, timeoutMs: task.timeoutMs }, "task timed out: its slot is freed and the run counts as failed");
+      return { ok: false, error, run };
     }
   }
 
   /** Writes a handler's outcome to the store, in the background of the next claims. */
   private record(message: QueuedMessage, outcome: HandlerOutcome): void {
     this.recording++;
-    const written = outcome.ok ? this.succeeded(message, outcome.result) : this.failed(message, outcome.error);
+    const written = outcome.ok ? this.succeeded(message, outcome.result, outcome.run) : this.failed(message, outcome.error, outcome.run);
     written
+      .then((settled) => outcome.run?.finished(this.observer, settled ?? { next: "done", outcome: "success" }, outcome.ok ? undefined : outcome.error))
       .catch((error: unknown) => {
         // The message stays in the store and comes back; claim nothing for a while meanwhile.
         this.pausedUntil = Date.now() + POLL_MS;
-        this.logger.error({ task: this.task.name, eventId: message.id, error: errorMessage(error) }, "cannot record a task's outcome in the store; pausing this task");
+        this.logger.error({ eventId: message.id, err: error }, "cannot record a task's outcome in the store; pausing this task");
       })
       .finally(() => {
         this.recording--;
@@ -208,7 +210,7 @@ export class TaskRunner {
       });
   }
 
-  private async succeeded(message: QueuedMessage, result: unknown): Promise<void> {
+  private async succeeded(message: QueuedMessage, result: unknown, run?: RunObservation): Promise<Settled | undefined> {
     const { task, store } = this;
     let emit: EmitRecord | undefined;
     if (task.emit !== undefined && result !== undefined) {
@@ -219,51 +221,57 @@ export class TaskRunner {
         // engine can store fails here, naming the bad field: a task failure, retried, then a dead letter.
         payload = storedForm(result);
       } catch (error) {
-        return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`));
+        return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`), run);
       }
       try {
         orderingKey = this.app.orderingKeyFor(task.emit, payload);
       } catch (error) {
         // Nothing is stored with a wrong key: the task fails, and is retried like any failure.
-        return this.failed(message, error);
+        return this.failed(message, error, run);
       }
-      const emitted: QueuedMessage = { id: emittedId(message.id, task.name), payload, attempts: 0, enqueuedAt: Date.now() };
-      emit = { queue: task.emit, message: orderingKey === undefined ? emitted : { ...emitted, orderingKey } };
+      const next = emitted(message.id, task.name, payload, run?.traceContext);
+      emit = { queue: task.emit, message: orderingKey === undefined ? next : { ...next, orderingKey } };
     }
     try {
       await store.complete(task.queue, message.id, emit);
     } catch (error) {
       if (error instanceof StoreRefusedError) throw error;
       // Not the disk: the result itself cannot be stored (a BigInt, a cycle). A task failure.
-      return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`));
+      return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`), run);
     }
     this.outcomes.settle(message.id, { ok: true, value: result });
+    return undefined;
   }
 
-  private async failed(message: QueuedMessage, error: unknown): Promise<void> {
+  private async failed(message: QueuedMessage, error: unknown, run?: RunObservation): Promise<Settled> {
     const { task, store } = this;
     const attempts = message.attempts + 1;
     const text = errorMessage(error);
+    const logger = run?.logger ?? task.logger.child({ eventId: message.id, attempt: attempts });
+    const failure: TaskRunOutcomeName | undefined = error instanceof TaskTimeoutError ? "timeout" : undefined;
     if (this.outcomes.settle(message.id, { ok: false, error })) {
       // The caller is told of the failure and will send again: retrying too would duplicate it.
-      task.logger.warn({ eventId: message.id, error: text }, "task failed; the waiting caller was answered with an error");
+      logger.warn({ err: error }, "task failed; the waiting caller was answered with an error");
       await store.complete(task.queue, message.id);
-      return;
+      return { next: "answered", outcome: failure ?? "retry" };
     }
-    if (attempts >= task.retry.attempts) {
-      task.logger.error({ eventId: message.id, attempts, error: text }, "task failed for the last time; the event is kept as a dead letter");
-      await store.deadLetter({ queue: task.queue, task: task.name, message: { ...message, attempts, lastError: text }, error: text, attempts, diedAt: Date.now() });
-      return;
+    if (attempts >= task.retry.attempts || error instanceof PermanentError) {
+      logger.error({ err: error, attempts }, error instanceof PermanentError ? "task failed permanently; the event is kept as a dead letter" : "task failed for the last time; the event is kept as a dead letter");
+      const stack = error instanceof Error && typeof error.stack === "string" ? error.stack : text;
+      await store.deadLetter({ queue: task.queue, task: task.name, message: { ...message, attempts, lastError: stack }, error: text, attempts, diedAt: Date.now() });
+      return { next: "dead_letter", outcome: failure ?? "dead_letter" };
     }
     const delay = backoffDelay(task.retry, attempts);
-    task.logger.warn({ eventId: message.id, attempt: attempts, retryInMs: delay, error: text }, "task failed; retrying");
-    await store.retryLater(task.queue, { ...message, attempts, lastError: text }, Date.now() + delay);
+    logger.warn({ err: error, retryInMs: delay }, "task failed; retrying");
+    const retryAt = Date.now() + delay;
+    await store.retryLater(task.queue, { ...message, attempts, lastError: text }, retryAt);
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
       this.wake();
     }, delay + 5);
     timer.unref();
     this.retryTimers.add(timer);
+    return { next: "retry", outcome: failure ?? "retry", retryAt };
   }
 
   private idle(): boolean {
@@ -276,6 +284,47 @@ export class TaskRunner {
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
+}
+
+/** A handler's `ctx`: its logger is the run's, made when first used. */
+class RunContext implements TaskContext {
+  readonly task: string;
+  readonly eventId: string;
+  readonly attempt: number;
+  readonly state: TaskContext["state"];
+  readonly rawBody: Buffer;
+  readonly #run: RunObservation;
+
+  constructor(
+    readonly app: CoreApp,
+    task: RegisteredTask,
+    message: QueuedMessage,
+    run: RunObservation,
+  ) {
+    this.#run = run;
+    this.task = task.name;
+    this.eventId = message.id;
+    this.attempt = message.attempts + 1;
+    this.state = task.state;
+    this.rawBody = message.raw ?? EMPTY;
+  }
+
+  get logger(): Logger {
+    return this.#run.logger;
+  }
+}
+
+/** What became of a run, once recorded. */
+export interface Settled {
+  readonly next: "done" | "retry" | "dead_letter" | "answered";
+  readonly outcome: TaskRunOutcomeName;
+  readonly retryAt?: number;
+}
+
+/** The message a task's result becomes; it carries the run's trace context when there is one. */
+function emitted(inputId: string, task: string, payload: unknown, traceContext: Record<string, string> | undefined): QueuedMessage {
+  const message = { id: emittedId(inputId, task), payload, attempts: 0, enqueuedAt: Date.now() };
+  return traceContext === undefined ? message : { ...message, traceContext };
 }
 
 /** Same input, same task: same id, so a redelivered input emits a message downstream can recognise. */

@@ -39,4 +39,10 @@ export interface TaskOptions<S extends TaskSource = TaskSource, R = unknown, E =
    * undefined for a message that needs no order. See docs/ordering.md.
    */
   orderingKey?: (event: E) => string | undefined;
+  /**
+   * A run still going after this many milliseconds counts as failed (outcome "timeout": retried,
+   * then dead-lettered) and its slot is freed; the handler's promise is abandoned, not stopped.
+   * Default 5 minutes.
+   */
+  timeoutMs?: number;
 }

@@ -10,6 +10,16 @@ import { moduleOptionsOf } from "../decorators/module.decorator";
 import { createStore, DATA_DIR_ENV, defaultDataDir, storeFromEnv, type StoreSpec } from "../store/create-store";
 import { storeFailureDetail } from "../store/store-errors";
 import type { Store } from "../store/store";
+import { isSource } from "../sources/source";
+import { taskMethodsOf } from "../decorators/task.decorator";
+import type { LoadedConfig } from "../config/load-config";
+
+/** A task's name and queues, enough to report on them (`status`). */
+export interface TaskQueues {
+  readonly name: string;
+  readonly queue: string;
+  readonly emit: string | undefined;
+}
 
 /** Which store an app uses: enough to open it without building the app. */
 export interface AppStoreTarget {
@@ -18,6 +28,8 @@ export interface AppStoreTarget {
   readonly dataDir: string | undefined;
   readonly maxQueued: number | undefined;
   readonly maxBytes: number | undefined;
+  /** The app's tasks and their queues. */
+  readonly tasks: readonly TaskQueues[];
 }
 
 /**
@@ -29,7 +41,7 @@ export async function storeTargetOfYaml(file: string): Promise<AppStoreTarget> {
   const { file: absolute, issues, config } = await inspectConfig(file);
   const storeIssues = issues.items.filter((issue) => issue.path === "" || issue.path === "app" || issue.path.startsWith("app."));
   if (!config || storeIssues.length > 0) throw new ConfigError(absolute, storeIssues.length > 0 ? storeIssues : issues.items);
-  return targetOf(config.name, appOptionsOf(config));
+  return targetOf(config.name, appOptionsOf(config), tasksOfConfig(config));
 }
 
 /** The store settings of the @Module class a compiled JS file exports. */
@@ -51,7 +63,7 @@ export async function storeTargetOfModule(file: string): Promise<AppStoreTarget>
   const [moduleClass] = candidates;
   const options = moduleOptionsOf(moduleClass);
   if (!options) throw new Error(`${file}: ${moduleClass.name} is not a @Module class`);
-  return targetOf(options.name, options);
+  return targetOf(options.name, options, tasksOfHandlers(options.handlers));
 }
 
 /**
@@ -84,8 +96,30 @@ export async function openAppStore(target: AppStoreTarget): Promise<Store> {
   return store;
 }
 
-function targetOf(appName: string, options: CoreAppOptions): AppStoreTarget {
-  return { appName, store: options.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes };
+function targetOf(appName: string, options: CoreAppOptions, tasks: readonly TaskQueues[]): AppStoreTarget {
+  return { appName, store: options.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes, tasks };
+}
+
+/** As the app names them: a webhook resource feeds queue "webhook:<task>", a queue resource is its own name. */
+function tasksOfConfig(config: LoadedConfig): TaskQueues[] {
+  return config.tasks.map((task) => ({
+    name: task.name,
+    queue: config.resources.get(task.source)?.type === "webhook" ? `webhook:${task.name}` : task.source,
+    emit: task.emit,
+  }));
+}
+
+/** The @Task methods of a module's handlers, read from their metadata (nothing is instantiated). */
+function tasksOfHandlers(handlers: ReadonlyArray<unknown>): TaskQueues[] {
+  return handlers.flatMap((handler) => {
+    const cls = (typeof handler === "function" ? handler : (handler as object).constructor) as Function;
+    return taskMethodsOf(cls).map(({ method, options }) => {
+      // A Queue token prints as its name.
+      const name = options.name ?? `${cls.name}.${String(method)}`;
+      const source: unknown = options.source;
+      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), emit: options.emit === undefined ? undefined : String(options.emit) };
+    });
+  });
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -8,9 +8,10 @@ import { reportError } from "./report-error";
 import { runCommand } from "./run-command";
 import { sendCommand } from "./send-command";
 import { didYouMean } from "../config/did-you-mean";
+import { statusCommand } from "./status-command";
 import { USAGE, UsageError } from "./usage";
 
-const COMMANDS = ["run", "check", "dead-letters", "send"];
+const COMMANDS = ["run", "check", "dead-letters", "status", "send"];
 
 /** What `main` ended with: an exit code, or "running" when `run` started an app that now owns the process. */
 export type MainResult = number | "running";
@@ -45,6 +46,9 @@ export async function main(argv: readonly string[], output: Output = processOutp
       case "dead-letters":
         if (wantsHelp(rest)) return help(output);
         return await deadLettersCommand(rest, output);
+      case "status":
+        if (wantsHelp(rest)) return help(output);
+        return await statusCommand(rest, output);
       case "send":
         if (wantsHelp(rest)) return help(output);
         return await sendCommand(rest, output);

@@ -25,6 +25,9 @@ Commands:
                                  app's task handles them once the app runs
   dead-letters purge <id|--all> <app>
                                  Delete dead letters for good
+  status <app>                   Per queue: depth, waiting, in flight, age of the oldest
+                                 message, dead letters (the app may be running)
+      --json                     Print JSON instead of a table
       <app> is <worker.yaml> or --module <file.js> (a compiled module exporting a
       @Module class); the app's store is opened, used and closed, nothing listens.
       --json                     Print JSON instead of a table

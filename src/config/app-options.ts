@@ -21,5 +21,10 @@ export function appOptionsOf(config: LoadedConfig, env: NodeJS.ProcessEnv = proc
     trustProxy: app.trustProxy,
     shutdownTimeoutMs: app.shutdownTimeoutMs,
     http: app.http === undefined ? undefined : defined({ ...app.http }),
+    metrics: app.metrics === undefined ? undefined : defined({ ...app.metrics }),
+    health: app.health === undefined ? undefined : defined({ ...app.health }),
+    shutdownDelayMs: app.shutdownDelayMs,
+    tracing: app.tracing,
+    logRefusals: app.logRefusals,
   });
 }

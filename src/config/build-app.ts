@@ -70,6 +70,7 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
             emit: task.emit,
             concurrency: task.concurrency,
             retry: task.retry === undefined ? undefined : defined({ ...task.retry }),
+            timeoutMs: task.timeoutMs,
           }),
           handler,
         );

@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { closeIfBodyUnread } from "./unread-body";
+import { noteResponseCode } from "./response-code";
 
 /**
  * Error answers: JSON `{"error": code, "message": text}`. The code is stable; the message is
@@ -16,6 +17,7 @@ export function sendError(
     res.destroy();
     return;
   }
+  noteResponseCode(res, code);
   const body = JSON.stringify({ error: code, message });
   closeIfBodyUnread(res);
   res.writeHead(status, { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) });

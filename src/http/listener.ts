@@ -47,6 +47,8 @@ export class Listener {
   private boundPort: number | undefined;
   /** Tests: bind a free port instead of the requested one (see ListenerRegistry.bindFreePorts). */
   bindAnyPort = false;
+  /** Told of every request no source took (404, 405) just before it is answered: refusal logs and metrics. */
+  onRefusal: ((req: IncomingMessage, res: ServerResponse, path: string) => void) | undefined;
 
   constructor(
     readonly host: string,
@@ -75,7 +77,10 @@ export class Listener {
   async listen(): Promise<void> {
     if (this.server) return;
     // Added last so that routes users mounted before start() come first.
-    this.express.use(notFound);
+    this.express.use((req: Request, res: Response) => {
+      this.onRefusal?.(req, res, req.path);
+      notFound(req, res);
+    });
     this.express.use(expressErrorHandler);
     const routes = this.routes;
     const app = this.express;
@@ -85,6 +90,7 @@ export class Listener {
     const onRequest = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean): void => {
       // Node's parser takes a request line without a version as HTTP/0.9: malformed for us.
       if (req.httpVersionMajor !== 1) {
+        this.onRefusal?.(req, res, "");
         sendError(res, 400, "bad_request", "malformed HTTP request", { connection: "close" });
         return;
       }
@@ -109,7 +115,10 @@ export class Listener {
       const handler = route.handlers.get(req.method ?? "") ?? (req.method === "HEAD" ? route.handlers.get("GET") : undefined);
       // The handler sends "100 Continue" itself, once it decides to read the body.
       if (handler !== undefined) handler.handle(req, res, path, queryStart);
-      else sendError(res, 405, "method_not_allowed", `${req.method} is not allowed on ${route.path}`, { allow: route.allow });
+      else {
+        this.onRefusal?.(req, res, path);
+        sendError(res, 405, "method_not_allowed", `${req.method} is not allowed on ${route.path}`, { allow: route.allow });
+      }
     };
     const firstByteTimeout = this.timeouts.firstByteTimeoutMs ?? 10_000;
     const server = createServer(

@@ -2,6 +2,7 @@ import type { Logger } from "../app/logger";
 import type { ListenerRegistry } from "../http/listener-registry";
 import type { TrustProxy } from "../http/trust-proxy";
 import type { QueuedMessage, StateStore, StoreRefusal } from "../store/store";
+import type { AppObserver } from "../observe/app-observer";
 
 /** How the first delivery of an event ended, for sources that answer with it. */
 export type DeliveryOutcome =
@@ -43,6 +44,10 @@ export interface SourceRuntime {
   readonly listeners: ListenerRegistry;
   readonly trustProxy: TrustProxy | undefined;
   readonly logger: Logger;
+  /** Told how every request ended (metrics, refusal logs); undefined when nothing watches. */
+  readonly observer?: AppObserver;
+  /** Whether requests get a server span (@opentelemetry/api; a no-op without an SDK). */
+  readonly tracing?: boolean;
 }
 
 /**

@@ -15,7 +15,10 @@ export interface QueuedMessage<T = unknown> {
   readonly attempts: number;
   /** Milliseconds since the epoch when the message entered its first queue. */
   readonly enqueuedAt: number;
-  /** Message of the last error thrown by the task, when there was one. */
+  /**
+   * Message of the last error thrown by the task, when there was one. In a dead letter it is
+   * the error's stack (its first line is the type and message), for whoever investigates.
+   */
   readonly lastError?: string;
   /**
    * True when `payload.body` can be rebuilt from `raw` by the task's source (a webhook event):
@@ -150,6 +153,9 @@ export interface Store {
 
   /** Messages waiting or claimed in a queue. */
   depth(queue: string): Promise<number>;
+
+  /** What a queue holds right now (status pages, metrics at scrape time). */
+  stats(queue: string): Promise<QueueStats>;
 
   /**
    * Calls `listener` when messages may have become available in `queue` (after an enqueue by

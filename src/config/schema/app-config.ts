@@ -1,6 +1,6 @@
 import { LOG_LEVELS, type LogLevel } from "../../app/logger";
 import { DEFAULT_STORE } from "../../app/core-app";
-import { Integer, OneOf, Optional, Section, StoreSetting, Text, TrustProxySetting } from "./rules";
+import { Flag, FlagOrSection, Integer, OneOf, Optional, Section, StoreSetting, Text, TrustProxySetting } from "./rules";
 import type { PostgresUrl } from "../../store/postgres/postgres-options";
 
 export const STORE_ENGINES = ["memory", "embedded"] as const;
@@ -18,6 +18,22 @@ export class HttpConfig {
   @Optional() @Integer(1) maxConnections?: number;
 }
 
+const URL_PATH = /^\/[^?#\s]*$/;
+
+/** `app.metrics`: true, or where to serve the Prometheus metrics. */
+export class MetricsConfig {
+  @Optional() @Text(URL_PATH, 'a path beginning with "/"') path?: string;
+  @Optional() @Text() host?: string;
+  @Optional() @Integer(0, 65535) port?: number;
+  @Optional() @Flag() defaultMetrics?: boolean;
+}
+
+/** `app.health`: true, or the probes' paths. */
+export class HealthConfig {
+  @Optional() @Text(URL_PATH, 'a path beginning with "/"') livePath?: string;
+  @Optional() @Text(URL_PATH, 'a path beginning with "/"') readyPath?: string;
+}
+
 /** The top-level `app:` block: the CoreApp's own options. */
 export class AppConfig {
   /** Names the data directory and appears in logs (default: the YAML file's name). */
@@ -33,4 +49,14 @@ export class AppConfig {
   /** Most bytes the embedded store may occupy before sources answer 503. */
   @Optional() @Integer(1) maxBytes?: number;
   @Optional() @Section(() => HttpConfig) http?: HttpConfig;
+  /** Prometheus metrics: `true`, or `{path, host, port, defaultMetrics}`. */
+  @Optional() @FlagOrSection(() => MetricsConfig) metrics?: MetricsConfig;
+  /** /livez and /readyz: `true`, or `{livePath, readyPath}`. */
+  @Optional() @FlagOrSection(() => HealthConfig) health?: HealthConfig;
+  /** Milliseconds readiness answers 503 after SIGTERM before the drain starts. */
+  @Optional() @Integer(0) shutdownDelayMs?: number;
+  /** Spans through @opentelemetry/api (default true). */
+  @Optional() @Flag() tracing?: boolean;
+  /** One log line per refused request, rate-limited (default true). */
+  @Optional() @Flag() logRefusals?: boolean;
 }

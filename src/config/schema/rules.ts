@@ -135,6 +135,27 @@ export function Section(cls: () => Constructor): PropertyDecorator {
   );
 }
 
+/**
+ * `true` (on, with defaults), `false` (off), or a mapping validated by `cls` (on, with these
+ * settings): `metrics: true` or `metrics: {port: 9464}`. `true` reads as an empty mapping and
+ * `false` as the key left out.
+ */
+export function FlagOrSection(cls: () => Constructor): PropertyDecorator {
+  return compose(
+    Type(cls),
+    Transform(
+      ({ value }) => {
+        const v = fromText(value);
+        if (v === true) return new (cls())();
+        return v === false ? undefined : v;
+      },
+      { toClassOnly: true },
+    ),
+    rule("flagOrSection", "must be true, false or a mapping", isMapping),
+    ValidateNested({ message: "must be true, false or a mapping" }),
+  );
+}
+
 /** A non-empty list of mappings, each validated by `cls`. */
 export function SectionList(cls: () => Constructor): PropertyDecorator {
   return compose(

@@ -29,4 +29,6 @@ export class TaskConfig {
   @Optional() @Text() emit?: string;
   @Optional() @Integer(1) concurrency?: number;
   @Optional() @Section(() => RetryConfig) retry?: RetryConfig;
+  /** Milliseconds a run may take before it counts as failed (default 5 minutes). */
+  @Optional() @Integer(1, 2 ** 31 - 1) timeoutMs?: number;
 }

@@ -17,6 +17,8 @@ import type { WebhookEvent } from "./webhook-event";
 import { WebhookError } from "./webhook-error";
 import { WebhookResponse } from "./webhook-response";
 import { Deduplicator, deliveryKey } from "./dedupe";
+import { noteResponseCode } from "../../http/response-code";
+import { currentTraceContext } from "../../observe/trace-context";
 import type { ResolvedWebhookOptions } from "./webhook-source";
 
 const EMPTY = Buffer.alloc(0);
@@ -64,7 +66,7 @@ export class WebhookReceiver implements RouteHandler {
       const handshake = auth.handshake;
       if (handshake?.beforeVerify !== undefined) {
         const early = failClosed(() => handshake.beforeVerify!(this.authRequest(req, path, EMPTY)));
-        if (early !== undefined) return early instanceof WebhookResponse ? sendResponse(res, early) : sendAuthFailure(res, early);
+        if (early !== undefined) return early instanceof WebhookResponse ? sendHandshake(res, early) : sendAuthFailure(res, early);
       }
       if (!auth.needsBody) {
         const failure = safeVerify(auth, this.authRequest(req, path, EMPTY));
@@ -101,7 +103,7 @@ export class WebhookReceiver implements RouteHandler {
     const handshake = auth?.handshake;
     if (handshake?.afterVerify !== undefined) {
       const answer = failClosed(() => handshake.afterVerify!(authRequest ?? this.authRequest(req, path, raw), body));
-      if (answer !== undefined) return answer instanceof WebhookResponse ? sendResponse(res, answer) : sendAuthFailure(res, answer);
+      if (answer !== undefined) return answer instanceof WebhookResponse ? sendHandshake(res, answer) : sendAuthFailure(res, answer);
     }
     const event: WebhookEvent = {
       body,
@@ -112,7 +114,7 @@ export class WebhookReceiver implements RouteHandler {
       client: clientAddress(req, this.trust),
       received_at: receivedAt / 1000,
     };
-    const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true };
+    const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true, traceContext: currentTraceContext() };
     const key = this.deduplicator && deliveryKey(this.options.dedupe!, req.headers, body);
     this.store(res, message, key);
   }
@@ -294,9 +296,16 @@ function refuse(res: ServerResponse, refusal: StoreRefusal): void {
 }
 
 function duplicate(res: ServerResponse, originalId: string): void {
+  noteResponseCode(res, "duplicate");
   const body = JSON.stringify({ accepted: true, duplicate: true, id: originalId });
   res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** A sender's verification challenge answered (no event): counted as "handshake". */
+function sendHandshake(res: ServerResponse, response: WebhookResponse): void {
+  noteResponseCode(res, "handshake");
+  sendResponse(res, response);
 }
 
 function sendResponse(res: ServerResponse, response: WebhookResponse): void {

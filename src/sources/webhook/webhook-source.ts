@@ -10,6 +10,7 @@ import { didYouMean } from "../../config/did-you-mean";
 import type { WebhookResponse } from "./webhook-response";
 import { resolveDedupe, type DedupeRule } from "./dedupe";
 import { WebhookReceiver } from "./webhook-receiver";
+import { ObservedRoute } from "../../observe/observed-route";
 
 const METHOD = /^[A-Z]+$/;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -78,7 +79,11 @@ export class WebhookSource implements Source {
     const listener = runtime.listeners.get(this.options.host, this.options.port);
     const receiver = new WebhookReceiver(this.options, inbox, trust, runtime.logger);
     const methods = [...new Set([...this.options.methods, ...(this.options.auth?.handshake?.methods ?? [])])];
-    listener.routes.add(this.options.path, methods, receiver, `${this.describe()} (task "${inbox.task}")`);
+    const handler =
+      runtime.observer?.onRequest === undefined && runtime.tracing !== true
+        ? receiver
+        : new ObservedRoute(receiver, { source: inbox.task, route: this.options.path, origin: () => listener.origin, trust }, runtime.observer, runtime.tracing === true);
+    listener.routes.add(this.options.path, methods, handler, `${this.describe()} (task "${inbox.task}")`);
     this.listener = listener;
     this.receiver = receiver;
   }

@@ -3,6 +3,7 @@ import type {
   DeadLetterStore,
   EmitRecord,
   QueuedMessage,
+  QueueStats,
   StateStore,
   Store,
   StoreRefusal,
@@ -15,6 +16,7 @@ import { dueRange, laterRange, newWriterTag, readyRange, type DelayedKey, type L
 import { allDatabases, openEnvironment, type EmbeddedDbs } from "./lmdb-env";
 import { QueueTracker } from "./queue-tracker";
 import { advanceKey, placeKeyed, type Promoted } from "./key-lines";
+import { embeddedQueueStats } from "./queue-stats";
 import { deadLetterRecord, messageRecord } from "./records";
 import { recoverQueues } from "./recover-queues";
 import { SizeGauge } from "./size-gauge";
@@ -518,6 +520,11 @@ export class EmbeddedStore implements Store {
   async depth(queue: string): Promise<number> {
     this.require();
     return this.tracker.count(queue);
+  }
+
+  async stats(queue: string): Promise<QueueStats> {
+    const { dbs, journal } = this.require();
+    return embeddedQueueStats(dbs, this.tracker, journal?.lane, queue);
   }
 
   watch(queue: string, listener: () => void): () => void {

@@ -57,6 +57,11 @@ export class QueueTracker {
     book.count = Math.max(0, book.count + delta);
   }
 
+  /** Messages of the queue handed out and not finished. */
+  claimedCount(queue: string): number {
+    return this.books.get(queue)?.claimed.size ?? 0;
+  }
+
   claimedAt(queue: string, id: string): Location | undefined {
     return this.books.get(queue)?.claimed.get(id);
   }

@@ -3,6 +3,7 @@ import type {
   DeadLetterStore,
   EmitRecord,
   QueuedMessage,
+  QueueStats,
   StateStore,
   Store,
   StoreRefusal,
@@ -154,6 +155,18 @@ export class MemoryStore implements Store {
   async depth(queue: string): Promise<number> {
     const q = this.queues.get(queue);
     return q ? size(q) : 0;
+  }
+
+  async stats(queue: string): Promise<QueueStats> {
+    const q = this.queues.get(queue);
+    let deadLetters = 0;
+    for (const letter of this.dead.values()) if (letter.queue === queue) deadLetters++;
+    if (!q) return { waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters };
+    let oldest = Infinity;
+    for (const m of q.ready) oldest = Math.min(oldest, m.enqueuedAt);
+    for (const { message } of q.delayed) oldest = Math.min(oldest, message.enqueuedAt);
+    for (const m of q.claimed.values()) oldest = Math.min(oldest, m.enqueuedAt);
+    return { waiting: q.ready.length + q.delayed.length, inFlight: q.claimed.size, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters };
   }
 
   watch(queue: string, listener: () => void): () => void {

@@ -91,6 +91,17 @@ export class JournalLane {
     return this.waiting.get(queue);
   }
 
+  /** Enqueue time of the oldest message of a queue the lane holds (waiting or claimed); Infinity when none. */
+  oldestEnqueuedAt(queue: string): number {
+    let oldest = Infinity;
+    for (const entry of this.waiting.get(queue)?.values() ?? []) {
+      oldest = Math.min(oldest, entry.message.enqueuedAt);
+      break; // waiting entries are in commit order: the first is the oldest
+    }
+    for (const entry of this.claimed.values()) if (entry.queue === queue) oldest = Math.min(oldest, entry.message.enqueuedAt);
+    return oldest;
+  }
+
   claim(entry: LaneEntry): void {
     if (!this.waiting.get(entry.queue)?.delete(entry.entryId)) return;
     this.claimed.set(entry.entryId, entry);

@@ -1,0 +1,63 @@
+import { performance } from "node:perf_hooks";
+import type { QueuedMessage } from "../store/store";
+import type { AppObserver } from "../observe/app-observer";
+import { carrierOf } from "../observe/trace-context";
+import { endTaskSpan, runIn, startTaskSpan, type StartedSpan } from "../observe/tracing";
+import type { Logger } from "./logger";
+import { safeLogger } from "./safe-logger";
+import type { RegisteredTask } from "./task-registry";
+import type { Settled } from "./task-runner";
+
+/** What the runner keeps about one run: its timing, its span, its logger. A class: one allocation per run. */
+export class RunObservation {
+  private readonly started = performance.now();
+  private handlerEnded: number | undefined;
+  private childLogger: Logger | undefined;
+  private readonly traced: StartedSpan | undefined;
+
+  constructor(
+    private readonly task: RegisteredTask,
+    private readonly message: QueuedMessage,
+    tracing: boolean,
+  ) {
+    this.traced = tracing ? startTaskSpan(task.name, task.queue, message, message.attempts + 1) : undefined;
+  }
+
+  /** The run's logger (app, task, eventId, attempt), made on first use; it never throws. */
+  get logger(): Logger {
+    return (this.childLogger ??= safeLogger(this.task.logger.child({ eventId: this.message.id, attempt: this.message.attempts + 1 })));
+  }
+
+  /** The run's span context as a stored carrier, for what the run emits. */
+  get traceContext(): Record<string, string> | undefined {
+    return this.traced === undefined ? undefined : carrierOf(this.traced.span.spanContext());
+  }
+
+  /** Runs the handler inside the run's span. */
+  async call<T>(handler: () => T): Promise<Awaited<T>> {
+    try {
+      return await runIn(this.traced?.context, handler);
+    } finally {
+      this.handlerEnded = performance.now();
+    }
+  }
+
+  /** Ends the span and reports the run's outcome. */
+  finished(observer: AppObserver | undefined, settled: Settled, error: unknown): void {
+    const durationSeconds = ((this.handlerEnded ?? performance.now()) - this.started) / 1000;
+    if (this.traced !== undefined) endTaskSpan(this.traced.span, settled.outcome, error);
+    if (observer?.onTaskRun === undefined) return;
+    const { task, message } = this;
+    observer.onTaskRun({
+      task: task.name,
+      queue: task.queue,
+      eventId: message.id,
+      attempt: message.attempts + 1,
+      outcome: settled.outcome,
+      next: settled.next,
+      durationSeconds,
+      error,
+      retryAt: settled.retryAt,
+    });
+  }
+}

@@ -1,0 +1,102 @@
+import { collectDefaultMetrics, Gauge, type Registry } from "prom-client";
+import { KeyedCounter, KeyedHistogram } from "./fast-metrics";
+import type { QueueStats } from "../store/store";
+import type { AppObserver, RequestOutcome, StoreWrite, TaskRunOutcome } from "./app-observer";
+
+/** Seconds; webhook requests are answered in well under a second, task runs may take minutes. */
+const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const TASK_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
+const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1];
+
+/** Where the queue gauges read from at scrape time. */
+export interface QueueStatsSource {
+  queues(): readonly string[];
+  /** Undefined while the store is not open (before start, after stop): no samples then. */
+  stats(queue: string): Promise<QueueStats> | undefined;
+}
+
+/**
+ * The app's Prometheus metrics (prom-client). Label values come from a bounded set: task
+ * names, queue names, status codes, error codes, engine names; never a path or an id.
+ */
+export class MetricsObserver implements AppObserver {
+  private readonly requests: KeyedCounter;
+  private readonly requestDuration: KeyedHistogram;
+  private readonly taskRuns: KeyedCounter;
+  private readonly taskDuration: KeyedHistogram;
+  private readonly storeWrites: KeyedHistogram;
+  private readonly requestSeries = new Map<string, Map<string, Map<number, { value: number }>>>();
+  private requestResets = 0;
+  private snapshot: { at: number; stats: Promise<Array<[string, QueueStats]>> } | undefined;
+
+  constructor(
+    readonly registry: Registry,
+    private readonly queueStats: QueueStatsSource,
+    options: { defaultMetrics?: boolean } = {},
+  ) {
+    const registers = [registry];
+    this.requests = new KeyedCounter("webhook_requests_total", "Webhook requests answered, by source, status and code (accepted, duplicate, or the refusal's error code).", registry);
+    this.requestDuration = new KeyedHistogram("webhook_request_duration_seconds", "Time from a webhook request's routing to its answer, by source.", registry, "source", REQUEST_BUCKETS);
+    this.taskRuns = new KeyedCounter("webhook_task_runs_total", "Task runs, by task and outcome (success, retry, dead_letter, timeout).", registry);
+    this.taskDuration = new KeyedHistogram("webhook_task_duration_seconds", "Time a task's handler ran, by task.", registry, "task", TASK_BUCKETS);
+    this.storeWrites = new KeyedHistogram("webhook_store_write_duration_seconds", "Time of the store's queue writes (enqueue, complete, retry, dead letter) until durable, by engine.", registry, "engine", STORE_BUCKETS);
+    const gauge = (name: string, help: string, value: (stats: QueueStats, now: number) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["queue"],
+        registers,
+        collect: async function (this: Gauge<"queue">) {
+          this.reset();
+          const now = Date.now();
+          for (const [queue, stats] of await observer.queueSnapshot()) this.set({ queue }, value(stats, now));
+        },
+      });
+    const observer = this;
+    gauge("webhook_queue_depth", "Messages in the queue: waiting (retries included) and in flight.", (s) => s.waiting + s.inFlight);
+    gauge("webhook_queue_oldest_age_seconds", "Age of the oldest message still in the queue; 0 when it is empty.", (s, now) => (s.oldestEnqueuedAt === undefined ? 0 : Math.max(0, (now - s.oldestEnqueuedAt) / 1000)));
+    gauge("webhook_dead_letters", "Dead letters taken from the queue and kept.", (s) => s.deadLetters);
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  }
+
+  onRequest(outcome: RequestOutcome): void {
+    const { source, status, code } = outcome;
+    if (this.requests.resets !== this.requestResets) {
+      this.requestSeries.clear();
+      this.requestResets = this.requests.resets;
+    }
+    // Source, then code, then status: three lookups of strings and a number V8 has hashed
+    // already, instead of building and hashing a key per request.
+    let byCode = this.requestSeries.get(source);
+    if (byCode === undefined) this.requestSeries.set(source, (byCode = new Map()));
+    let byStatus = byCode.get(code);
+    if (byStatus === undefined) byCode.set(code, (byStatus = new Map()));
+    let series = byStatus.get(status);
+    if (series === undefined) byStatus.set(status, (series = this.requests.seriesOf(`${source}\u0000${status}\u0000${code}`, () => ({ source, status, code }))));
+    series.value++;
+    this.requestDuration.observe(source, outcome.durationSeconds);
+  }
+
+  onTaskRun(run: TaskRunOutcome): void {
+    const { task, outcome } = run;
+    this.taskRuns.inc(`${task}\u0000${outcome}`, () => ({ task, outcome }));
+    this.taskDuration.observe(task, run.durationSeconds);
+  }
+
+  onStoreWrite(write: StoreWrite): void {
+    this.storeWrites.observe(write.engine, write.durationSeconds);
+  }
+
+  /** One read of the store's stats per scrape, shared by the three queue gauges. */
+  private queueSnapshot(): Promise<Array<[string, QueueStats]>> {
+    const now = Date.now();
+    if (this.snapshot !== undefined && now - this.snapshot.at < 250) return this.snapshot.stats;
+    const reads: Array<Promise<[string, QueueStats] | undefined>> = this.queueStats.queues().map((queue) => {
+      const read = this.queueStats.stats(queue);
+      return read === undefined ? Promise.resolve(undefined) : read.then((stats): [string, QueueStats] => [queue, stats], () => undefined);
+    });
+    const stats = Promise.all(reads).then((all) => all.filter((entry): entry is [string, QueueStats] => entry !== undefined));
+    this.snapshot = { at: now, stats };
+    return stats;
+  }
+}

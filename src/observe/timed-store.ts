@@ -1,0 +1,75 @@
+import { performance } from "node:perf_hooks";
+import type { DeadLetter, DeadLetterStore, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "../store/store";
+import type { StoreWrite } from "./app-observer";
+
+/**
+ * A store whose queue writes are timed (until they resolve, that is until durable) and
+ * reported; everything else passes straight through. The app wraps its store in it when
+ * metrics are on, so the engines know nothing of metrics.
+ */
+export class TimedStore implements Store {
+  constructor(
+    readonly inner: Store,
+    private readonly report: (write: StoreWrite) => void,
+  ) {}
+
+  get engine(): string {
+    return this.inner.engine;
+  }
+  get durable(): boolean {
+    return this.inner.durable;
+  }
+  get failure(): Error | undefined {
+    return this.inner.failure;
+  }
+  get deadLetters(): DeadLetterStore {
+    return this.inner.deadLetters;
+  }
+
+  open(): Promise<void> {
+    return this.inner.open();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+  admit(queue: string): StoreRefusal | undefined {
+    return this.inner.admit(queue);
+  }
+  enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
+    return this.timed("enqueue", performance.now(), this.inner.enqueue(queue, message, options));
+  }
+  claim(queue: string, limit: number): Promise<QueuedMessage[]> {
+    return this.inner.claim(queue, limit);
+  }
+  complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+    return this.timed("complete", performance.now(), this.inner.complete(queue, id, emit));
+  }
+  retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
+    return this.timed("retryLater", performance.now(), this.inner.retryLater(queue, message, visibleAt));
+  }
+  release(queue: string, ids: readonly string[]): Promise<void> {
+    return this.inner.release(queue, ids);
+  }
+  deadLetter(letter: DeadLetter): Promise<void> {
+    return this.timed("deadLetter", performance.now(), this.inner.deadLetter(letter));
+  }
+  state(namespace: string): StateStore {
+    return this.inner.state(namespace);
+  }
+  depth(queue: string): Promise<number> {
+    return this.inner.depth(queue);
+  }
+  stats(queue: string): Promise<QueueStats> {
+    return this.inner.stats(queue);
+  }
+  watch(queue: string, listener: () => void): () => void {
+    return this.inner.watch(queue, listener);
+  }
+
+  /** Resolves and rejects as `write` does; a write that fails is timed too. */
+  private timed(operation: StoreWrite["operation"], started: number, write: Promise<void>): Promise<void> {
+    const done = (): void => this.report({ engine: this.inner.engine, operation, durationSeconds: (performance.now() - started) / 1000 });
+    write.then(done, done);
+    return write;
+  }
+}

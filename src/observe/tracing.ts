@@ -1,0 +1,86 @@
+import type { IncomingMessage } from "node:http";
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer, type TracerProvider } from "@opentelemetry/api";
+import type { QueuedMessage } from "../store/store";
+import { contextOfCarrier, parseTraceparent } from "./trace-context";
+
+/**
+ * Spans through @opentelemetry/api only: without a registered SDK the tracer is a no-op and
+ * nothing here records anything. A server span per webhook request, a consumer span per task
+ * run; the queue between them carries the W3C context (see trace-context.ts).
+ */
+const TRACER_NAME = "webhook-tasks";
+
+const SERVER = { kind: SpanKind.SERVER };
+const CONSUMER = { kind: SpanKind.CONSUMER };
+
+let cached: { provider: TracerProvider; tracer: Tracer } | undefined;
+
+/** The tracer, made once per global provider (getTracer allocates a tracer per call). */
+function tracer(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (cached?.provider !== provider) cached = { provider, tracer: provider.getTracer(TRACER_NAME) };
+  return cached.tracer;
+}
+
+/** A started span and the context to run its work in (undefined when the span records nothing). */
+export interface StartedSpan {
+  readonly span: Span;
+  readonly context: Context | undefined;
+}
+
+/** The server span of one webhook request; the parent is the request's trace headers. */
+export function startRequestSpan(req: IncomingMessage, route: string): StartedSpan {
+  const method = req.method ?? "";
+  let parent = propagation.extract(ROOT_CONTEXT, req.headers);
+  if (trace.getSpanContext(parent) === undefined && req.headers.traceparent !== undefined) {
+    // No propagator registered: the W3C header is honoured all the same.
+    const remote = parseTraceparent(req.headers.traceparent);
+    if (remote !== undefined) parent = trace.setSpanContext(parent, remote);
+  }
+  const span = tracer().startSpan(`${method} ${route}`, SERVER, parent);
+  // Attributes only for a span that records: without an SDK the request pays for nothing more.
+  if (span.isRecording()) span.setAttributes({ "http.request.method": method, "http.route": route });
+  return { span, context: span.isRecording() ? trace.setSpan(parent, span) : undefined };
+}
+
+export function endRequestSpan(span: Span, status: number, code: string): void {
+  if (!span.isRecording()) return span.end();
+  span.setAttribute("http.response.status_code", status);
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+  if (status >= 400) span.setAttribute("error.type", code);
+  span.end();
+}
+
+/** The consumer span of one task run, child of the span that queued the message. */
+export function startTaskSpan(task: string, queue: string, message: QueuedMessage, attempt: number): StartedSpan {
+  const parent = contextOfCarrier(message.traceContext);
+  const span = tracer().startSpan(`process ${queue}`, CONSUMER, parent);
+  if (span.isRecording()) {
+    span.setAttributes({
+      "messaging.system": "webhook-tasks",
+      "messaging.destination.name": queue,
+      "messaging.message.id": message.id,
+      "messaging.operation.type": "process",
+      "messaging.operation.name": "process",
+      "webhook_tasks.task": task,
+      "webhook_tasks.attempt": attempt,
+    });
+  }
+  return { span, context: span.isRecording() ? trace.setSpan(parent, span) : undefined };
+}
+
+export function endTaskSpan(span: Span, outcome: string, error: unknown): void {
+  if (!span.isRecording()) return span.end();
+  span.setAttribute("webhook_tasks.outcome", outcome);
+  if (error !== undefined) {
+    if (error instanceof Error) span.recordException(error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    span.setAttribute("error.type", error instanceof Error ? error.name : "Error");
+  }
+  span.end();
+}
+
+/** Runs `fn` with `ctx` active (when there is one). */
+export function runIn<T>(ctx: Context | undefined, fn: () => T): T {
+  return ctx === undefined ? fn() : context.with(ctx, fn);
+}

@@ -1,0 +1,66 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import { appStatus } from "../../src/app/app-status";
+import { statusTable } from "../../src/cli/status-command";
+import { MemoryStore } from "../../src/index";
+import { FIXTURES } from "../config/yaml-helpers";
+import { RunningCli, runCli } from "./cli-process";
+
+describe("CLI: status", () => {
+  it("prints per queue depth, waiting, in flight, oldest age, dead letters, consumer and producers", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    const old = Date.now() - 90_000;
+    for (const id of ["a", "b", "c"]) await store.enqueue("webhook:in", { id, payload: {}, attempts: 0, enqueuedAt: id === "c" ? Date.now() : old });
+    const [claimed] = await store.claim("webhook:in", 1);
+    await store.deadLetter({ queue: "webhook:in", task: "receive", message: claimed, error: "x", attempts: 1, diedAt: Date.now() });
+    await store.claim("webhook:in", 1);
+    const tasks = [
+      { name: "receive", queue: "webhook:in", emit: "out" },
+      { name: "send", queue: "out", emit: undefined },
+    ];
+    const status = await appStatus("demo", tasks, store);
+    expect(status.queues[0]).to.deep.include({ queue: "webhook:in", depth: 2, waiting: 1, inFlight: 1, deadLetters: 1, consumer: "receive" });
+    expect(status.queues[1]).to.deep.include({ queue: "out", depth: 0, oldestAgeSeconds: 0, consumer: "send", producers: ["receive"] });
+    const lines = statusTable(status);
+    expect(lines[0]).to.match(/^QUEUE\s+DEPTH\s+WAITING\s+IN FLIGHT\s+OLDEST\s+DEAD LETTERS\s+CONSUMER\s+PRODUCERS$/);
+    expect(lines[1]).to.match(/^webhook:in\s+2\s+1\s+1\s+\d+\.\ds\s+1\s+receive\s+-$/);
+    expect(lines[2]).to.match(/^out\s+0\s+0\s+0\s+-\s+0\s+send\s+receive$/);
+    await store.close();
+  });
+
+  describe("as a command", () => {
+    let dataDir: string;
+    beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), "webhook-tasks-status-"))));
+    afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+    it("opens the store of a YAML app that ran and prints its queues, as a table or JSON", async () => {
+      const FAILING = join(FIXTURES, "failing.yaml");
+      const env = { DATA_DIR: join(dataDir, "store"), OUT_FILE: join(dataDir, "out.jsonl") };
+      const cli = new RunningCli([FAILING], env);
+      try {
+        const urls = await cli.urls(1);
+        expect((await fetch(urls.get("always-fails")!, { method: "POST", body: "{}" })).status).to.equal(202);
+        await cli.waitForLog((l) => String(l.msg).includes("dead letter"));
+      } finally {
+        expect(await cli.stop("SIGTERM")).to.equal(0);
+      }
+      const table = await runCli(["status", FAILING], env);
+      expect(table.code, table.stderr).to.equal(0);
+      const lines = table.stdout.trim().split("\n");
+      expect(lines).to.have.length(2);
+      expect(lines[1]).to.match(/^webhook:always-fails\s+0\s+0\s+0\s+-\s+1\s+always-fails\s+-$/);
+      const json = await runCli(["status", "--json", FAILING], env);
+      const parsed = JSON.parse(json.stdout) as { app: string; queues: Array<Record<string, unknown>> };
+      expect(parsed.app).to.equal("failing-worker");
+      expect(parsed.queues[0]).to.deep.include({ queue: "webhook:always-fails", depth: 0, deadLetters: 1 });
+      const usage = await runCli(["status"], env);
+      expect(usage.code).to.equal(2);
+      const memory = await runCli(["status", join(FIXTURES, "worker.yaml")]);
+      expect(memory.code).to.equal(1);
+      expect(memory.stderr.trim()).to.match(/^error: app "yaml-worker" uses the memory store: its queues live only inside the running process/);
+    });
+  });
+});
