@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { CoreApp, silentLogger } from "../../../src/index";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store";
+import { STORE_ENV, storeFromEnv } from "../../../src/store/create-store";
 import { CJS_HANDLERS, useTempDir } from "../../config/yaml-helpers";
 import { runCli } from "../../cli/cli-process";
 import { PostgresFixture } from "./postgres-fixture";
@@ -23,6 +24,14 @@ describe("PostgreSQL: the password never shows", function () {
     expect(withAt.stdout).to.contain("postgres://app:***@db.internal:5432/hooks").and.not.contain("hunt").and.not.contain("er2");
     const inQuery = await runCli(["check", file], { DATABASE_URL: "postgres://db.internal/hooks?sslpassword=keypass&password=hunter2&schema=s" });
     expect(inQuery.stdout).to.contain("?sslpassword=***&password=***&schema=s").and.not.contain("hunter2").and.not.contain("keypass");
+  });
+
+  it("$WEBHOOK_TASKS_STORE holding a URL of another form is refused without echoing its password", async () => {
+    expect(() => storeFromEnv({ [STORE_ENV]: "POSTGRES://app:hunter2@db/x" })).to.throw(TypeError, /WEBHOOK_TASKS_STORE="POSTGRES:\/\/…"/);
+    const noStore = tmp.write("no-store.yaml", `app: {name: secret-app}\nresources:\n  hook: {type: webhook, path: /x, port: 0}\ntasks:\n  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}\n`);
+    const run = await runCli(["check", noStore], { [STORE_ENV]: "postgres+ssl://app:hunter2@db/x" });
+    expect(run.code).to.equal(1);
+    expect(run.stderr).to.contain(STORE_ENV).and.not.contain("hunter2");
   });
 
   it("a connection string the driver cannot read is refused at once, without showing it", async () => {
