@@ -153,6 +153,13 @@ export class TaskRunner {
   }
 
   private run(claimed: QueuedMessage): void {
+    if (claimed.attempts >= this.task.retry.attempts) {
+      // Its attempts were all used by runs that never reported back (their process died or
+      // stalled and the lease was taken back): running it again may take this process down too.
+      const error = new Error(`not run again: its ${claimed.attempts} attempts were used by runs that never finished (${claimed.lastError ?? "no error recorded"})`);
+      this.record(claimed, { ok: false, error, run: new RunObservation(this.task, claimed, this.tracing) });
+      return;
+    }
     this.inFlight++;
     let message: QueuedMessage;
     try {

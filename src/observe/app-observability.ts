@@ -99,7 +99,10 @@ export class AppObservability {
     if (metrics !== undefined && registry !== undefined) {
       const targets = metrics.host !== undefined || metrics.port !== undefined ? [listeners.get(metrics.host ?? "127.0.0.1", metrics.port ?? 9464)] : listeners.all();
       const path = metrics.path ?? DEFAULT_METRICS_PATH;
-      for (const listener of targets) listener.express.get(path, metricsHandler(registry));
+      for (const listener of targets) {
+        refuseWebhookPath(listener, path, "the metrics");
+        listener.express.get(path, metricsHandler(registry));
+      }
       // A listener of its own is new: it gets the refusal hook too.
       if (observer !== undefined) for (const listener of targets) listener.onRefusal ??= listenerRefusalHook(observer, () => listener.origin);
     }
@@ -110,7 +113,15 @@ export class AppObservability {
   }
 }
 
+/** Webhook routes are served before Express: a source on a probe's path would answer the probe 405. */
+function refuseWebhookPath(listener: Listener, path: string, what: string): void {
+  if (listener.routes.match(path) === undefined) return;
+  throw new Error(`route conflict: GET ${path} on ${listener.host}:${listener.requestedPort} is both a webhook source's path and ${what} path; move one of them`);
+}
+
 function mountHealth(listener: Listener, health: HealthOptions, readiness: () => Readiness): void {
+  refuseWebhookPath(listener, health.livePath ?? DEFAULT_LIVE_PATH, "the liveness");
+  refuseWebhookPath(listener, health.readyPath ?? DEFAULT_READY_PATH, "the readiness");
   listener.express.get(health.livePath ?? DEFAULT_LIVE_PATH, liveHandler);
   listener.express.get(health.readyPath ?? DEFAULT_READY_PATH, readyHandler(readiness));
 }

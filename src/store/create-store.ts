@@ -32,7 +32,9 @@ export function storeFromEnv(env: NodeJS.ProcessEnv = process.env): StoreSpec | 
   const value = env[STORE_ENV];
   if (value === undefined || value === "") return undefined;
   if (value === "memory" || value === "embedded" || isPostgresUrl(value)) return value;
-  throw new TypeError(`${STORE_ENV}=${JSON.stringify(value)}: use "memory", "embedded" or a postgres:// URL`);
+  // A URL of another form may hold a password: only its scheme is shown.
+  const shown = value.includes("://") ? `${value.slice(0, value.indexOf("://"))}://…` : value;
+  throw new TypeError(`${STORE_ENV}=${JSON.stringify(shown)}: use "memory", "embedded" or a postgres:// URL`);
 }
 
 /** The store spec as it may be shown: a URL without its password. */

@@ -130,7 +130,7 @@ export class Deduplicator {
         continue;
       }
       try {
-        await store();
+        await this.keepingReservation(key, eventId, store);
       } catch (error) {
         await this.state.delete(key).catch(() => undefined);
         settle(undefined);
@@ -142,6 +142,26 @@ export class Deduplicator {
       settle(eventId);
       this.pending.delete(key);
       return undefined;
+    }
+  }
+
+  /**
+   * Runs `store`, renewing the reservation every third of its lifetime meanwhile: a store write
+   * may outlast it (a slow database, a long statement timeout), and an expired reservation
+   * would let a copy on another replica store a second event. Resolves once no renewal is in
+   * flight, so that none lands after the marker that replaces it.
+   */
+  private async keepingReservation(key: string, eventId: string, store: () => Promise<void>): Promise<void> {
+    let renewal: Promise<unknown> = Promise.resolve();
+    const timer = setInterval(() => {
+      renewal = renewal.then(() => this.state.set<Reservation>(key, { storing: eventId }, { ttlMs: this.reservationMs })).catch(() => undefined);
+    }, Math.max(1, Math.floor(this.reservationMs / 3)));
+    timer.unref();
+    try {
+      await store();
+    } finally {
+      clearInterval(timer);
+      await renewal;
     }
   }
 }

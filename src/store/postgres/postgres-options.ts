@@ -114,7 +114,7 @@ export function postgresOptionsFromUrl(url: PostgresUrl): { connectionString: st
   try {
     parsed = new URL(url);
   } catch {
-    throw new TypeError(`invalid PostgreSQL URL ${JSON.stringify(redactPostgresUrl(url))}`);
+    throw invalidUrl("PostgreSQL URL");
   }
   const schema = parsed.searchParams.get("schema");
   if (schema === null) return { connectionString: url };
@@ -124,7 +124,15 @@ export function postgresOptionsFromUrl(url: PostgresUrl): { connectionString: st
 
 /** The URL without its password, for logs and `check` output. */
 export function redactPostgresUrl(url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*):[^@/]*@/, "$1:***@");
+  const parts = /^(postgres(?:ql)?:\/\/)([^/?#]*)([\s\S]*)$/.exec(url);
+  if (parts === null) return url;
+  const [, scheme, authority, rest] = parts;
+  // As the driver reads it: the user part ends at the last "@" (a password may hold "@").
+  const at = authority.lastIndexOf("@");
+  const colon = at < 0 ? -1 : authority.indexOf(":");
+  const shown = colon >= 0 && colon < at ? `${authority.slice(0, colon)}:***${authority.slice(at)}` : authority;
+  // The driver also takes a password from the query (?password=, ?sslpassword=).
+  return scheme + shown + rest.replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
 }
 
 export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedPostgresOptions {
@@ -135,6 +143,8 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedP
   if (connectionString !== undefined && !isPostgresUrl(connectionString)) {
     throw new TypeError(`${where}: connectionString must start with postgres:// or postgresql://`);
   }
+  // The driver would fail each connection with it, which looks like a database that is down.
+  if (connectionString !== undefined && !URL.canParse(connectionString)) throw invalidUrl(`${where}: connectionString`);
   const schema = options.schema ?? DEFAULTS.schema;
   if (typeof schema !== "string" || !SCHEMA_NAME.test(schema)) {
     throw new TypeError(`${where}: schema must be 1-63 lower-case letters, digits or _, not starting with a digit, got ${JSON.stringify(schema)}`);
@@ -159,4 +169,9 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedP
     sweepIntervalMs: positive("sweepIntervalMs"),
     probeIntervalMs: positive("probeIntervalMs"),
   };
+}
+
+/** An unreadable URL is not shown: where it breaks is unknown, so any part of it may be the password. */
+function invalidUrl(what: string): TypeError {
+  return new TypeError(`${what} is not a valid URL (characters such as @ / # ? in the password must be percent-encoded); it is not shown, since it may hold the password`);
 }
