@@ -6,6 +6,8 @@ export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;
 /** One statement's text and parameters, as node-postgres takes them. */
 export interface PostgresQuery {
   readonly text: string;
+  /** Names a prepared statement: parsed once per connection (node-postgres `name`). */
+  readonly name?: string;
   readonly values?: unknown[];
   /** Client-side limit in milliseconds (node-postgres `query_timeout`). */
   readonly query_timeout?: number;

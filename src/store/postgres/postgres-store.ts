@@ -17,6 +17,7 @@ import { isConfigurationError, isUnavailable } from "./postgres-errors";
 import { PostgresHealth, unavailableError } from "./postgres-health";
 import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, type PostgresStoreOptions, type ResolvedPostgresOptions } from "./postgres-options";
 import { PostgresState, sweepExpiredState } from "./postgres-state";
+import { statementName } from "./prepared-statements";
 import { ThrottledLog } from "./throttled-log";
 
 const ignore = (): void => undefined;
@@ -86,7 +87,7 @@ export class PostgresStore implements Store {
     this.queryTimeoutMs = this.options.statementTimeoutMs + 1_000;
     this.ownsPool = this.options.pool === undefined;
     this.pool = this.options.pool ?? this.newPool();
-    this.writes = new BatchedWrites({ sql: this.messages, query: (text, values) => this.query(text, values), channel: this.channel, token: this.token });
+    this.writes = new BatchedWrites({ sql: this.messages, query: (text, values, name) => this.query(text, values, name), channel: this.channel, token: this.token });
     this.deadLetters = new PostgresDeadLetters({
       run: (text, values) => this.run(text, values),
       schema,
@@ -265,7 +266,8 @@ export class PostgresStore implements Store {
       return;
     }
     try {
-      await this.query(this.messages.retry(), [held.seq, at, message.attempts, message.lastError ?? null, this.token, this.channel, due]);
+      const retry = this.messages.retry();
+      await this.query(retry, [held.seq, at, message.attempts, message.lastError ?? null, this.token, this.channel, due], statementName(retry));
     } catch (error) {
       this.abandon(held);
       throw error;
@@ -428,9 +430,9 @@ export class PostgresStore implements Store {
   }
 
   /** Runs one statement; a failure for want of the database marks the store failing and becomes a refusal. */
-  private async query(text: string, values: unknown[]): Promise<PostgresQueryResult> {
+  private async query(text: string, values: unknown[], name?: string): Promise<PostgresQueryResult> {
     try {
-      return await this.pool.query({ text, values, query_timeout: this.queryTimeoutMs });
+      return await this.pool.query({ text, values, name, query_timeout: this.queryTimeoutMs });
     } catch (error) {
       if (!isUnavailable(error)) throw error;
       if (this.wanted) this.health.failed(error);

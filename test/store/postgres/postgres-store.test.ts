@@ -15,9 +15,12 @@ const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
 /** A pg.Pool that counts the statements it runs, by their first words. */
 class CountingPool extends pg.Pool {
   readonly statements: string[] = [];
+  /** The prepared statement name of each statement in `statements` (undefined: unnamed). */
+  readonly names: Array<string | undefined> = [];
   override query(...args: unknown[]): never {
-    const first = args[0] as string | { text: string };
+    const first = args[0] as string | { text: string; name?: string };
     this.statements.push((typeof first === "string" ? first : first.text).replace(/\s+/g, " ").trim());
+    this.names.push(typeof first === "string" ? undefined : first.name);
     return (super.query as (...a: unknown[]) => never)(...args);
   }
   count(pattern: RegExp): number {
@@ -214,7 +217,7 @@ describe("PostgresStore", function () {
       const store = await open({ pool: pool as unknown as PostgresPool });
       const n = 300;
       await Promise.all(Array.from({ length: n }, (_, i) => store.enqueue("q", message(`m${i}`))));
-      const inserts = pool.count(/^WITH inserted AS \(INSERT/);
+      const inserts = pool.count(/^WITH inserted AS \( ?INSERT/);
       expect(inserts).to.be.at.least(1).and.at.most(5);
       expect(store.batches.enqueues).to.equal(inserts);
       const claimed = await store.claim("q", n);
@@ -223,6 +226,33 @@ describe("PostgresStore", function () {
       expect(pool.count(/^WITH done AS \(DELETE/)).to.be.at.least(1).and.at.most(5);
       expect(await store.depth("q")).to.equal(0);
       expect(await store.depth("out")).to.equal(n / 2);
+    });
+
+    it("writes the batches as a few prepared statements, whatever their sizes, in call order", async () => {
+      const pool = new CountingPool({ connectionString: TEST_POSTGRES_URL, max: 3 });
+      pools.push(pool);
+      const store = await open({ pool: pool as unknown as PostgresPool });
+      const sizes = [1, 2, 3, 4, 5, 7, 8, 9, 17, 33];
+      const expected: string[] = [];
+      for (const size of sizes) {
+        const batch = Array.from({ length: size }, (_, i) => `s${size}-${i}`);
+        expected.push(...batch);
+        await Promise.all(batch.map((id) => store.enqueue("q", message(id))));
+      }
+      expect(store.batches.enqueues).to.equal(sizes.length);
+      const claimed = await store.claim("q", 1_000);
+      expect(ids(claimed)).to.deep.equal(expected);
+      // Outputs of a batch of completions keep call order too, and only real rows are written.
+      await Promise.all(claimed.slice(0, 11).map((m, i) => store.complete("q", m.id, { queue: "out", message: message(`o${i}`) })));
+      expect(ids(await store.claim("out", 100))).to.deep.equal(Array.from({ length: 11 }, (_, i) => `o${i}`));
+      expect(await store.depth("q")).to.equal(expected.length - 11);
+      const named = (pattern: RegExp): Array<string | undefined> => pool.statements.flatMap((s, i) => (pattern.test(s) ? [pool.names[i]] : []));
+      const insertNames = named(/^WITH inserted AS/);
+      expect(insertNames).to.have.length(sizes.length);
+      expect(insertNames.every((n) => n !== undefined)).to.equal(true);
+      // Batch sizes round up to 4, 8, 16, 32, 64 rows: five statement texts for ten sizes.
+      expect(new Set(insertNames).size).to.equal(5);
+      expect(named(/^WITH done AS/).every((n) => n !== undefined)).to.equal(true);
     });
 
     it("splits a burst larger than a statement takes into several, keeping call order", async () => {
