@@ -7,8 +7,8 @@ import { createHash } from "node:crypto";
  * does for these plain INSERT / DELETE-by-key statements. node-postgres prepares a name on a
  * connection the first time it is used there.
  *
- * The claim is not named: its generic plan (LIMIT and queue unknown at planning) was measured
- * two orders of magnitude slower than the plan made for each call's parameters.
+ * The claim is named too, one text per row bound (see `ClaimSql.claim`): its generic plan, made
+ * for a few rows, runs faster than a plan made for each call's parameters plus that planning.
  */
 
 const names = new Map<string, string>();
