@@ -434,7 +434,8 @@ export class PostgresStore implements Store {
   /** Runs one statement; a failure for want of the database marks the store failing and becomes a refusal. */
   private async query(text: string, values: unknown[], name?: string): Promise<PostgresQueryResult> {
     try {
-      return await this.pool.query({ text, values, name, query_timeout: this.queryTimeoutMs });
+      const prepared = this.options.preparedStatements ? name : undefined;
+      return await this.pool.query({ text, values, name: prepared, query_timeout: this.queryTimeoutMs });
     } catch (error) {
       if (!isUnavailable(error)) throw error;
       if (this.wanted) this.health.failed(error);

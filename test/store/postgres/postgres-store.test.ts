@@ -3,7 +3,7 @@ import pg from "pg";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store";
 import { LATEST_SCHEMA_VERSION, migrate } from "../../../src/store/postgres/migrations";
 import { LEASE_EXPIRED } from "../../../src/store/postgres/claim-sql";
-import type { PostgresPool } from "../../../src/store/postgres/postgres-options";
+import type { PostgresPool, PostgresStoreOptions } from "../../../src/store/postgres/postgres-options";
 import type { QueuedMessage } from "../../../src/store/store";
 import { message, rejection } from "../store-conformance";
 import { until } from "../../helpers/wait";
@@ -88,6 +88,8 @@ describe("PostgresStore", function () {
       expect(() => new PostgresStore({ connectionString: TEST_POSTGRES_URL, schema: "Bad-Name" })).to.throw(TypeError, /schema must be/);
       expect(() => new PostgresStore({ connectionString: TEST_POSTGRES_URL, leaseMs: 10 })).to.throw(TypeError, /leaseMs/);
       expect(() => new PostgresStore({ connectionString: TEST_POSTGRES_URL, poolSize: 1.5 })).to.throw(TypeError, /poolSize/);
+      const notBoolean = { connectionString: TEST_POSTGRES_URL, preparedStatements: "no" } as unknown as PostgresStoreOptions;
+      expect(() => new PostgresStore(notBoolean)).to.throw(TypeError, /preparedStatements must be true or false/);
     });
 
     it("fails to open, saying why, when the database refuses it (no such database)", async () => {
@@ -253,6 +255,19 @@ describe("PostgresStore", function () {
       // Batch sizes round up to 4, 8, 16, 32, 64 rows: five statement texts for ten sizes.
       expect(new Set(insertNames).size).to.equal(5);
       expect(named(/^WITH done AS/).every((n) => n !== undefined)).to.equal(true);
+    });
+
+    it("sends no statement names with preparedStatements: false (for poolers that cannot keep them)", async () => {
+      const pool = new CountingPool({ connectionString: TEST_POSTGRES_URL, max: 3 });
+      pools.push(pool);
+      const store = await open({ pool: pool as unknown as PostgresPool, preparedStatements: false });
+      await Promise.all(["a", "b", "c"].map((id) => store.enqueue("q", message(id))));
+      const claimed = await store.claim("q", 10);
+      expect(ids(claimed)).to.deep.equal(["a", "b", "c"]);
+      await Promise.all(claimed.map((m) => store.complete("q", m.id)));
+      expect(await store.depth("q")).to.equal(0);
+      expect(pool.count(/^WITH inserted AS/)).to.equal(1);
+      expect(pool.names.every((n) => n === undefined)).to.equal(true);
     });
 
     it("splits a burst larger than a statement takes into several, keeping call order", async () => {
