@@ -23,13 +23,8 @@ export class ClaimSql {
    * message with that key is still in the queue or one with that key is claimed. Of two
    * copies of one id in a batch only the first is taken. $3 is the claimer's clock (ms), for
    * the due times it gave.
-   *
-   * `bound` (at least $2) is written into the text as each kind's row limit: the statement is
-   * prepared once per bound, and its generic plan is then costed for a few rows, as it runs.
-   * With `LIMIT $2` the planner would assume a tenth of the table, and the plan's cost would
-   * pass `jit_above_cost`: JIT compilation on every call, 100 times slower than the work.
    */
-  claim(bound: number): string {
+  claim(): string {
     const t = this.t;
     const passable = `
       AND NOT EXISTS (SELECT 1 FROM ${t} c WHERE c.queue = m.queue AND c.id = m.id AND c.claimed_by IS NOT NULL)
@@ -40,12 +35,12 @@ export class ClaimSql {
     return `WITH due AS (
         SELECT m.seq, m.id, m.visible_at FROM ${t} m
         WHERE m.queue = $1 AND m.claimed_by IS NULL AND m.visible_at > 0 AND m.visible_at <= $3 ${passable}
-        ORDER BY m.visible_at, m.seq LIMIT ${bound} FOR UPDATE SKIP LOCKED
+        ORDER BY m.visible_at, m.seq LIMIT $2 FOR UPDATE SKIP LOCKED
       ),
       ready AS (
         SELECT m.seq, m.id, m.visible_at FROM ${t} m
         WHERE m.queue = $1 AND m.claimed_by IS NULL AND m.visible_at = 0 ${passable}
-        ORDER BY m.seq LIMIT ${bound} FOR UPDATE SKIP LOCKED
+        ORDER BY m.seq LIMIT $2 FOR UPDATE SKIP LOCKED
       ),
       first_of_id AS (
         SELECT DISTINCT ON (id) seq, visible_at FROM (SELECT * FROM due UNION ALL SELECT * FROM ready) AS both_kinds

@@ -17,7 +17,7 @@ import { isConfigurationError, isUnavailable } from "./postgres-errors";
 import { PostgresHealth, unavailableError } from "./postgres-health";
 import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, type PostgresStoreOptions, type ResolvedPostgresOptions } from "./postgres-options";
 import { PostgresState, sweepExpiredState } from "./postgres-state";
-import { rowBucket, statementName } from "./prepared-statements";
+import { statementName } from "./prepared-statements";
 import { ThrottledLog } from "./throttled-log";
 
 const ignore = (): void => undefined;
@@ -215,9 +215,8 @@ export class PostgresStore implements Store {
     if (!(limit > 0)) return [];
     this.require();
     const { leaseMs } = this.options;
-    const n = Math.floor(limit);
-    const claim = this.claims.claim(rowBucket(n));
-    const { rows } = await this.query(claim, [queue, n, Date.now(), this.token, leaseMs], statementName(claim));
+    // Not prepared: a generic plan of this statement was measured up to 3x slower than a plan per call.
+    const { rows } = await this.query(this.claims.claim(), [queue, Math.floor(limit), Date.now(), this.token, leaseMs]);
     // Due retries first, by due time; then waiting messages in arrival order.
     rows.sort((a, b) => {
       const va = Number(a.visible_at);
