@@ -13,7 +13,7 @@ import { launch } from "./servers/launch";
 const seconds = Number(process.env.PG_STATEMENTS_SECONDS ?? 5);
 
 const KIND = `CASE
-  WHEN query ILIKE 'WITH inserted AS (INSERT%' THEN 'enqueue (multi-row INSERT)'
+  WHEN query ILIKE 'WITH inserted AS%' THEN 'enqueue (multi-row INSERT)'
   WHEN query ILIKE '%FOR UPDATE SKIP LOCKED%' THEN 'claim (UPDATE ... SKIP LOCKED)'
   WHEN query ILIKE '%DELETE%' THEN 'complete (DELETE)'
   WHEN query ILIKE '%lease_until%' THEN 'leases (renew, reap)'

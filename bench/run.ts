@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const runDir = join(settings.dataDir, `run-${process.pid}-${Date.now()}`);
   mkdirSync(runDir, { recursive: true });
   const machine = describeMachine(runDir);
-  const kinds = ALL_SERVERS.filter((k) => k.baseline || settings.servers === undefined || settings.servers.includes(k.id));
+  const kinds = ALL_SERVERS.filter((k) => k.baseline || (settings.servers === undefined && !k.optIn) || settings.servers?.includes(k.id));
   const cases = CASES.filter((c) => settings.cases === undefined || settings.cases.includes(c.id));
   const results: BenchResults = {
     startedAt: new Date().toISOString(),

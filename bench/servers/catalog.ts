@@ -13,6 +13,8 @@ export interface ServerKind {
   config: Partial<ServerConfig>;
   /** The baseline every ratio divides by. */
   baseline?: boolean;
+  /** Runs only when named in BENCH_SERVERS (a comparison, not part of the default run). */
+  optIn?: boolean;
 }
 
 export const BARE_NODE: ServerKind = {
@@ -76,6 +78,15 @@ export const FRAMEWORK_POSTGRES_TWO: ServerKind = {
   config: { ack: "persisted", store: "postgres", processes: 2 },
 };
 
+/** framework-postgres without prepared statements (`preparedStatements: false`): what they save, side by side. */
+export const FRAMEWORK_POSTGRES_UNPREPARED: ServerKind = {
+  id: "framework-postgres-unprepared",
+  label: "webhook-tasks ack=persisted (PostgreSQL, no prepared statements)",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "postgres", preparedStatements: false },
+  optIn: true,
+};
+
 export const ALL_SERVERS: readonly ServerKind[] = [
   BARE_NODE,
   BARE_EXPRESS,
@@ -85,4 +96,5 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   FRAMEWORK_PERSISTED_BTREE,
   FRAMEWORK_POSTGRES,
   FRAMEWORK_POSTGRES_TWO,
+  FRAMEWORK_POSTGRES_UNPREPARED,
 ];

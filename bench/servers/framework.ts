@@ -13,7 +13,7 @@ const config = readConfig();
 const processes = config.processes ?? 1;
 
 function store(): CoreAppOptions["store"] {
-  if (config.store === "postgres") return postgresStore(config.postgresUrl!, config.postgresSchema!);
+  if (config.store === "postgres") return postgresStore(config.postgresUrl!, config.postgresSchema!, config.preparedStatements);
   if (config.store === "embedded" && config.journal === false) return new EmbeddedStore({ dir: config.dataDir!, journal: false, maxQueued: config.maxQueued });
   return config.store ?? "memory";
 }

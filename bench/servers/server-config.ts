@@ -14,6 +14,8 @@ export interface ServerConfig {
   /** Framework only, PostgreSQL store: its connection string and schema (set by the harness). */
   postgresUrl?: string;
   postgresSchema?: string;
+  /** Framework only, PostgreSQL store: false sends every statement unnamed (parsed and planned per call). */
+  preparedStatements?: boolean;
   /** Framework only: app processes sharing the port (node:cluster) and the store; default 1. */
   processes?: number;
   /** Framework only, embedded store: false turns its journal off (every message goes to the B-tree). */

@@ -3,6 +3,7 @@ import type { Held } from "./held-messages";
 import type { EncodedMessage } from "./message-rows";
 import type { MessageSql } from "./message-sql";
 import type { PostgresQueryResult } from "./postgres-options";
+import { statementName } from "./prepared-statements";
 
 /** A new message for `queue`, encoded. */
 export interface NewRow {
@@ -18,8 +19,8 @@ export interface Completion {
 
 export interface BatchedWritesHost {
   readonly sql: MessageSql;
-  /** Runs one statement (and tracks the database's health). */
-  readonly query: (text: string, values: unknown[]) => Promise<PostgresQueryResult>;
+  /** Runs one statement (and tracks the database's health); `name` makes it a prepared statement. */
+  readonly query: (text: string, values: unknown[], name?: string) => Promise<PostgresQueryResult>;
   readonly channel: string;
   readonly token: string;
 }
@@ -72,7 +73,7 @@ export class BatchedWrites {
       token,
       queues,
     );
-    await this.host.query(text, values);
+    await this.host.query(text, values, statementName(text));
     return new Array<void>(items.length);
   }
 
@@ -91,7 +92,7 @@ export class BatchedWrites {
     }
     const { sql, channel, token } = this.host;
     const { text, values } = sql.complete(inputs, emits, channel, token, [...queues]);
-    const { rows } = await this.host.query(text, values);
+    const { rows } = await this.host.query(text, values, statementName(text));
     const done = new Set((rows[0].done as string[]).map(Number));
     return items.map(({ held }) => held === undefined || done.has(held.seq));
   }

@@ -1,4 +1,17 @@
-import { DEAD_LETTER_COLUMNS, MESSAGE_CASTS, MESSAGE_COLUMNS, valuesList, type EncodedMessage } from "./message-rows";
+import { DEAD_LETTER_COLUMNS, MESSAGE_CASTS, MESSAGE_COLUMNS, type EncodedMessage } from "./message-rows";
+import { rowBucket } from "./prepared-statements";
+
+/** A VALUES list of `rows` rows of parameters (from $offset+1) cast as `casts`, each ended by its literal ordinal. */
+function orderedValues(rows: number, casts: readonly string[], offset: number): string {
+  const width = casts.length;
+  const out: string[] = [];
+  for (let r = 0; r < rows; r++) {
+    const cells: string[] = [];
+    for (let c = 0; c < width; c++) cells.push(`$${offset + r * width + c + 1}::${casts[c]}`);
+    out.push(`(${cells.join(", ")}, ${r})`);
+  }
+  return out.join(", ");
+}
 
 /** Statement texts for the messages of one schema; parameters are numbered as each method documents. */
 export class MessageSql {
@@ -12,15 +25,26 @@ export class MessageSql {
 
   /**
    * One multi-row INSERT for a batch of new messages, in call order, plus one notification per
-   * queue for the other processes: one statement, one commit. Parameters: the rows, then the
-   * channel, the sender's token and the queues to notify.
+   * queue for the other processes: one statement, one commit. Parameters: the rows (padded with
+   * all-NULL rows up to `rowBucket`, so that one statement text serves many batch sizes), then
+   * the channel, the sender's token and the queues to notify.
    */
   insert(rows: readonly EncodedMessage[], channel: string, token: string, queues: readonly string[]): { text: string; values: unknown[] } {
     const values: unknown[] = [];
     for (const row of rows) values.push(...row.values);
+    const bucket = rowBucket(rows.length);
+    for (let i = rows.length * MESSAGE_COLUMNS.length; i < bucket * MESSAGE_COLUMNS.length; i++) values.push(null);
     const n = values.length;
     values.push(channel, token, queues);
-    const text = `WITH inserted AS (INSERT INTO ${this.t} (${MESSAGE_COLUMNS.join(", ")}) VALUES ${valuesList(rows.length, MESSAGE_CASTS)} RETURNING 1)
+    const columns = MESSAGE_COLUMNS.join(", ");
+    const text = `WITH inserted AS (
+        INSERT INTO ${this.t} (${columns})
+        SELECT ${MESSAGE_COLUMNS.map((c) => `v.${c}`).join(", ")}
+        FROM (VALUES ${orderedValues(bucket, MESSAGE_CASTS, 0)}) AS v(${columns}, ord)
+        WHERE v.queue IS NOT NULL
+        ORDER BY v.ord
+        RETURNING 1
+      )
       SELECT (SELECT count(*) FROM inserted) AS inserted, pg_notify($${n + 1}, $${n + 2} || chr(10) || q) FROM unnest($${n + 3}::text[]) AS q`;
     return { text, values };
   }
@@ -44,15 +68,18 @@ export class MessageSql {
     if (emits.length === 0) {
       return { text: `WITH done AS (${done}), woke AS (${notify}) SELECT (SELECT coalesce(array_agg(seq), '{}') FROM done) AS done, (SELECT count(*) FROM woke) AS woke`, values };
     }
-    const casts = ["bigint", "integer", ...MESSAGE_CASTS];
-    for (let i = 0; i < emits.length; i++) values.push(emits[i].inputSeq, i, ...emits[i].row.values);
+    const casts = ["bigint", ...MESSAGE_CASTS];
+    for (const emit of emits) values.push(emit.inputSeq, ...emit.row.values);
+    // Padded with all-NULL rows (queue NULL: left out) so that one text serves many batch sizes.
+    const bucket = rowBucket(emits.length);
+    for (let i = emits.length * casts.length; i < bucket * casts.length; i++) values.push(null);
     const columns = MESSAGE_COLUMNS.join(", ");
     const text = `WITH done AS (${done}),
       emitted AS (
         INSERT INTO ${this.t} (${columns})
         SELECT ${MESSAGE_COLUMNS.map((c) => `v.${c}`).join(", ")}
-        FROM (VALUES ${valuesList(emits.length, casts, 4)}) AS v(input_seq, ord, ${columns})
-        WHERE v.input_seq IS NULL OR v.input_seq IN (SELECT seq FROM done)
+        FROM (VALUES ${orderedValues(bucket, casts, 4)}) AS v(input_seq, ${columns}, ord)
+        WHERE v.queue IS NOT NULL AND (v.input_seq IS NULL OR v.input_seq IN (SELECT seq FROM done))
         ORDER BY v.ord
         RETURNING 1
       ),

@@ -6,6 +6,8 @@ export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;
 /** One statement's text and parameters, as node-postgres takes them. */
 export interface PostgresQuery {
   readonly text: string;
+  /** Names a prepared statement: parsed once per connection (node-postgres `name`). */
+  readonly name?: string;
   readonly values?: unknown[];
   /** Client-side limit in milliseconds (node-postgres `query_timeout`). */
   readonly query_timeout?: number;
@@ -66,6 +68,12 @@ export interface PostgresStoreOptions {
   readonly sweepIntervalMs?: number;
   /** How often an unreachable database is tried again (default one second). */
   readonly probeIntervalMs?: number;
+  /**
+   * Whether the frequent statements are named prepared statements, parsed and planned once per
+   * connection (default true). Pass false behind a pooler that cannot keep them (PgBouncer in
+   * transaction mode before 1.21, or without `max_prepared_statements`).
+   */
+  readonly preparedStatements?: boolean;
 }
 
 export interface ResolvedPostgresOptions {
@@ -82,6 +90,7 @@ export interface ResolvedPostgresOptions {
   readonly depthRefreshMs: number;
   readonly sweepIntervalMs: number;
   readonly probeIntervalMs: number;
+  readonly preparedStatements: boolean;
 }
 
 export const DEFAULT_POSTGRES_SCHEMA = "webhook_tasks";
@@ -149,6 +158,8 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedP
   if (typeof schema !== "string" || !SCHEMA_NAME.test(schema)) {
     throw new TypeError(`${where}: schema must be 1-63 lower-case letters, digits or _, not starting with a digit, got ${JSON.stringify(schema)}`);
   }
+  const preparedStatements = options.preparedStatements ?? true;
+  if (typeof preparedStatements !== "boolean") throw new TypeError(`${where}: preparedStatements must be true or false`);
   const positive = (name: keyof typeof DEFAULTS & keyof PostgresStoreOptions, min = 1): number => {
     const value = options[name] ?? DEFAULTS[name];
     if (typeof value !== "number" || !Number.isInteger(value) || value < min) throw new TypeError(`${where}: ${name} must be an integer of ${min} or more`);
@@ -168,6 +179,7 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedP
     depthRefreshMs: positive("depthRefreshMs"),
     sweepIntervalMs: positive("sweepIntervalMs"),
     probeIntervalMs: positive("probeIntervalMs"),
+    preparedStatements,
   };
 }
 

@@ -3,7 +3,7 @@ import pg from "pg";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store";
 import { LATEST_SCHEMA_VERSION, migrate } from "../../../src/store/postgres/migrations";
 import { LEASE_EXPIRED } from "../../../src/store/postgres/claim-sql";
-import type { PostgresPool } from "../../../src/store/postgres/postgres-options";
+import type { PostgresPool, PostgresStoreOptions } from "../../../src/store/postgres/postgres-options";
 import type { QueuedMessage } from "../../../src/store/store";
 import { message, rejection } from "../store-conformance";
 import { until } from "../../helpers/wait";
@@ -15,9 +15,12 @@ const ids = (messages: readonly QueuedMessage[]) => messages.map((m) => m.id);
 /** A pg.Pool that counts the statements it runs, by their first words. */
 class CountingPool extends pg.Pool {
   readonly statements: string[] = [];
+  /** The prepared statement name of each statement in `statements` (undefined: unnamed). */
+  readonly names: Array<string | undefined> = [];
   override query(...args: unknown[]): never {
-    const first = args[0] as string | { text: string };
+    const first = args[0] as string | { text: string; name?: string };
     this.statements.push((typeof first === "string" ? first : first.text).replace(/\s+/g, " ").trim());
+    this.names.push(typeof first === "string" ? undefined : first.name);
     return (super.query as (...a: unknown[]) => never)(...args);
   }
   count(pattern: RegExp): number {
@@ -85,6 +88,8 @@ describe("PostgresStore", function () {
       expect(() => new PostgresStore({ connectionString: TEST_POSTGRES_URL, schema: "Bad-Name" })).to.throw(TypeError, /schema must be/);
       expect(() => new PostgresStore({ connectionString: TEST_POSTGRES_URL, leaseMs: 10 })).to.throw(TypeError, /leaseMs/);
       expect(() => new PostgresStore({ connectionString: TEST_POSTGRES_URL, poolSize: 1.5 })).to.throw(TypeError, /poolSize/);
+      const notBoolean = { connectionString: TEST_POSTGRES_URL, preparedStatements: "no" } as unknown as PostgresStoreOptions;
+      expect(() => new PostgresStore(notBoolean)).to.throw(TypeError, /preparedStatements must be true or false/);
     });
 
     it("fails to open, saying why, when the database refuses it (no such database)", async () => {
@@ -214,7 +219,7 @@ describe("PostgresStore", function () {
       const store = await open({ pool: pool as unknown as PostgresPool });
       const n = 300;
       await Promise.all(Array.from({ length: n }, (_, i) => store.enqueue("q", message(`m${i}`))));
-      const inserts = pool.count(/^WITH inserted AS \(INSERT/);
+      const inserts = pool.count(/^WITH inserted AS \( ?INSERT/);
       expect(inserts).to.be.at.least(1).and.at.most(5);
       expect(store.batches.enqueues).to.equal(inserts);
       const claimed = await store.claim("q", n);
@@ -223,6 +228,46 @@ describe("PostgresStore", function () {
       expect(pool.count(/^WITH done AS \(DELETE/)).to.be.at.least(1).and.at.most(5);
       expect(await store.depth("q")).to.equal(0);
       expect(await store.depth("out")).to.equal(n / 2);
+    });
+
+    it("writes the batches as a few prepared statements, whatever their sizes, in call order", async () => {
+      const pool = new CountingPool({ connectionString: TEST_POSTGRES_URL, max: 3 });
+      pools.push(pool);
+      const store = await open({ pool: pool as unknown as PostgresPool });
+      const sizes = [1, 2, 3, 4, 5, 7, 8, 9, 17, 33];
+      const expected: string[] = [];
+      for (const size of sizes) {
+        const batch = Array.from({ length: size }, (_, i) => `s${size}-${i}`);
+        expected.push(...batch);
+        await Promise.all(batch.map((id) => store.enqueue("q", message(id))));
+      }
+      expect(store.batches.enqueues).to.equal(sizes.length);
+      const claimed = await store.claim("q", 1_000);
+      expect(ids(claimed)).to.deep.equal(expected);
+      // Outputs of a batch of completions keep call order too, and only real rows are written.
+      await Promise.all(claimed.slice(0, 11).map((m, i) => store.complete("q", m.id, { queue: "out", message: message(`o${i}`) })));
+      expect(ids(await store.claim("out", 100))).to.deep.equal(Array.from({ length: 11 }, (_, i) => `o${i}`));
+      expect(await store.depth("q")).to.equal(expected.length - 11);
+      const named = (pattern: RegExp): Array<string | undefined> => pool.statements.flatMap((s, i) => (pattern.test(s) ? [pool.names[i]] : []));
+      const insertNames = named(/^WITH inserted AS/);
+      expect(insertNames).to.have.length(sizes.length);
+      expect(insertNames.every((n) => n !== undefined)).to.equal(true);
+      // Batch sizes round up to 4, 8, 16, 32, 64 rows: five statement texts for ten sizes.
+      expect(new Set(insertNames).size).to.equal(5);
+      expect(named(/^WITH done AS/).every((n) => n !== undefined)).to.equal(true);
+    });
+
+    it("sends no statement names with preparedStatements: false (for poolers that cannot keep them)", async () => {
+      const pool = new CountingPool({ connectionString: TEST_POSTGRES_URL, max: 3 });
+      pools.push(pool);
+      const store = await open({ pool: pool as unknown as PostgresPool, preparedStatements: false });
+      await Promise.all(["a", "b", "c"].map((id) => store.enqueue("q", message(id))));
+      const claimed = await store.claim("q", 10);
+      expect(ids(claimed)).to.deep.equal(["a", "b", "c"]);
+      await Promise.all(claimed.map((m) => store.complete("q", m.id)));
+      expect(await store.depth("q")).to.equal(0);
+      expect(pool.count(/^WITH inserted AS/)).to.equal(1);
+      expect(pool.names.every((n) => n === undefined)).to.equal(true);
     });
 
     it("splits a burst larger than a statement takes into several, keeping call order", async () => {
