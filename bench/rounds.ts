@@ -14,9 +14,12 @@ export const DISTURBED = 0.25;
 const retryBudget = { spent: 0 };
 
 /**
- * Runs one case over several rounds, the servers interleaved within each round (A, B, C, A,
- * B, C, ...) so that drift of the machine (thermal, noisy neighbours, page cache) touches all
- * of them alike; ratios are taken against bare node:http of the same round.
+ * Runs one case over several rounds, the servers interleaved within each round so that drift
+ * of the machine (thermal, noisy neighbours, page cache) touches all of them alike; ratios are
+ * taken against bare node:http of the same round. Every other round runs them in reverse
+ * (A, B, C, C, B, A, ...): a server measured right after another shares its core with that
+ * one's leftover work (a full GC of the heap it just filled comes seconds later), so no server
+ * may always be the one that follows the same neighbour.
  */
 export async function runRounds(
   benchCase: BenchCase,
@@ -28,7 +31,7 @@ export async function runRounds(
   const measurements: Measurement[] = [];
   for (let round = 1; round <= settings.rounds; round++) {
     const inRound: Measurement[] = [];
-    for (const server of servers) {
+    for (const server of round % 2 === 1 ? servers : [...servers].reverse()) {
       let m = await measure(benchCase, server, load, settings, round);
       // On a shared machine, a measurement during someone else's burst is taken again (the
       // least disturbed attempt is kept, and the report shows how disturbed it was).

@@ -34,7 +34,9 @@ export class ObservedRoute implements RouteHandler {
     const started = performance.now();
     const traced = this.tracing ? startRequestSpan(req, this.about.route) : undefined;
     res.on("close", () => {
-      const { status, code } = answerOf(res);
+      // answerOf inlined: no object per request.
+      const status = res.headersSent ? res.statusCode : 499;
+      const code = responseCodeOf(res) ?? (status === 499 ? "client_closed" : status < 400 ? "accepted" : "error");
       if (traced !== undefined) endRequestSpan(traced.span, status, code);
       this.observer?.onRequest?.({
         source: this.about.source,

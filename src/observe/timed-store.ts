@@ -8,10 +8,15 @@ import type { StoreWrite } from "./app-observer";
  * metrics are on, so the engines know nothing of metrics.
  */
 export class TimedStore implements Store {
+  /** The engine's name, read once: it labels every write. */
+  private readonly engineName: string;
+
   constructor(
     readonly inner: Store,
     private readonly report: (write: StoreWrite) => void,
-  ) {}
+  ) {
+    this.engineName = inner.engine;
+  }
 
   get engine(): string {
     return this.inner.engine;
@@ -68,7 +73,7 @@ export class TimedStore implements Store {
 
   /** Resolves and rejects as `write` does; a write that fails is timed too. */
   private timed(operation: StoreWrite["operation"], started: number, write: Promise<void>): Promise<void> {
-    const done = (): void => this.report({ engine: this.inner.engine, operation, durationSeconds: (performance.now() - started) / 1000 });
+    const done = (): void => this.report({ engine: this.engineName, operation, durationSeconds: (performance.now() - started) / 1000 });
     write.then(done, done);
     return write;
   }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer, type TracerProvider } from "@opentelemetry/api";
+import { context, propagation, ProxyTracerProvider, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer, type TracerProvider } from "@opentelemetry/api";
 import type { QueuedMessage } from "../store/store";
 import { contextOfCarrier, parseTraceparent } from "./trace-context";
 
@@ -22,14 +22,35 @@ function tracer(): Tracer {
   return cached.tracer;
 }
 
+/** The API's trace singleton, taken once: the compiled import reads it through a getter each time. */
+const TRACE = trace;
+
+/** The API's own no-op provider: what an unset ProxyTracerProvider delegates to. */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * True while no SDK is registered: the global provider is the API's proxy and its delegate is
+ * the no-op one. Asked per request and per run (two property reads), so that an SDK registered
+ * after the app started is honoured from its next request on.
+ */
+export function tracingIsNoop(): boolean {
+  const provider = TRACE.getTracerProvider();
+  return provider instanceof ProxyTracerProvider && provider.getDelegate() === NOOP_PROVIDER;
+}
+
 /** A started span and the context to run its work in (undefined when the span records nothing). */
 export interface StartedSpan {
   readonly span: Span;
   readonly context: Context | undefined;
 }
 
-/** The server span of one webhook request; the parent is the request's trace headers. */
-export function startRequestSpan(req: IncomingMessage, route: string): StartedSpan {
+/**
+ * The server span of one webhook request; the parent is the request's trace headers.
+ * Undefined without an SDK: the no-op tracer's span would record nothing and, since a span
+ * that does not record is never made active, would not carry the trace anywhere either.
+ */
+export function startRequestSpan(req: IncomingMessage, route: string): StartedSpan | undefined {
+  if (tracingIsNoop()) return undefined;
   const method = req.method ?? "";
   let parent = propagation.extract(ROOT_CONTEXT, req.headers);
   if (trace.getSpanContext(parent) === undefined && req.headers.traceparent !== undefined) {
@@ -51,8 +72,13 @@ export function endRequestSpan(span: Span, status: number, code: string): void {
   span.end();
 }
 
-/** The consumer span of one task run, child of the span that queued the message. */
-export function startTaskSpan(task: string, queue: string, message: QueuedMessage, attempt: number): StartedSpan {
+/**
+ * The consumer span of one task run, child of the span that queued the message. Undefined
+ * without an SDK for a message that carries no trace: nothing to record, nothing to pass on.
+ * (With a stored trace the no-op span still hands it to what the run emits.)
+ */
+export function startTaskSpan(task: string, queue: string, message: QueuedMessage, attempt: number): StartedSpan | undefined {
+  if (message.traceContext === undefined && tracingIsNoop()) return undefined;
   const parent = contextOfCarrier(message.traceContext);
   const span = tracer().startSpan(`process ${queue}`, CONSUMER, parent);
   if (span.isRecording()) {

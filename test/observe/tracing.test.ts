@@ -69,6 +69,24 @@ describe("traces (OpenTelemetry)", () => {
     expect(spans().find((s) => s.kind === SpanKind.SERVER)!.parentSpanContext?.spanId).to.equal(INCOMING_PARENT);
   });
 
+  it("an SDK registered after the app started is honoured from the next request on", async () => {
+    trace.disable();
+    const app = newApp("traced-later");
+    const source = webhook({ path: "/hooks/in" });
+    let runs = 0;
+    app.task({ source, name: "only" }, () => {
+      runs++;
+    });
+    await app.start();
+    expect((await postJson(source.url, { before: true })).status).to.equal(202);
+    await until(() => runs === 1);
+    trace.setGlobalTracerProvider(provider);
+    await postJson(source.url, { after: true }, { traceparent: `00-${INCOMING_TRACE}-${INCOMING_PARENT}-01` });
+    await until(() => runs === 2 && spans().length === 2);
+    expect(spans().map((s) => s.kind).sort()).to.deep.equal([SpanKind.SERVER, SpanKind.CONSUMER].sort());
+    for (const span of spans()) expect(span.spanContext().traceId).to.equal(INCOMING_TRACE);
+  });
+
   it("a failed run's span has an error status and the exception", async () => {
     const app = newApp("traced-error");
     const source = webhook({ path: "/hooks/in" });
