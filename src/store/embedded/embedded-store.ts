@@ -32,6 +32,7 @@ import { foldJournal, type FoldReport } from "./journal/fold-journal";
 import { DEFAULT_LANE_LIMITS, JournalLane, type JournalLaneLimits, type LaneEntry } from "./journal/journal-lane";
 import { JournalLog } from "./journal/journal-log";
 import { silentLogger, type Logger } from "../../app/logger";
+import { QueueWatchers } from "../queue-watchers";
 
 export interface EmbeddedStoreOptions {
   /** Directory of the data files; created when missing. */
@@ -119,7 +120,7 @@ export class EmbeddedStore implements Store {
   /** Of the journal, apart: one working does not mean the other does. */
   private readonly journalHealth = new WriteHealth(() => this.startProbe());
   private readonly gauge = new SizeGauge(() => (this.opened ? allDatabases(this.opened.dbs) : []));
-  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly watchers = new QueueWatchers();
   private readonly room: DiskRoom;
   /**
    * Messages this process committed and nobody claimed yet, by queue and sequence: a claim
@@ -528,10 +529,7 @@ export class EmbeddedStore implements Store {
   }
 
   watch(queue: string, listener: () => void): () => void {
-    let set = this.watchers.get(queue);
-    if (!set) this.watchers.set(queue, (set = new Set()));
-    set.add(listener);
-    return () => set.delete(listener);
+    return this.watchers.watch(queue, listener);
   }
 
   /**
@@ -597,7 +595,7 @@ export class EmbeddedStore implements Store {
     this.gauge.invalidate();
     void this.sweepExpired().catch(ignore);
     // Work may be waiting from before: wake whoever listens.
-    for (const queue of this.watchers.keys()) this.notify(queue);
+    this.watchers.notifyAll();
     return true;
   }
 
@@ -750,18 +748,7 @@ export class EmbeddedStore implements Store {
   }
 
   private notify(queue: string): void {
-    const set = this.watchers.get(queue);
-    if (!set) return;
-    for (const listener of set) {
-      try {
-        listener();
-      } catch (error) {
-        // A listener's bug must not turn a committed write into a rejection.
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
-    }
+    this.watchers.notify(queue);
   }
 }
 

@@ -12,6 +12,7 @@ import { StoreRefusedError } from "../store-errors";
 import { DEFAULT_MEMORY_LIMITS, type StoreLimits } from "../store-limits";
 import { Fifo } from "../fifo";
 import { MemoryState, sweepExpired } from "./memory-state";
+import { QueueWatchers } from "../queue-watchers";
 
 interface MemoryQueue {
   ready: Fifo<QueuedMessage>;
@@ -38,7 +39,7 @@ export class MemoryStore implements Store {
   private readonly queues = new Map<string, MemoryQueue>();
   private readonly dead = new Map<string, DeadLetter>();
   private readonly stateEntries = new Map<string, { value: unknown; expiresAt: number }>();
-  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly watchers = new QueueWatchers();
   private readonly limits: StoreLimits;
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -170,10 +171,7 @@ export class MemoryStore implements Store {
   }
 
   watch(queue: string, listener: () => void): () => void {
-    let set = this.watchers.get(queue);
-    if (!set) this.watchers.set(queue, (set = new Set()));
-    set.add(listener);
-    return () => set.delete(listener);
+    return this.watchers.watch(queue, listener);
   }
 
   private queue(name: string): MemoryQueue {
@@ -183,8 +181,7 @@ export class MemoryStore implements Store {
   }
 
   private notify(queue: string): void {
-    const set = this.watchers.get(queue);
-    if (set) for (const listener of set) listener();
+    this.watchers.notify(queue);
   }
 }
 

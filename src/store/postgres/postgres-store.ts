@@ -19,6 +19,7 @@ import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, ty
 import { PostgresState, sweepExpiredState } from "./postgres-state";
 import { statementName } from "./prepared-statements";
 import { ThrottledLog } from "./throttled-log";
+import { QueueWatchers } from "../queue-watchers";
 
 const ignore = (): void => undefined;
 
@@ -55,7 +56,7 @@ export class PostgresStore implements Store {
   private readonly health: PostgresHealth;
   private readonly depths = new DepthCache();
   private readonly held = new HeldMessages();
-  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly watchers = new QueueWatchers();
   private readonly writes: BatchedWrites;
   private readonly probe: DatabaseProbe;
   private readonly queryTimeoutMs: number;
@@ -334,10 +335,7 @@ export class PostgresStore implements Store {
   }
 
   watch(queue: string, listener: () => void): () => void {
-    let set = this.watchers.get(queue);
-    if (!set) this.watchers.set(queue, (set = new Set()));
-    set.add(listener);
-    return () => set.delete(listener);
+    return this.watchers.watch(queue, listener);
   }
 
   /** Removes expired state entries now (also done every `sweepIntervalMs`); returns how many. */
@@ -448,22 +446,11 @@ export class PostgresStore implements Store {
   }
 
   private notifyAll(): void {
-    for (const queue of this.watchers.keys()) this.notify(queue);
+    this.watchers.notifyAll();
   }
 
   private notify(queue: string): void {
-    const set = this.watchers.get(queue);
-    if (!set) return;
-    for (const listener of set) {
-      try {
-        listener();
-      } catch (error) {
-        // A listener's bug must not turn a committed write into a rejection.
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
-    }
+    this.watchers.notify(queue);
   }
 }
 
