@@ -81,8 +81,8 @@ describe("deduplication while the original's awaited outcome is pending", functi
     const schema = fixture.schema();
     const release = gate();
     const runs = { started: 0, ok: 0 };
-    const a = await start({ ack: "processed" }, release.promise, fixture.store({ schema }), runs);
-    const b = await start({ ack: "processed" }, release.promise, fixture.store({ schema }), runs);
+    const a = await start({ ack: "processed", ackTimeoutMs: 3_000 }, release.promise, fixture.store({ schema }), runs);
+    const b = await start({ ack: "processed", ackTimeoutMs: 3_000 }, release.promise, fixture.store({ schema }), runs);
     const first = send(a.url);
     await until(() => runs.started === 1, 5_000);
     const second = await send(b.url);

@@ -61,7 +61,7 @@ describe("deduplication across processes sharing a store", () => {
     // A process that died while its sender waited: once the wait is over, copies are plain duplicates.
     await new Promise((r) => setTimeout(r, 2_300));
     expect(await waiting.run("k2", "f2", async () => expect.fail("stored twice"))).to.deep.equal({ id: "f1" });
-  });
+   }).timeout(10_000);
 
   it("a reservation left by a process that died expires, and the next copy is stored", async () => {
     await store.state("d").setIfAbsent("k", { storing: "e-dead" }, { ttlMs: 100 });
