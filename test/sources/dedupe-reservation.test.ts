@@ -27,7 +27,7 @@ describe("deduplication across processes sharing a store", () => {
     await new Promise((r) => setTimeout(r, 50));
     release();
     expect(await first).to.equal(undefined);
-    expect(await second).to.equal("e1");
+    expect(await second).to.deep.equal({ id: "e1" });
     expect(stored).to.deep.equal(["e1"]);
   });
 
@@ -46,8 +46,22 @@ describe("deduplication across processes sharing a store", () => {
     );
     expect(await second).to.equal(undefined);
     expect(stored).to.deep.equal(["e2"]);
-    expect(await a.run("k", "e3", async () => expect.fail("stored twice"))).to.equal("e2");
+    expect(await a.run("k", "e3", async () => expect.fail("stored twice"))).to.deep.equal({ id: "e2" });
   });
+
+  it("with an awaited outcome, a copy is pending until the outcome is settled or the wait is over", async () => {
+    const waiting = new Deduplicator(store.state("d"), 60_000, undefined, 200);
+    expect(await waiting.run("k", "e1", async () => undefined)).to.equal(undefined);
+    const pending = await waiting.run("k", "e2", async () => expect.fail("stored twice"));
+    expect(pending?.id).to.equal("e1");
+    expect(pending?.pendingUntil).to.be.above(Date.now());
+    await waiting.settled("k", "e1");
+    expect(await waiting.run("k", "e3", async () => expect.fail("stored twice"))).to.deep.equal({ id: "e1" });
+    expect(await waiting.run("k2", "f1", async () => undefined)).to.equal(undefined);
+    // A process that died while its sender waited: once the wait is over, copies are plain duplicates.
+    await new Promise((r) => setTimeout(r, 2_300));
+    expect(await waiting.run("k2", "f2", async () => expect.fail("stored twice"))).to.deep.equal({ id: "f1" });
+   }).timeout(10_000);
 
   it("a reservation left by a process that died expires, and the next copy is stored", async () => {
     await store.state("d").setIfAbsent("k", { storing: "e-dead" }, { ttlMs: 100 });

@@ -72,6 +72,25 @@ interface Reservation {
 }
 
 /**
+ * The marker of a stored delivery whose sender waits for the task's outcome (ack "processed",
+ * reply "result"): until `until` (epoch ms, past the wait's timeout) a failure may still drop
+ * the event, so a copy must not be told it is a duplicate yet.
+ */
+interface AwaitedMarker {
+  readonly awaited: string;
+  readonly until: number;
+}
+
+/** A copy of a delivery already stored; `pendingUntil` is set while its outcome may still drop it. */
+export interface Duplicate {
+  readonly id: string;
+  readonly pendingUntil?: number;
+}
+
+/** Slack for clocks of replicas that disagree a little. */
+const CLOCK_SLACK_MS = 2_000;
+
+/**
  * Remembers delivery ids once their event is stored. The first copy of a delivery reserves
  * its id with an atomic setIfAbsent (atomic across processes on a shared store, so copies
  * reaching several replicas at once make one event), stores the event, then replaces the
@@ -83,11 +102,21 @@ interface Reservation {
 export class Deduplicator {
   private readonly pending = new Map<string, Promise<string | undefined>>();
 
+  /**
+   * `awaitMs`: set when the sender waits for the outcome (the source's ackTimeoutMs); the marker
+   * then says "outcome pending" until `settled` or `forget` is called, or the wait is over.
+   */
   constructor(
     private readonly state: StateStore,
     private readonly ttlMs: number,
     private readonly reservationMs = DEDUPE_RESERVATION_MS,
+    private readonly awaitMs?: number,
   ) {}
+
+  /** The awaited outcome of a stored delivery is final and not a drop: copies are duplicates from now on. */
+  async settled(key: string, eventId: string): Promise<void> {
+    await this.state.set(key, eventId, { ttlMs: this.ttlMs });
+  }
 
   /** Forgets a delivery id, so that the next copy is stored (its first copy was refused after all). */
   async forget(key: string): Promise<void> {
@@ -95,19 +124,23 @@ export class Deduplicator {
   }
 
   /**
-   * Runs `store` unless `key` was seen; resolves to the id of the event first stored under
-   * it when this one is a duplicate, or undefined when `store` ran (and succeeded).
+   * Runs `store` unless `key` was seen; resolves to the event first stored under it when this
+   * one is a duplicate, or undefined when `store` ran (and succeeded).
    */
-  async run(key: string, eventId: string, store: () => Promise<void>): Promise<string | undefined> {
+  async run(key: string, eventId: string, store: () => Promise<void>): Promise<Duplicate | undefined> {
     for (;;) {
       const inFlight = this.pending.get(key);
       if (inFlight !== undefined) {
         const original = await inFlight;
-        if (original !== undefined) return original;
+        if (original !== undefined) return this.awaitMs === undefined ? { id: original } : { id: original, pendingUntil: Date.now() + this.awaitMs };
         continue; // the first copy failed to store: this one tries in its place
       }
-      const seen = await this.state.get<string | Reservation>(key);
-      if (typeof seen === "string") return seen;
+      const seen = await this.state.get<string | Reservation | AwaitedMarker>(key);
+      if (typeof seen === "string") return { id: seen };
+      if (seen !== undefined && "awaited" in seen) {
+        // Past `until` the original's wait is over: its event follows the normal retry path.
+        return Date.now() < seen.until ? { id: seen.awaited, pendingUntil: seen.until } : { id: seen.awaited };
+      }
       if (seen !== undefined) {
         await new Promise((resolve) => setTimeout(resolve, 20)); // another process is storing it
         continue;
@@ -138,7 +171,8 @@ export class Deduplicator {
         throw error;
       }
       // The event is stored: a marker that fails to write only means a later copy is not recognised.
-      await this.state.set(key, eventId, { ttlMs: this.ttlMs }).catch(() => undefined);
+      const marker: string | AwaitedMarker = this.awaitMs === undefined ? eventId : { awaited: eventId, until: Date.now() + this.awaitMs + CLOCK_SLACK_MS };
+      await this.state.set(key, marker, { ttlMs: this.ttlMs }).catch(() => undefined);
       settle(eventId);
       this.pending.delete(key);
       return undefined;

@@ -16,7 +16,7 @@ import { BodyReadError, readBody } from "./read-body";
 import type { WebhookEvent } from "./webhook-event";
 import { WebhookError } from "./webhook-error";
 import { WebhookResponse } from "./webhook-response";
-import { Deduplicator, deliveryKey } from "./dedupe";
+import { Deduplicator, deliveryKey, type Duplicate } from "./dedupe";
 import { noteResponseCode } from "../../http/response-code";
 import { currentTraceContext } from "../../observe/trace-context";
 import type { ResolvedWebhookOptions } from "./webhook-source";
@@ -31,6 +31,8 @@ export class WebhookReceiver implements RouteHandler {
   readonly taskName: string;
   private readonly stripHeaders: readonly string[];
   private readonly deduplicator: Deduplicator | undefined;
+  /** Outcomes awaited here of deduplicated events, by event id: their copies wait for them too. */
+  private readonly awaiting = new Map<string, Promise<DeliveryOutcome>>();
 
   constructor(
     private readonly options: ResolvedWebhookOptions,
@@ -40,7 +42,8 @@ export class WebhookReceiver implements RouteHandler {
   ) {
     this.taskName = inbox.task;
     this.stripHeaders = options.auth?.credentialHeaders ?? [];
-    this.deduplicator = options.dedupe && new Deduplicator(inbox.state(`dedupe:${inbox.task}`), options.dedupe.ttlMs);
+    const awaitMs = options.reply === "result" || options.ack === "processed" ? options.ackTimeoutMs : undefined;
+    this.deduplicator = options.dedupe && new Deduplicator(inbox.state(`dedupe:${inbox.task}`), options.dedupe.ttlMs, undefined, awaitMs);
   }
 
   /** Never throws: it runs inside the server's "request" event, where a throw would end the process. */
@@ -151,7 +154,8 @@ export class WebhookReceiver implements RouteHandler {
     }
     // Registered before storing, so that a task finishing at once is still seen.
     const wait = reply === "result" || ack === "processed" ? this.inbox.expect(message.id, this.options.ackTimeoutMs) : undefined;
-    let stored: Promise<string | undefined>;
+    const outcome = wait && dedupeKey !== undefined ? this.awaitOutcome(message.id, dedupeKey, wait.promise) : wait?.promise;
+    let stored: Promise<Duplicate | undefined>;
     try {
       stored =
         dedupeKey === undefined
@@ -159,26 +163,22 @@ export class WebhookReceiver implements RouteHandler {
           : this.deduplicator!.run(dedupeKey, message.id, () => this.inbox.accept(message));
     } catch (error) {
       wait?.cancel();
+      this.awaiting.delete(message.id);
       throw error;
     }
     stored.then(
       (original) => {
         if (original !== undefined) {
           wait?.cancel();
-          return duplicate(res, original);
+          this.awaiting.delete(message.id);
+          return this.answerDuplicate(res, original);
         }
-        if (wait === undefined) return this.accepted(res, message.id);
-        wait.promise.then(async (outcome) => {
-          if (dedupeKey !== undefined && !outcome.ok && !("timedOut" in outcome)) {
-            // The caller is told to send again, and the event is dropped: the delivery id must
-            // not make that retry a "duplicate".
-            await this.deduplicator!.forget(dedupeKey).catch(() => undefined);
-          }
-          this.answerOutcome(res, message.id, outcome);
-        });
+        if (outcome === undefined) return this.accepted(res, message.id);
+        outcome.then((settled) => this.answerOutcome(res, message.id, settled));
       },
       (error: unknown) => {
         wait?.cancel();
+        this.awaiting.delete(message.id);
         if (error instanceof OrderingKeyError) return this.keyFailed(res, message.id, error);
         const refusal = toRefusal(error);
         if (refusal.code === "store_unavailable") {
@@ -187,6 +187,33 @@ export class WebhookReceiver implements RouteHandler {
         refuse(res, refusal);
       },
     );
+  }
+
+  /**
+   * The awaited outcome of a deduplicated event, once its marker says so: a failed run's caller
+   * is told to send again and the event is dropped, so the delivery id is forgotten (that retry
+   * must not be a "duplicate"); any other outcome makes later copies plain duplicates.
+   */
+  private awaitOutcome(id: string, key: string, waited: Promise<DeliveryOutcome>): Promise<DeliveryOutcome> {
+    const outcome = waited.then(async (settled) => {
+      const dropped = !settled.ok && !("timedOut" in settled);
+      await (dropped ? this.deduplicator!.forget(key) : this.deduplicator!.settled(key, id)).catch(() => undefined);
+      this.awaiting.delete(id);
+      return settled;
+    });
+    this.awaiting.set(id, outcome);
+    return outcome;
+  }
+
+  /**
+   * A copy of a stored delivery. While the original's waited outcome may still drop it, no 2xx:
+   * the copy shares the original's answer when that is awaited here, else it is told to retry.
+   */
+  private answerDuplicate(res: ServerResponse, original: Duplicate): void {
+    if (original.pendingUntil === undefined) return duplicate(res, original.id);
+    const outcome = this.awaiting.get(original.id);
+    if (outcome === undefined) return duplicateInProgress(res, original.pendingUntil);
+    outcome.then((settled) => (settled.ok || "timedOut" in settled ? duplicate(res, original.id) : this.answerOutcome(res, original.id, settled)));
   }
 
   /** Never throws: an answer that cannot be sent (a result JSON cannot encode) becomes a 500. */
@@ -300,6 +327,12 @@ function duplicate(res: ServerResponse, originalId: string): void {
   const body = JSON.stringify({ accepted: true, duplicate: true, id: originalId });
   res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
   res.end(body);
+}
+
+/** The original copy is stored and its outcome awaited elsewhere (another replica, or before a restart). */
+function duplicateInProgress(res: ServerResponse, pendingUntil: number): void {
+  const seconds = Math.min(30, Math.max(1, Math.ceil((pendingUntil - Date.now()) / 1000)));
+  sendError(res, 503, "duplicate_in_progress", "another copy of this delivery is being processed; send it again later", { "retry-after": String(seconds) });
 }
 
 /** A sender's verification challenge answered (no event): counted as "handshake". */
