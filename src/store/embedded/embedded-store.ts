@@ -243,13 +243,17 @@ export class EmbeddedStore implements Store {
       this.tracker.adjust(queue, -1);
       throw asRefusal(error);
     }
-    // Committed into a deleted file is not committed: never acknowledged.
+    this.refuseIfDataFileLost();
+    this.inserted(queue, seq, message);
+  }
+
+  /** Committed into a deleted file is not committed: never acknowledged. */
+  private refuseIfDataFileLost(): void {
     const lost = this.lost ?? this.guard?.files.dataFileDeleted();
     if (lost) {
       this.dirLost(lost);
       throw new StoreRefusedError(DIR_LOST, { cause: lost });
     }
-    this.inserted(queue, seq, message);
   }
 
   /** A message with an ordering key: to `ready` as its key's head, or held back (key-lines.ts). */
@@ -262,12 +266,7 @@ export class EmbeddedStore implements Store {
       this.tracker.adjust(queue, -1);
       throw asRefusal(error);
     }
-    // As for unkeyed messages: committed into a deleted file is not committed.
-    const lost = this.lost ?? this.guard?.files.dataFileDeleted();
-    if (lost) {
-      this.dirLost(lost);
-      throw new StoreRefusedError(DIR_LOST, { cause: lost });
-    }
+    this.refuseIfDataFileLost();
     if (claimable) this.inserted(queue, seq, message);
   }
 
