@@ -1,11 +1,9 @@
 import { expect } from "chai";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { runCli } from "../../cli/cli-process";
 import { CJS_HANDLERS } from "../../config/yaml-helpers";
-import type { ChildApp } from "../child-app";
-import { post, report, startReplicas, stopAll, TestSchemas, waitFor } from "./replica-harness";
+import { post, report, replicaFixture, waitFor } from "./replica-harness";
 
 const ATTEMPTS = 2;
 
@@ -19,23 +17,11 @@ interface ListedLetter {
 
 describe("replicas on PostgreSQL: dead letters managed from another process", function () {
   this.timeout(60_000);
-  let schemas: TestSchemas;
-  let replicas: ChildApp[] = [];
-  let dir: string;
-
-  beforeEach(async () => {
-    schemas = await TestSchemas.create();
-    dir = mkdtempSync(join(tmpdir(), "replica-dlq-"));
-  });
-  afterEach(async () => {
-    await stopAll(replicas);
-    replicas = [];
-    await schemas.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const fixture = replicaFixture("replica-dlq-");
 
   it("the CLI lists, shows, replays (to the running replicas) and purges what they dead-lettered", async () => {
-    replicas = await startReplicas(2, () => schemas.env({ MODE: "fail", RETRY_ATTEMPTS: String(ATTEMPTS), RETRY_DELAY_MS: "20" }));
+    const { schemas, dir } = fixture;
+    const replicas = await fixture.start(2, () => schemas.env({ MODE: "fail", RETRY_ATTEMPTS: String(ATTEMPTS), RETRY_DELAY_MS: "20" }));
     // The same app as the replicas, described in YAML for the CLI: its store is the URL with the schema.
     const worker = join(dir, "worker.yaml");
     writeFileSync(

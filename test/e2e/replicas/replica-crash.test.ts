@@ -1,9 +1,8 @@
 import { expect } from "chai";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChildApp } from "../child-app";
-import { markers, pool, post, report, startReplicas, stopAll, TestSchemas, waitFor } from "./replica-harness";
+import { markers, pool, post, report, replicaFixture, waitFor } from "./replica-harness";
 
 const REQUESTS = 6000;
 const IN_FLIGHT = 64;
@@ -12,24 +11,12 @@ const KILL_AFTER = 2000;
 
 describe("replicas on PostgreSQL: one SIGKILLed mid-burst", function () {
   this.timeout(60_000);
-  let schemas: TestSchemas;
-  let replicas: ChildApp[] = [];
-  let dir: string;
-
-  beforeEach(async () => {
-    schemas = await TestSchemas.create();
-    dir = mkdtempSync(join(tmpdir(), "replica-crash-"));
-  });
-  afterEach(async () => {
-    await stopAll(replicas);
-    replicas = [];
-    await schemas.drop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const fixture = replicaFixture("replica-crash-");
 
   it("the two others finish its claimed events after the lease expires: every 2xx processed, the marked effect exactly once", async () => {
+    const { schemas, dir } = fixture;
     const starts = (i: number) => join(dir, `starts-r${i}.log`);
-    replicas = await startReplicas(3, (i) =>
+    const replicas = await fixture.start(3, (i) =>
       schemas.env({ MODE: "work", HANDLER_DELAY_MS: "60", CONCURRENCY: "32", LEASE_MS: String(LEASE_MS), STARTS_FILE: starts(i) }),
     );
     const [victim, ...survivors] = replicas as [ChildApp, ...ChildApp[]];

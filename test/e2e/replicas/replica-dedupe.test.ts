@@ -1,25 +1,15 @@
 import { expect } from "chai";
-import type { ChildApp } from "../child-app";
-import { depth, pool, post, report, startReplicas, stopAll, TestSchemas, waitFor, type Answer } from "./replica-harness";
+import { depth, pool, post, report, replicaFixture, waitFor, type Answer } from "./replica-harness";
 
 const IDS = 100;
 
 describe("replicas on PostgreSQL: one delivery id sent to every replica at once", function () {
   this.timeout(60_000);
-  let schemas: TestSchemas;
-  let replicas: ChildApp[] = [];
-
-  beforeEach(async () => {
-    schemas = await TestSchemas.create();
-  });
-  afterEach(async () => {
-    await stopAll(replicas);
-    replicas = [];
-    await schemas.drop();
-  });
+  const fixture = replicaFixture("replica-dedupe-");
 
   it("is stored and processed once per delivery id; the other copies are answered as duplicates of it", async () => {
-    replicas = await startReplicas(3, () => schemas.env({ MODE: "dedupe", CONCURRENCY: "8" }));
+    const { schemas } = fixture;
+    const replicas = await fixture.start(3, () => schemas.env({ MODE: "dedupe", CONCURRENCY: "8" }));
     const ids = Array.from({ length: IDS }, (_, i) => `delivery-${i}`);
     const answers = new Map<string, Answer[]>();
     await pool(ids, 8, async (id) => {

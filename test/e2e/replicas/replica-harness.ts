@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "pg";
 import { startChild, type ChildApp } from "../child-app";
@@ -84,6 +86,44 @@ export async function startReplicas(count: number, env: (index: number) => Recor
 
 export async function stopAll(replicas: readonly ChildApp[]): Promise<void> {
   await Promise.all(replicas.map((r) => r.kill("SIGKILL")));
+}
+
+/** What each test of a replica suite gets: its own schemas and temp dir, and replicas stopped after it. */
+export interface ReplicaFixture {
+  readonly schemas: TestSchemas;
+  readonly dir: string;
+  /** startReplicas, remembered so that they are killed after the test. */
+  start(count: number, env: (index: number) => Record<string, string>): Promise<ChildApp[]>;
+}
+
+/** Registers the hooks of a replica suite (call inside `describe`). */
+export function replicaFixture(dirPrefix: string): ReplicaFixture {
+  let schemas: TestSchemas | undefined;
+  let dir: string | undefined;
+  let started: ChildApp[] = [];
+  beforeEach(async () => {
+    schemas = await TestSchemas.create();
+    dir = mkdtempSync(join(tmpdir(), dirPrefix));
+  });
+  afterEach(async () => {
+    await stopAll(started);
+    started = [];
+    await schemas?.drop();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    get schemas() {
+      return schemas!;
+    },
+    get dir() {
+      return dir!;
+    },
+    async start(count, env) {
+      const replicas = await startReplicas(count, env);
+      started.push(...replicas);
+      return replicas;
+    },
+  };
 }
 
 export interface Answer {

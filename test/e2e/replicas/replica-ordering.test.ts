@@ -1,26 +1,16 @@
 import { expect } from "chai";
-import type { ChildApp } from "../child-app";
-import { post, report, startReplicas, stopAll, TestSchemas, waitFor, type RunRow } from "./replica-harness";
+import { post, report, replicaFixture, waitFor, type RunRow } from "./replica-harness";
 
 const KEYS = 50;
 const PER_KEY = 40;
 
 describe("replicas on PostgreSQL: ordering keys", function () {
   this.timeout(60_000);
-  let schemas: TestSchemas;
-  let replicas: ChildApp[] = [];
-
-  beforeEach(async () => {
-    schemas = await TestSchemas.create();
-  });
-  afterEach(async () => {
-    await stopAll(replicas);
-    replicas = [];
-    await schemas.drop();
-  });
+  const fixture = replicaFixture("replica-ordering-");
 
   it("runs the events of one key one at a time, in the order they were accepted, whichever replica took them", async () => {
-    replicas = await startReplicas(3, () => schemas.env({ MODE: "ordering", CONCURRENCY: "16" }));
+    const { schemas } = fixture;
+    const replicas = await fixture.start(3, () => schemas.env({ MODE: "ordering", CONCURRENCY: "16" }));
     // One sender per key sends its events in sequence (each after the last was accepted), each
     // to the next replica: the keys interleave, and the acceptance order of a key is its seq.
     await Promise.all(
