@@ -6,7 +6,7 @@ export { Queue } from "./app/queue";
 export { OrderingKeyError, MAX_ORDERING_KEY_BYTES } from "./app/ordering-key";
 export type { TaskContext } from "./app/task-context";
 export { DEFAULT_RETRY, type RetryPolicy } from "./app/retry-policy";
-export { createDefaultLogger, silentLogger, LOG_LEVELS, REDACT_PATHS, SECRET_HEADERS, type Logger, type LogFn, type LogLevel, type LogFields } from "./app/logger";
+export { createDefaultLogger, silentLogger, LOG_LEVELS, REDACT_PATHS, SECRET_HEADERS, type Logger, type LogFn, type LogLevel, type LogFields } from "./util/logger";
 export { PermanentError } from "./app/permanent-error";
 export { TaskTimeoutError, DEFAULT_TASK_TIMEOUT_MS } from "./app/task-timeout";
 export type { AppEventMap, AppEventName, AppEventListener, DeadLetterEventPayload, RetryEventPayload } from "./app/app-events";

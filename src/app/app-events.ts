@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { Logger } from "./logger";
+import type { Logger } from "../util/logger";
 import type { AppObserver, TaskRunOutcome } from "../observe/app-observer";
 
 /** Sent when an event is kept as a dead letter (its retries ran out, it timed out for the last time, or a PermanentError). */

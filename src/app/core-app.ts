@@ -4,7 +4,7 @@ import type { ListenerTimeouts } from "../http/listener";
 import type { TrustProxy } from "../http/trust-proxy";
 import { createStore, storeFromEnv, type StoreSpec } from "../store/create-store";
 import type { DeadLetterStore, StateStore, Store } from "../store/store";
-import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "./logger";
+import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "../util/logger";
 import { OutcomeRegistry } from "./outcome-registry";
 import type { Queue } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";

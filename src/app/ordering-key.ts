@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { errorMessage } from "./logger";
+import { errorMessage } from "../util/logger";
 
 /** A task's key function: the event (or emitted value) in, its ordering key out (undefined: none). */
 export type OrderingKeyFn<E = unknown> = (event: E) => string | undefined;

@@ -3,7 +3,7 @@ import type { QueuedMessage } from "../store/store";
 import type { AppObserver } from "../observe/app-observer";
 import { carrierOf } from "../observe/trace-context";
 import { endTaskSpan, runIn, startTaskSpan, type StartedSpan } from "../observe/tracing";
-import type { Logger } from "./logger";
+import type { Logger } from "../util/logger";
 import { safeLogger } from "./safe-logger";
 import type { RegisteredTask } from "./task-registry";
 import type { Settled } from "./task-runner";

@@ -1,5 +1,5 @@
-import type { LogFields, Logger, LogFn } from "./logger";
-import { shelterReserved } from "./logger";
+import type { LogFields, Logger, LogFn } from "../util/logger";
+import { shelterReserved } from "../util/logger";
 
 /** Fields the framework puts on every line of a task run; a handler's fields cannot replace them. */
 export const RESERVED_FIELDS: readonly string[] = ["level", "time", "msg", "pid", "hostname", "app", "task", "eventId", "attempt"];

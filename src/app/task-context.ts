@@ -1,4 +1,4 @@
-import type { Logger } from "./logger";
+import type { Logger } from "../util/logger";
 import type { StateStore } from "../store/store";
 import type { CoreApp } from "./core-app";
 

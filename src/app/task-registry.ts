@@ -1,6 +1,6 @@
 import { isSource, type Source } from "../sources/source";
 import type { StateStore } from "../store/store";
-import type { Logger } from "./logger";
+import type { Logger } from "../util/logger";
 import { resolveRetry, type RetryPolicy } from "./retry-policy";
 import { isQueue, queueName } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";

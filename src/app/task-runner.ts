@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { StoreRefusedError } from "../store/store-errors";
 import { storedForm } from "../store/payload-codec";
-import { errorMessage, type Logger } from "./logger";
+import { errorMessage, type Logger } from "../util/logger";
 import type { OutcomeRegistry } from "./outcome-registry";
 import { backoffDelay } from "./retry-policy";
 import type { RegisteredTask } from "./task-registry";

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import type { CoreApp } from "../app/core-app";
-import { silentLogger } from "../app/logger";
+import { silentLogger } from "../util/logger";
 import { appOptionsOf } from "../config/app-options";
 import { loadApp } from "../config/load-app";
 import { loadConfig } from "../config/load-config";

@@ -7,7 +7,7 @@ import { processOutput, type Output } from "./output";
 import { reportError } from "./report-error";
 import { runCommand } from "./run-command";
 import { sendCommand } from "./send-command";
-import { didYouMean } from "../config/did-you-mean";
+import { didYouMean } from "../util/did-you-mean";
 import { statusCommand } from "./status-command";
 import { USAGE, UsageError } from "./usage";
 

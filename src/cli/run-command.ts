@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import type { CoreApp } from "../app/core-app";
-import type { LogLevel } from "../app/logger";
+import type { LogLevel } from "../util/logger";
 import { loadApp } from "../config/load-app";
-import { LOG_LEVELS } from "../app/logger";
+import { LOG_LEVELS } from "../util/logger";
 import { WebhookSource } from "../sources/webhook/webhook-source";
 import { UsageError } from "./usage";
 

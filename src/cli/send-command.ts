@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { didYouMean } from "../config/did-you-mean";
+import { didYouMean } from "../util/did-you-mean";
 import { signRequest, SIGN_PRESETS, type SignPreset } from "../testing/sign-request";
 import type { Output } from "./output";
 import { UsageError } from "./usage";

@@ -1,7 +1,7 @@
 import { BearerAuth } from "../sources/webhook/bearer-auth";
 import type { WebhookAuth } from "../sources/webhook/auth";
 import { createVerifier, VERIFIER_TYPES, type VerifierConfig } from "../sources/webhook/verifiers/index";
-import { unknownKeyMessage } from "./did-you-mean";
+import { unknownKeyMessage } from "../util/did-you-mean";
 import type { IssueList } from "./issue-list";
 import type { KeySegment } from "./key-path";
 import { isMapping } from "./schema/rules";

@@ -1,5 +1,5 @@
 import { buildAuth } from "./auth-registry";
-import { didYouMean } from "./did-you-mean";
+import { didYouMean } from "../util/did-you-mean";
 import type { IssueList } from "./issue-list";
 import type { KeySegment } from "./key-path";
 import { AppConfig } from "./schema/app-config";

@@ -1,6 +1,6 @@
 import { plainToInstance } from "class-transformer";
 import { getMetadataStorage, validateSync, type ValidationError } from "class-validator";
-import { unknownKeyMessage } from "./did-you-mean";
+import { unknownKeyMessage } from "../util/did-you-mean";
 import type { IssueList } from "./issue-list";
 import type { KeySegment } from "./key-path";
 

@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import { Registry } from "prom-client";
-import type { Logger } from "../app/logger";
+import type { Logger } from "../util/logger";
 import { AppEvents } from "../app/app-events";
 import type { ListenerRegistry } from "../http/listener-registry";
 import type { Listener } from "../http/listener";

@@ -1,4 +1,4 @@
-import type { Logger } from "../app/logger";
+import type { Logger } from "../util/logger";
 import type { AppObserver, RequestOutcome } from "./app-observer";
 import { LineRateLimiter } from "./rate-limit";
 

@@ -1,4 +1,4 @@
-import type { Logger } from "../app/logger";
+import type { Logger } from "../util/logger";
 import type { ListenerRegistry } from "../http/listener-registry";
 import type { TrustProxy } from "../http/trust-proxy";
 import type { QueuedMessage, StateStore, StoreRefusal } from "../store/store";

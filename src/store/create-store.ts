@@ -4,7 +4,7 @@ import { EmbeddedStore } from "./embedded/embedded-store";
 import { MemoryStore } from "./memory/memory-store";
 import { PostgresStore } from "./postgres/postgres-store";
 import { isPostgresUrl, postgresOptionsFromUrl, redactPostgresUrl, type PostgresUrl } from "./postgres/postgres-options";
-import type { Logger } from "../app/logger";
+import type { Logger } from "../util/logger";
 
 /** An engine by name, a PostgreSQL connection string, or a store built by the caller (used as is). */
 export type StoreSpec = "memory" | "embedded" | PostgresUrl | Store;

@@ -1,5 +1,5 @@
 import { createHash, createHmac, randomUUID } from "node:crypto";
-import { didYouMean } from "../config/did-you-mean";
+import { didYouMean } from "../util/did-you-mean";
 
 /** The senders `signRequest` signs for, by the name of their verifier preset. */
 export const SIGN_PRESETS = ["github", "stripe", "slack", "standard-webhooks", "svix", "shopify", "twilio", "meta", "zoom", "hmac"] as const;

@@ -1,4 +1,4 @@
-import { LOG_LEVELS, type LogLevel } from "../../app/logger";
+import { LOG_LEVELS, type LogLevel } from "../../util/logger";
 import { DEFAULT_STORE } from "../../app/core-app";
 import { Flag, FlagOrSection, Integer, OneOf, Optional, Section, StoreSetting, Text, TrustProxySetting } from "./rules";
 import type { PostgresUrl } from "../../store/postgres/postgres-options";

@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { Transform, Type } from "class-transformer";
 import { Allow, IsDefined, ValidateBy, ValidateIf, ValidateNested } from "class-validator";
-import { didYouMean } from "../did-you-mean";
+import { didYouMean } from "../../util/did-you-mean";
 
 /**
  * The property rules of the YAML schema: class-validator decorators with one message each,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseQueryString } from "node:querystring";
-import { errorMessage, type Logger } from "../../app/logger";
+import { errorMessage, type Logger } from "../../util/logger";
 import { OrderingKeyError } from "../../app/ordering-key";
 import { clientAddress, requestPublicUrl } from "../../http/forwarded";
 import { sendError } from "../../http/http-errors";

@@ -6,7 +6,7 @@ import type { WebhookAuth } from "./auth";
 import { PARSER_MODES, type ParserMode, type WebhookEvent } from "./webhook-event";
 import { parseBody } from "./parse-body";
 import { ACK_MODES, HTTP_METHODS, type AckMode, type WebhookSourceOptions } from "./webhook-options";
-import { didYouMean } from "../../config/did-you-mean";
+import { didYouMean } from "../../util/did-you-mean";
 import type { WebhookResponse } from "./webhook-response";
 import { resolveDedupe, type DedupeRule } from "./dedupe";
 import { WebhookReceiver } from "./webhook-receiver";

@@ -31,7 +31,7 @@ import { DEFAULT_RESERVE_BYTES, DiskRoom } from "./disk-room";
 import { foldJournal, type FoldReport } from "./journal/fold-journal";
 import { DEFAULT_LANE_LIMITS, JournalLane, type JournalLaneLimits, type LaneEntry } from "./journal/journal-lane";
 import { JournalLog } from "./journal/journal-log";
-import { silentLogger, type Logger } from "../../app/logger";
+import { silentLogger, type Logger } from "../../util/logger";
 import { QueueWatchers } from "../queue-watchers";
 
 export interface EmbeddedStoreOptions {

@@ -1,4 +1,4 @@
-import type { Logger } from "../../app/logger";
+import type { Logger } from "../../util/logger";
 import type { PostgresPool } from "./postgres-options";
 
 /** One step of the schema; never edited once released, only followed by new ones. */

@@ -1,4 +1,4 @@
-import type { Logger } from "../../app/logger";
+import type { Logger } from "../../util/logger";
 
 /** A connection string naming a PostgreSQL database: the store spec that selects this engine. */
 export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;

@@ -1,4 +1,4 @@
-import type { Logger } from "../../app/logger";
+import type { Logger } from "../../util/logger";
 import { storeFailureDetail } from "../store-errors";
 
 /**

@@ -5,7 +5,7 @@ import type { EmbeddedStoreOptions } from "../../../src/store/embedded/embedded-
 import { encodeFrame, enqueueOp, newSegmentHeader, SEGMENT_HEADER_BYTES } from "../../../src/store/embedded/journal/journal-format";
 import { encodeMeta } from "../../../src/store/embedded/journal/journal-lane";
 import { readSegment } from "../../../src/store/embedded/journal/segment-reader";
-import type { Logger } from "../../../src/app/logger";
+import type { Logger } from "../../../src/util/logger";
 import { recordingLogger, type LogLine } from "../../helpers/wait";
 import { message } from "../store-conformance";
 import { StoreFixture } from "./store-fixture";
