@@ -1,12 +1,12 @@
 import express, { type Request, type Response } from "express";
 import type { AddressInfo } from "node:net";
 import { answerAccepted, buildEvent, readBody, type BareEvent } from "./bare-work";
-import { BareQueue, taskTakingMs } from "./bare-queue";
+import { eventQueue } from "./bare-queue";
 import { announce, exitOnSignal, readConfig } from "./server-config";
 
 /** Express 5 with one route per path, the body read by hand (no body-parser), same work. */
 const config = readConfig();
-const queue = new BareQueue<BareEvent>(taskTakingMs(config.taskDelayMs ?? 0), config.concurrency ?? 16);
+const queue = eventQueue<BareEvent>(config);
 const app = express();
 
 for (const path of config.paths) {

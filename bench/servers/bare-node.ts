@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerAccepted, answerNotFound, buildEvent, readBody, type BareEvent } from "./bare-work";
-import { BareQueue, taskTakingMs } from "./bare-queue";
+import { eventQueue } from "./bare-queue";
 import { announce, exitOnSignal, readConfig } from "./server-config";
 
 /** The baseline: `node:http` alone doing the same work, routes in an exact-path table. */
 const config = readConfig();
-const queue = new BareQueue<BareEvent>(taskTakingMs(config.taskDelayMs ?? 0), config.concurrency ?? 16);
+const queue = eventQueue<BareEvent>(config);
 const routes = new Set(config.paths);
 
 const server = createServer((req: IncomingMessage, res: ServerResponse) => {

@@ -54,3 +54,18 @@ export function taskTakingMs(delayMs: number): (item: unknown) => Promise<void> 
   if (delayMs <= 0) return async () => {};
   return () => new Promise((resolve) => setTimeout(resolve, delayMs));
 }
+
+/**
+ * The bare servers' task for each event, as configured: with `emit`, its small result goes on
+ * to a second queue whose task does nothing, as the framework's second task does.
+ */
+export function eventQueue<T extends { path: string; received_at: number }>(config: { taskDelayMs?: number; concurrency?: number; emit?: boolean }): BareQueue<T> {
+  const task = taskTakingMs(config.taskDelayMs ?? 0);
+  const concurrency = config.concurrency ?? 16;
+  if (!config.emit) return new BareQueue<T>(task, concurrency);
+  const next = new BareQueue<{ path: string; at: number }>(async () => {}, concurrency);
+  return new BareQueue<T>(async (event) => {
+    await task(event);
+    next.push({ path: event.path, at: event.received_at });
+  }, concurrency);
+}

@@ -1,5 +1,5 @@
 import cluster from "node:cluster";
-import { CoreApp, createDefaultLogger, EmbeddedStore, silentLogger, WebhookSource, type CoreAppOptions } from "webhook-tasks";
+import { CoreApp, createDefaultLogger, EmbeddedStore, silentLogger, WebhookSource, type CoreAppOptions, type WebhookEvent } from "webhook-tasks";
 import { freePort } from "./free-port";
 import { postgresStore } from "./postgres-store";
 import { announce, exitOnSignal, readConfig } from "./server-config";
@@ -10,6 +10,10 @@ import { announce, exitOnSignal, readConfig } from "./server-config";
  * each connection to one of them) and the store.
  */
 const config = readConfig();
+interface Emitted {
+  path: string;
+  at: number;
+}
 const processes = config.processes ?? 1;
 
 function store(): CoreAppOptions["store"] {
@@ -33,9 +37,19 @@ async function serve(port: number): Promise<{ port: number; stop: () => Promise<
   const handler = delayMs > 0
     ? () => new Promise<void>((resolve) => setTimeout(resolve, delayMs))
     : async () => {};
+  // With `emit`, each webhook task hands a small value on to a second, no-op task.
+  const emitting = async (ctx: unknown, event: WebhookEvent): Promise<Emitted> => {
+    await handler();
+    return { path: event.path, at: event.received_at };
+  };
   const sources = config.paths.map((path, i) => {
     const source = new WebhookSource({ path, port, host: "127.0.0.1", ack: config.ack ?? "received" });
-    app.task({ source, name: `hook${i}`, concurrency: config.concurrency }, handler);
+    if (config.emit) {
+      app.task({ source, name: `hook${i}`, concurrency: config.concurrency, emit: `next${i}` }, emitting);
+      app.task({ source: `next${i}`, name: `next${i}`, concurrency: config.concurrency }, async () => {});
+    } else {
+      app.task({ source, name: `hook${i}`, concurrency: config.concurrency }, handler);
+    }
     return source;
   });
   await app.start();

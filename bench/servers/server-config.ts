@@ -26,6 +26,11 @@ export interface ServerConfig {
   maxQueued?: number;
   /** Milliseconds each task run takes: 0 is a no-op task; more makes the task slower than arrivals. */
   taskDelayMs?: number;
+  /**
+   * The framework's basic shape: the webhook task returns a small value that goes to a queue
+   * consumed by a second (no-op) task. The bare servers do the same with a second queue.
+   */
+  emit?: boolean;
   /** Task runs at once (backlog cases use 1). */
   concurrency?: number;
   /**
