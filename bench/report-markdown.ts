@@ -1,6 +1,7 @@
 import { fmt, mib, ms, pct, ratio } from "./format";
 import { checkGoals, perRoundRatio } from "./goals";
 import type { MachineInfo } from "./machine";
+import { ratiosSection } from "./report-ratios";
 import type { BacklogResults, BenchResults, CaseResult } from "./results";
 
 /** bench/results/RESULTS.md: the summary first, then every round, then memory under load and backlog. */
@@ -24,11 +25,12 @@ export function renderMarkdown(results: BenchResults | undefined, backlog: Backl
   }
   out.push("![requests/s and p99 latency per case](chart.svg)", "");
 
+  out.push(...ratiosSection(results));
   const goals = checkGoals(results);
   if (goals.length > 0) {
-    out.push("## Goals (main case: 1 source, 312 B, keep-alive, 50 connections; medians of per-round ratios)", "");
-    out.push("| goal | measured | target | met |", "|---|---:|---|---|");
-    for (const g of goals) out.push(`| ${g.goal} | ${ratio(g.measured)} | ${g.target} | ${g.met === undefined ? "–" : g.met ? "yes" : "**no**"} |`);
+    out.push("## Goals (medians of per-round ratios)", "");
+    out.push("| case | goal | measured | target | met |", "|---|---|---:|---|---|");
+    for (const g of goals) out.push(`| ${g.caseId || "–"} | ${g.goal} | ${ratio(g.measured)} | ${g.target} | ${g.met === undefined ? "–" : g.met ? "yes" : "**no**"} |`);
     out.push("");
   }
 
@@ -102,6 +104,7 @@ function summaryTable(result: CaseResult): string[] {
       `| ${s.label} | ${fmt(s.medianRps)} | ${ratio(s.medianRatio)} | ${ratio(s.minRatio)}–${ratio(s.maxRatio)} | ${ms(s.medianP50Ms)} | ${ms(s.medianP99Ms)} | ${ratio(s.medianP99Ratio)} | ${fmt(s.medianCpuUsPerRequest, 1)} | ${ratio(s.medianCpuRatio)} | ${mib(s.maxPeakRssBytes)} | ${pct(s.medianServerCpu)} | ${pct(s.medianLoadCpu)} | ${s.non2xx} / ${s.errors} |`,
     );
   }
+  out.push(`Case id \`${c.id}\`${c.emit ? "; the webhook task emits to a second, no-op task" : "; one task, no emit"}.`, "");
   const hasBoth = result.summary.some((s) => s.server === "framework-received") && result.summary.some((s) => s.server === "framework-persisted");
   out.push("");
   for (const skip of result.skipped) out.push(`Not measured: ${skip.server} did not start (${cell(skip.reason)}).`, "");
