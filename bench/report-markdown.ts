@@ -104,9 +104,8 @@ function summaryTable(result: CaseResult): string[] {
       `| ${s.label} | ${fmt(s.medianRps)} | ${ratio(s.medianRatio)} | ${ratio(s.minRatio)}–${ratio(s.maxRatio)} | ${ms(s.medianP50Ms)} | ${ms(s.medianP99Ms)} | ${ratio(s.medianP99Ratio)} | ${fmt(s.medianCpuUsPerRequest, 1)} | ${ratio(s.medianCpuRatio)} | ${mib(s.maxPeakRssBytes)} | ${pct(s.medianServerCpu)} | ${pct(s.medianLoadCpu)} | ${s.non2xx} / ${s.errors} |`,
     );
   }
-  out.push(`Case id \`${c.id}\`${c.emit ? "; the webhook task emits to a second, no-op task" : "; one task, no emit"}.`, "");
   const hasBoth = result.summary.some((s) => s.server === "framework-received") && result.summary.some((s) => s.server === "framework-persisted");
-  out.push("");
+  out.push("", `Case id \`${c.id}\`${c.emit ? "; the webhook task emits to a second, no-op task" : "; one task, no emit"}.`, "");
   for (const skip of result.skipped) out.push(`Not measured: ${skip.server} did not start (${cell(skip.reason)}).`, "");
   if (hasBoth) out.push(`ack=persisted ÷ ack=received (median of per-round ratios): ${ratio(perRoundRatio(result, "framework-persisted", "framework-received", "rps"))}.`, "");
   out.push(...postgresLines(result));
