@@ -1,7 +1,7 @@
 import { fmt, mib, ms, pct, ratio } from "./format";
-import { checkGoals, perRoundRatio } from "./goals";
+import { perRoundRatio } from "./goals";
 import type { MachineInfo } from "./machine";
-import { ratiosSection } from "./report-ratios";
+import { goalsTable, ratiosSection } from "./report-ratios";
 import type { BacklogResults, BenchResults, CaseResult } from "./results";
 
 /** bench/results/RESULTS.md: the summary first, then every round, then memory under load and backlog. */
@@ -25,14 +25,7 @@ export function renderMarkdown(results: BenchResults | undefined, backlog: Backl
   }
   out.push("![requests/s and p99 latency per case](chart.svg)", "");
 
-  out.push(...ratiosSection(results));
-  const goals = checkGoals(results);
-  if (goals.length > 0) {
-    out.push("## Goals (medians of per-round ratios)", "");
-    out.push("| case | goal | measured | target | met |", "|---|---|---:|---|---|");
-    for (const g of goals) out.push(`| ${g.caseId || "–"} | ${g.goal} | ${ratio(g.measured)} | ${g.target} | ${g.met === undefined ? "–" : g.met ? "yes" : "**no**"} |`);
-    out.push("");
-  }
+  out.push(...ratiosSection(results), ...goalsTable(results));
 
   out.push("## Summary (median over rounds)", "");
   out.push(

@@ -1,6 +1,6 @@
 import { MAIN_CASE } from "./cases";
 import { fmt, ms, ratio } from "./format";
-import { caseRatios, caseTargets, perRoundRatio, TARGETS, type CaseRatios } from "./goals";
+import { caseRatios, caseTargets, checkGoals, perRoundRatio, TARGETS, type CaseRatios } from "./goals";
 import type { BenchResults } from "./results";
 
 /**
@@ -8,8 +8,8 @@ import type { BenchResults } from "./results";
  * ratios the goals are about, then intake with a slow task, then PostgreSQL against the job
  * queues users would pick instead.
  */
-export function ratiosSection(results: BenchResults): string[] {
-  const out = ["## Ratios per case (medians of per-round ratios)", ""];
+export function ratiosSection(results: BenchResults, heading = "##"): string[] {
+  const out = [`${heading} Ratios per case (medians of per-round ratios)`, ""];
   out.push(
     "received ÷ bare: `ack: \"received\"` (memory store) against bare `node:http` doing the same work; persisted ÷ received: `ack: \"persisted\"` " +
       "(embedded store) against `ack: \"received\"`; observed ÷ off: `ack: \"received\"` with metrics, refusal logs and the tracing API on against the same with them off. " +
@@ -24,14 +24,14 @@ export function ratiosSection(results: BenchResults): string[] {
     out.push(`| ${result.case.title} | ${cellOf("receivedVsBare")} | ${cellOf("persistedVsReceived")} | ${cellOf("observedVsReceived")} |`);
   }
   out.push("");
-  out.push(...intakeLines(results), ...alternativesLines(results));
+  out.push(...intakeLines(results, heading), ...alternativesLines(results, heading));
   return out;
 }
 
-function intakeLines(results: BenchResults): string[] {
+function intakeLines(results: BenchResults, heading: string): string[] {
   const intake = results.intake ?? [];
   if (intake.length === 0) return [];
-  const out = ["## Intake with a slow task", ""];
+  const out = [`${heading} Intake with a slow task`, ""];
   out.push(
     `The main case's server started fresh for every measurement, once with a no-op task and once with a task that sleeps ${intake[0]!.taskDelayMs} ms per event ` +
       `(maxQueued ${fmt(intake[0]!.maxQueued)}, so the backlog never answers 503); rounds alternate which goes first. The answer must not slow down: target slow ÷ no-op ≥ ${TARGETS.intakeSlowVsNoop.toFixed(2)}.`,
@@ -51,14 +51,14 @@ function intakeLines(results: BenchResults): string[] {
 }
 
 /** PostgreSQL: our store against node:http with pg-boss or graphile-worker, same database, main case. */
-function alternativesLines(results: BenchResults): string[] {
+function alternativesLines(results: BenchResults, heading: string): string[] {
   const main = results.cases.find((c) => c.case.id === MAIN_CASE);
   if (main === undefined) return [];
   const summary = (id: string) => main.summary.find((s) => s.server === id);
   const ours = summary("framework-postgres");
   const others = [summary("pgboss"), summary("graphile-worker")].filter((s) => s !== undefined);
   if (ours === undefined || others.length === 0) return [];
-  const out = [`## PostgreSQL against what users would pick instead (${main.case.title})`, ""];
+  const out = [`${heading} PostgreSQL against what users would pick instead`, "", `Case: ${main.case.title}.`, ""];
   out.push("Each on the same PostgreSQL, a schema of its own, answering 202 only once the event is committed; a worker consumes in the same process.", "");
   out.push("| server | req/s | ours ÷ this (rounds' median) | target | p99 ms | CPU µs/req, app | CPU µs/req, PostgreSQL |", "|---|---:|---:|---:|---:|---:|---:|");
   out.push(`| ${ours.label} | ${fmt(ours.medianRps)} | 1 | | ${ms(ours.medianP99Ms)} | ${fmt(ours.medianCpuUsPerRequest, 1)} | ${fmt(ours.medianDbCpuUsPerRequest ?? NaN, 1)} |`);
@@ -68,6 +68,16 @@ function alternativesLines(results: BenchResults): string[] {
       `| ${s.label} | ${fmt(s.medianRps)} | **${ratio(perRoundRatio(main, "framework-postgres", s.server, "rps"))}** | ≥ ${target} | ${ms(s.medianP99Ms)} | ${fmt(s.medianCpuUsPerRequest, 1)} | ${fmt(s.medianDbCpuUsPerRequest ?? NaN, 1)} |`,
     );
   }
+  out.push("");
+  return out;
+}
+
+/** Every goal of the run, met or not. */
+export function goalsTable(results: BenchResults, heading = "##"): string[] {
+  const goals = checkGoals(results);
+  if (goals.length === 0) return [];
+  const out = [`${heading} Goals (medians of per-round ratios)`, "", "| case | goal | measured | target | met |", "|---|---|---:|---|---|"];
+  for (const g of goals) out.push(`| ${g.caseId || "–"} | ${g.goal} | ${ratio(g.measured)} | ${g.target} | ${g.met === undefined ? "–" : g.met ? "yes" : "**no**"} |`);
   out.push("");
   return out;
 }
