@@ -48,7 +48,7 @@ export const CASES: readonly BenchCase[] = [
   },
   {
     id: "ten-sources",
-    title: "10 sources on one port, 312 B, keep-alive",
+    title: "10 sources on one port, 312 B, keep-alive, emit",
     measures: "routing cost: requests spread over ten paths of one listener",
     sources: 10,
     bodyBytes: SMALL_BODY_BYTES,
@@ -58,7 +58,7 @@ export const CASES: readonly BenchCase[] = [
   },
   {
     id: "body-64k",
-    title: "1 source, 64 KiB JSON, keep-alive",
+    title: "1 source, 64 KiB JSON, keep-alive, emit",
     measures: "body handling: many chunks to read, a large parse, a large event to store",
     sources: 1,
     bodyBytes: LARGE_BODY_BYTES,
@@ -68,7 +68,7 @@ export const CASES: readonly BenchCase[] = [
   },
   {
     id: "connection-close",
-    title: "1 source, 312 B, Connection: close",
+    title: "1 source, 312 B, Connection: close, emit",
     measures: "connection setup and teardown per request (senders without keep-alive)",
     sources: 1,
     bodyBytes: SMALL_BODY_BYTES,

@@ -1,11 +1,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fmt, ms } from "./format";
+import { fmt, ms, pct } from "./format";
 import { renderMarkdown } from "./report-markdown";
 import { goalsTable, ratiosSection } from "./report-ratios";
 import { renderSvg } from "./report-svg";
 import { BACKLOG_JSON, readJson, RESULTS_JSON, type BacklogResults, type BenchResults } from "./results";
 import { readSettings, REPO_ROOT } from "./settings";
+import { median } from "./stats";
 
 /**
  * `npm run bench:docs`: rewrites the results block of docs/benchmark.md (between the two
@@ -27,12 +28,17 @@ export function renderDocsBlock(results: BenchResults): string[] {
       `${m.pinned ? ", servers and load generator pinned to separate cores" : ", not pinned"}.`,
     "",
   ];
-  if (results.busyCoresAtStart > 0.25) {
+  const others = median(results.cases.flatMap((c) => c.measurements.map((x) => x.otherCpu)));
+  if (results.busyCoresAtStart > 0.25 || others > 0.25) {
     out.push(
-      `**The machine was shared:** other processes kept ${fmt(results.busyCoresAtStart, 2)} cores busy when this run started, so absolute figures are low and noisy; ` +
-        "the ratios, taken within each round, are the figures to read. Every round is in [RESULTS.md](../bench/results/RESULTS.md).",
+      `**The machine was shared:** other processes kept ${fmt(results.busyCoresAtStart, 2)} cores busy when this run started and used a median ${pct(others)} of a core ` +
+        "during the measurements, so absolute figures are low and noisy; the ratios, taken within each round, are the figures to read. " +
+        "Every round is in [RESULTS.md](../bench/results/RESULTS.md).",
       "",
     );
+  }
+  if (s.rounds < 5 || s.seconds < 3) {
+    out.push(`**A short run** (${s.rounds} rounds × ${s.seconds} s, against the default 5 × 3 s): a check that the harness works more than a measurement.`, "");
   }
   out.push(...ratiosSection(results, "###"), ...goalsTable(results, "###"));
   out.push("### Requests/s and p99 (medians over rounds)", "");

@@ -33,7 +33,7 @@ export const TARGETS = {
 } as const;
 
 /** Median over rounds of a per-round ratio between two servers of one case. */
-export function perRoundRatio(result: CaseResult, top: string, bottom: string, field: "rps" | "p99Ms"): number {
+export function perRoundRatio(result: CaseResult, top: string, bottom: string, field: "rps" | "p99Ms" | "cpuUsPerRequest"): number {
   const rounds = new Set(result.measurements.map((m) => m.round));
   const values: number[] = [];
   for (const round of rounds) {
@@ -77,7 +77,8 @@ const GOAL_NAMES: Record<keyof CaseRatios, string> = {
 export function checkGoals(results: BenchResults): GoalCheck[] {
   const checks: GoalCheck[] = [];
   const add = (caseId: string, goal: string, measured: number, target: string, met: (v: number) => boolean) =>
-    checks.push({ caseId, goal, measured, target, met: Number.isFinite(measured) ? met(measured) : undefined });
+    // "–" marks a figure given for reference, with no goal to meet.
+    checks.push({ caseId, goal, measured, target, met: target !== "–" && Number.isFinite(measured) ? met(measured) : undefined });
   for (const result of results.cases) {
     const ratios = caseRatios(result);
     for (const [key, target] of Object.entries(caseTargets(result.case.id)) as [keyof CaseRatios, number][]) {

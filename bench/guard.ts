@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CASES, MAIN_CASE, pathsFor } from "./cases";
+import { perRoundRatio } from "./goals";
 import { buildAt, resolveRev, runnerFor } from "./guard-build";
 import { decide, type GuardPair } from "./guard-decision";
 import { LoadGenerator } from "./load";
@@ -73,6 +74,11 @@ async function main(): Promise<number> {
     const verdict = decide(result.measurements, pairs, limit, against);
     writeFileSync(join(settings.dataDir, "guard-last.json"), `${JSON.stringify({ against: rev, threshold: limit, verdict, measurements: result.measurements }, null, 2)}\n`);
     for (const line of verdict.lines.slice(1)) log(line);
+    // CPU per request moves less than req/s on a shared machine: shown beside the verdict, not deciding it.
+    for (const pair of pairs) {
+      const cpu = perRoundRatio(result, pair.current, pair.earlier, "cpuUsPerRequest");
+      log(`  ${pair.mode}: CPU µs per request, current ÷ ${against} = ${cpu.toFixed(3)} (lower is better; for reference)`);
+    }
     log(verdict.lines[0]!);
     return verdict.failed ? (verdict.pairs.some((p) => p.regressed) ? 1 : 2) : 0;
   } finally {
