@@ -32,7 +32,7 @@ export function renderDocsBlock(results: BenchResults): string[] {
   if (results.busyCoresAtStart > 0.25 || others > 0.25) {
     out.push(
       `**The machine was shared:** other processes kept ${fmt(results.busyCoresAtStart, 2)} cores busy when this run started and used a median ${pct(others)} of a core ` +
-        "during the measurements, so absolute figures are low and noisy; the ratios, taken within each round, are the figures to read. " +
+        "during the measurements, so absolute figures are low and even the ratios, taken within each round, move a lot. " +
         "Every round is in [RESULTS.md](../bench/results/RESULTS.md).",
       "",
     );
