@@ -23,7 +23,13 @@ const git = (args: string[], cwd = REPO_ROOT) => execFileSync("git", args, { cwd
  * (what this branch changed), else HEAD~1 (on main itself: what the last commit or merge did).
  */
 export function resolveRev(spec: string | undefined): ResolvedRev {
-  const commit = (rev: string) => git(["rev-parse", "--verify", "--quiet", `${rev}^{commit}`]);
+  const commit = (rev: string) => {
+    try {
+      return git(["rev-parse", "--verify", "--quiet", `${rev}^{commit}`]);
+    } catch {
+      throw new Error(`"${rev}" is not a commit of this repository (BENCH_AGAINST takes any git revision: a hash, a branch, HEAD~2)`);
+    }
+  };
   if (spec !== undefined && spec !== "") return { label: spec, hash: commit(spec) };
   const head = commit("HEAD");
   let base: string | undefined;

@@ -91,7 +91,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`GUARD FAILED: ${error instanceof Error ? error.stack : String(error)}\n`);
+    // The message says what to fix; a build or git failure has its command's output above it.
+    process.stderr.write(`GUARD FAILED: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(2);
   },
 );
