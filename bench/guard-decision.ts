@@ -44,6 +44,10 @@ export function decide(samples: readonly GuardSample[], pairs: readonly GuardPai
   const verdicts = pairs.map((pair) => judge(samples, pair, threshold));
   const failed = verdicts.some((v) => v.regressed || v.missing);
   const lines = verdicts.map((v) => describe(v, against, threshold));
+  // Rounds spread wider than the margin itself: the verdict may be the machine's, not the build's.
+  if (verdicts.some((v) => (v.regressed || v.missing) && v.max - v.min > 2 * threshold)) {
+    lines.push(`  the rounds spread wider than ${pctText(2 * threshold)}: on a busy machine, confirm with more rounds (BENCH_ROUNDS=9) before trusting this`);
+  }
   const bad = verdicts.filter((v) => v.regressed || v.missing).map((v) => v.mode);
   lines.unshift(
     failed

@@ -33,6 +33,15 @@ describe("bench guard decision", () => {
     expect(verdict.pairs[0]!.ratios).to.deep.equal([1, 1, 1]);
   });
 
+  it("says when a failure comes with rounds spread wider than the margin", () => {
+    const noisy = decide(samples([[7000, 10000], [9000, 10000], [12000, 10000]]), PAIRS, 0.05, "HEAD~1");
+    expect(noisy.failed).to.equal(true);
+    expect(noisy.lines.join("\n")).to.contain("confirm with more rounds");
+    const steady = decide(samples([[9000, 10000], [9100, 10000], [9050, 10000]]), PAIRS, 0.05, "HEAD~1");
+    expect(steady.failed).to.equal(true);
+    expect(steady.lines.join("\n")).not.to.contain("confirm with more rounds");
+  });
+
   it("uses the median, so one disturbed round does not fail the guard", () => {
     const verdict = decide(samples([[10000, 10000], [4000, 10000], [10100, 10000]]), PAIRS, 0.05, "HEAD~1");
     expect(verdict.failed).to.equal(false);
