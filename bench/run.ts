@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   }
   results.finishedAt = new Date().toISOString();
   save(settings.resultsDir, results);
-  log(`wrote ${join(settings.resultsDir, "RESULTS.md")} and chart.svg`);
+  log(`wrote ${join(settings.resultsDir, "RESULTS.md")} and chart.svg; \`npm run bench:docs\` puts these figures in docs/benchmark.md`);
 }
 
 /** Cases that can share started servers (same sources, same task shape), in the cases' order. */
