@@ -186,7 +186,7 @@ describe("CLI: dead-letters as a command", () => {
     expect(embedded.stdout.trim()).to.equal("no dead letters");
     const notModule = await runCli(["dead-letters", "list", "--module", join(FIXTURES, "handlers.cjs")]);
     expect(notModule.code).to.equal(1);
-    expect(notModule.stderr).to.match(/exports no @Module class/);
+    expect(notModule.stderr).to.match(/handlers.cjs exports no app \(found [^)]*failUnlessFixed[^)]*\): export a CoreApp instance/);
   });
 });
 
