@@ -23,7 +23,7 @@ export async function storeTargetOfModule(file: string): Promise<AppStoreTarget>
   const instanceNames = new Set(found.flatMap((f) => (f.kind === "instance" ? [f.app.name] : [])));
   const apps = found.filter((f) => f.kind === "instance" || !instanceNames.has(moduleOptionsOf(f.cls)?.name ?? ""));
   if (apps.length === 0) {
-    const names = Object.keys(namespace).filter((k) => k !== "__esModule");
+    const names = exportNames(namespace);
     throw new Error(
       `${file} exports no app (found ${names.length === 0 ? "no exports" : names.join(", ")}): export a CoreApp instance (export const app = new CoreApp(...)) or a @Module class`,
     );
@@ -58,6 +58,14 @@ function appsOf(namespace: Record<string, unknown>): FoundApp[] {
     else if (typeof value === "function" && moduleOptionsOf(value)) found.push({ kind: "module", cls: value, exportName });
   }
   return found;
+}
+
+/** What a file exports, as its author named it (a CommonJS module's `exports.x` rather than "default"). */
+function exportNames(namespace: Record<string, unknown>): string[] {
+  const inner = namespace.default;
+  const names = Object.keys(namespace).filter((k) => k !== "__esModule" && !(k === "default" && isObject(inner)));
+  if (isObject(inner)) names.push(...Object.keys(inner).filter((k) => k !== "__esModule"));
+  return [...new Set(names)].sort();
 }
 
 function describe(found: FoundApp): string {
