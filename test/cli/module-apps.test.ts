@@ -108,6 +108,12 @@ describe("CLI: status and dead-letters of apps built in code (--module)", () => 
     expect(noApp.stderr.trim()).to.match(/handlers\.cjs exports no app \(found SomeClass, consume, fail, failUnlessFixed, notAFunction, receive\): export a CoreApp instance/);
   });
 
+  it("refuses an app whose store is an object: only the app can open it", async () => {
+    const result = await runCli(["dead-letters", "list", "--module", join(CLI_FIXTURES, "store-instance-app.cjs")]);
+    expect(result.code).to.equal(1);
+    expect(result.stderr.trim()).to.equal('error: app "instance-app" gives its store as an object: the CLI cannot open it apart from the app; name it with --store <postgres-url | data-dir>');
+  });
+
   it("refuses a module whose import throws, with the module's own message", async () => {
     const result = await runCli(["status", "--module", PLAIN], { PLAIN_SECRET: "" });
     expect(result.code).to.equal(1);
