@@ -1,0 +1,73 @@
+/**
+ * Types of senders' events by name, for a task's `on` (checked spelling, completion) and the
+ * event its handler gets. Types only: the payload types come from optional peer packages,
+ * `@octokit/openapi-webhooks-types` (GitHub) and `stripe`, imported as types and never at run
+ * time. Without them (and with skipLibCheck) `on` takes any string and bodies are `unknown`.
+ */
+import type { operations as GitHubOperations } from "@octokit/openapi-webhooks-types";
+import type Stripe from "stripe";
+import type { WebhookEvent } from "../webhook-event";
+import type { WebhookSource } from "../webhook-source";
+
+/** An import that did not resolve is `any`: that is how a missing peer package shows. */
+type IsAny<T> = 0 extends 1 & T ? true : false;
+
+type Snake<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${Snake<B>}` : S;
+/** "pull-request/ready-for-review" (the package's key) -> "pull_request.ready_for_review" (what GitHub sends). */
+type GitHubName<K> = K extends `${infer E}/${infer A}` ? `${Snake<E>}.${Snake<A>}` : K extends string ? Snake<K> : never;
+type JsonBody<O> = O extends { requestBody: { content: { "application/json": infer B } } } ? B : unknown;
+
+/** GitHub's events: name ("push", "pull_request.opened") -> payload. */
+export type GitHubPayloads = IsAny<GitHubOperations> extends true ? undefined : { [K in keyof GitHubOperations as GitHubName<K>]: JsonBody<GitHubOperations[K]> };
+
+/** Stripe's events: type ("checkout.session.completed") -> the `Stripe.Event` of that type. */
+export type StripePayloads = IsAny<Stripe.Event> extends true ? undefined : { [T in Stripe.Event["type"]]: Extract<Stripe.Event, { type: T }> };
+
+/** Senders whose event names and payloads are typed, by their verifier's `scheme`. */
+export interface SenderPayloads {
+  github: GitHubPayloads;
+  stripe: StripePayloads;
+}
+
+/** Senders whose events are typed (when their types package is installed). */
+export type TypedSender = keyof SenderPayloads;
+
+/** The name -> payload map of sender `X`, or undefined when its events are not typed. */
+export type PayloadsOf<X> = X extends keyof SenderPayloads ? SenderPayloads[X] : undefined;
+
+/** "checkout.session.completed" -> "checkout" | "checkout.*" | "checkout.session" | "checkout.session.*". */
+type Parents<N extends string> = N extends `${infer A}.${infer B}` ? A | `${A}.*` | `${A}.${Parents<B>}` : never;
+
+/** The patterns `on` accepts for sender `X`: its names, their parents, wildcards; any string when untyped. */
+export type EventPatternOf<X> = PayloadsOf<X> extends infer M ? (M extends object ? (keyof M & string) | Parents<keyof M & string> | "*" : string) : string;
+
+/** The sender of a task source: the `S` of a WebhookSource<S>, never for queues. */
+export type SenderOf<S> = S extends WebhookSource<infer X> ? X : never;
+
+/** What a task's `on` takes: one pattern or a list, checked against the source's sender. */
+export type EventSelector<S> = [SenderOf<S>] extends [never] ? string | readonly string[] : EventPatternOf<SenderOf<S>> | readonly EventPatternOf<SenderOf<S>>[];
+
+/** The names among `N` that pattern `P` matches (as event-pattern.ts matches them at run time). */
+type MatchOne<N, P extends string> = N extends string
+  ? P extends "*"
+    ? N
+    : N extends P | `${P}.${string}`
+      ? N
+      : P extends `${infer Prefix}.*`
+        ? N extends `${Prefix}.${string}`
+          ? N
+          : never
+        : never
+  : never;
+export type MatchedNames<N, P> = P extends string ? MatchOne<N, P> : never;
+
+/**
+ * The event a task with `on: P` gets from sender `X`: one WebhookEvent per matching name, its
+ * body that name's payload and its `name` that name, so checking `event.name` narrows the body.
+ */
+export type SenderEvent<X, P> =
+  PayloadsOf<X> extends infer M
+    ? M extends object
+      ? { [K in MatchedNames<keyof M & string, P>]: WebhookEvent<M[K]> & { name: K } }[MatchedNames<keyof M & string, P>]
+      : WebhookEvent & { name: string }
+    : never;
