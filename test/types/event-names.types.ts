@@ -2,7 +2,7 @@
  * Compile-time checks of event names: this file is part of the build, so the suite fails
  * when a line marked @ts-expect-error compiles (or when the rest does not). Nothing here runs.
  */
-import { CoreApp, GitHubSignature, Queue, StripeSignature, WebhookSource, type WebhookEvent } from "webhook-tasks";
+import { CoreApp, GitHubSignature, Queue, StripeSignature, Task, WebhookSource, type GitHubEvent, type StripeEvent, type TaskContext, type WebhookEvent } from "webhook-tasks";
 
 const github = new WebhookSource({ path: "/github", port: 0, auth: new GitHubSignature("s") });
 const stripe = new WebhookSource({ path: "/stripe", port: 0, auth: new StripeSignature("whsec_s") });
@@ -60,3 +60,26 @@ app.task({ source: new WebhookSource({ path: "/kinds", port: 0 }), emit: kinds }
 app.task({ source: github, on: "push", emit: kinds }, async () => ({ kind: "b" }));
 // @ts-expect-error "c" is not a kind
 app.task({ source: new WebhookSource({ path: "/kinds2", port: 0 }), emit: kinds }, async () => ({ kind: "c" }));
+
+// Decorators: the same names, and the method must take the event `on` selects.
+export class GitHubHandlers {
+  @Task({ source: github, on: "pull_request.opened" })
+  async opened(ctx: TaskContext, event: GitHubEvent<"pull_request.opened">): Promise<string> {
+    return event.body.pull_request.title;
+  }
+
+  @Task({ source: stripe, on: "invoice.*" })
+  async invoice(ctx: TaskContext, event: StripeEvent<"invoice.*">): Promise<number> {
+    return event.body.data.object.amount_due;
+  }
+
+  // @ts-expect-error the method takes pushes, the task gets opened pull requests
+  @Task({ source: github, on: "pull_request.opened" })
+  async mismatched(ctx: TaskContext, event: GitHubEvent<"push">): Promise<void> {
+    ctx.logger.info({ ref: event.body.ref }, "push");
+  }
+
+  // @ts-expect-error "pull_reqest" is not a GitHub event
+  @Task({ source: github, on: "pull_reqest" })
+  async misspelt(): Promise<void> {}
+}

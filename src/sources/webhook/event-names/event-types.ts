@@ -71,3 +71,9 @@ export type SenderEvent<X, P> =
       ? { [K in MatchedNames<keyof M & string, P>]: WebhookEvent<M[K]> & { name: K } }[MatchedNames<keyof M & string, P>]
       : WebhookEvent & { name: string }
     : never;
+
+/** A GitHub event by name or pattern: `GitHubEvent<"pull_request.opened">`, `GitHubEvent<"issues">`. */
+export type GitHubEvent<P extends EventPatternOf<"github">> = SenderEvent<"github", P>;
+
+/** A Stripe event by type or pattern: `StripeEvent<"invoice.paid">`, `StripeEvent<"invoice.*">`. */
+export type StripeEvent<P extends EventPatternOf<"stripe">> = SenderEvent<"stripe", P>;
