@@ -34,6 +34,8 @@ interface Delivery {
 describe("event names per sender, from signed deliveries", () => {
   const makeApp = useApps();
   let octokit: Octokit;
+  const dirs: string[] = [];
+  after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
   before(async () => {
     octokit = await import("@octokit/webhooks-methods");
   });
@@ -158,7 +160,7 @@ describe("event names per sender, from signed deliveries", () => {
 
   it("the name survives the durable store: a task on an embedded store receives it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "names-"));
-    after(() => rmSync(dir, { recursive: true, force: true }));
+    dirs.push(dir);
     const body = json({ type: "invoice.paid" });
     const { source, events } = await startWebhook(makeApp, { eventName: () => "invoice.paid" }, { app: { store: "embedded", dataDir: dir } });
     expect((await send(source.url, { method: "POST", body, headers: { "content-type": "application/json" } })).status).to.equal(202);
