@@ -9,8 +9,11 @@ import type Stripe from "stripe";
 import type { WebhookEvent } from "../webhook-event";
 import type { WebhookSource } from "../webhook-source";
 
-/** An import that did not resolve is `any`: that is how a missing peer package shows. */
-type IsAny<T> = 0 extends 1 & T ? true : false;
+/*
+ * An import that did not resolve (a peer package not installed, under skipLibCheck) is an
+ * error type that behaves as `any`; `unknown extends T` holds for it (and for any or unknown
+ * alone), where a resolved interface never does. Other any-tests are poisoned by the error type.
+ */
 
 type Snake<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${Snake<B>}` : S;
 /** "pull-request/ready-for-review" (the package's key) -> "pull_request.ready_for_review" (what GitHub sends). */
@@ -18,10 +21,10 @@ type GitHubName<K> = K extends `${infer E}/${infer A}` ? `${Snake<E>}.${Snake<A>
 type JsonBody<O> = O extends { requestBody: { content: { "application/json": infer B } } } ? B : unknown;
 
 /** GitHub's events: name ("push", "pull_request.opened") -> payload. */
-export type GitHubPayloads = IsAny<GitHubOperations> extends true ? undefined : { [K in keyof GitHubOperations as GitHubName<K>]: JsonBody<GitHubOperations[K]> };
+export type GitHubPayloads = unknown extends GitHubOperations ? undefined : { [K in keyof GitHubOperations as GitHubName<K>]: JsonBody<GitHubOperations[K]> };
 
 /** Stripe's events: type ("checkout.session.completed") -> the `Stripe.Event` of that type. */
-export type StripePayloads = IsAny<Stripe.Event> extends true ? undefined : { [T in Stripe.Event["type"]]: Extract<Stripe.Event, { type: T }> };
+export type StripePayloads = unknown extends Stripe.Event ? undefined : { [T in Stripe.Event["type"]]: Extract<Stripe.Event, { type: T }> };
 
 /** Senders whose event names and payloads are typed, by their verifier's `scheme`. */
 export interface SenderPayloads {
