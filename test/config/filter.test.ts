@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect } from "chai";
 import { loadApp, loadConfig, type ConfigIssue } from "../../src/config/index";
 import type { RegisteredTask } from "../../src/app/task-registry";
@@ -191,5 +193,23 @@ describe("YAML: on and filter in a file", () => {
     const typo = issueAt(issues, 'tasks[2].filter["body.ref"].prefx');
     expect(typo.message).to.match(/^unknown operator \(did you mean "prefix"\?\)/);
     expect(typo.line).to.equal(12);
+  });
+});
+
+describe("YAML filter: the example in docs/yaml-and-cli.md", () => {
+  const tmp = useTempDir();
+
+  it("loads, with webhooks for its sources", async () => {
+    const page = readFileSync(join(__dirname, "../../../docs/yaml-and-cli.md"), "utf8");
+    const block = /```yaml\n(tasks:\n {2}- name: review-main[\s\S]*?)```/.exec(page);
+    expect(block, "the filter example").not.to.equal(null);
+    const resources = [
+      "resources:",
+      "  github: {type: webhook, path: /gh, port: 0, auth: {type: github, secret: s}}",
+      "  stripe: {type: webhook, path: /st, port: 0, auth: {type: stripe, secret: whsec_s}}",
+    ].join("\n");
+    const file = tmp.write("docs.yaml", `app: {store: memory}\n${resources}\n${block![1]}`);
+    const config = await loadConfig(file);
+    expect(config.tasks.map((t) => t.on)).to.deep.equal([["pull_request.opened", "pull_request.reopened"], "payment_intent.*"]);
   });
 });
