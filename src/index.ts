@@ -24,6 +24,7 @@ export { WebhookSource, type ResolvedWebhookOptions } from "./sources/webhook/we
 export { HTTP_METHODS, type WebhookSourceOptions, type AckMode, type HttpMethod } from "./sources/webhook/webhook-options";
 export type { WebhookEvent, ParserMode } from "./sources/webhook/webhook-event";
 export type { EventNamer } from "./sources/webhook/event-names/event-namer";
+export { eventNameFrom, type EventNameField } from "./sources/webhook/event-names/event-name-from";
 export type { GitHubEvent, StripeEvent, SenderEvent, SenderPayloads, GitHubPayloads, StripePayloads, TypedSender, EventPatternOf, EventSelector } from "./sources/webhook/event-names/event-types";
 export { WebhookResponse, type WebhookResponseInit, type JsonValue } from "./sources/webhook/webhook-response";
 export { WebhookError } from "./sources/webhook/webhook-error";

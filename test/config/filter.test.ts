@@ -184,6 +184,18 @@ describe("YAML: on and filter in a file", () => {
     expect(issue.message).to.match(/^task "t": on needs named events, and WebhookSource POST 127\.0\.0\.1:0\/plain does not name its events/);
   });
 
+  it("a webhook's eventName names events for on, from a header or a body field", async () => {
+    const hook = "  hook: {type: webhook, path: /partner, port: 0, eventName: {bodyField: meta.event}}";
+    const app = await loadApp(tmp.write("named.yaml", worker(hook, `  - {name: t, source: hook, on: "order.*", ${handler}}`)));
+    expect(app.tasks).to.have.length(1);
+    const both = "  hook: {type: webhook, path: /partner, port: 0, eventName: {header: x-event, bodyField: type}}";
+    const issues = await configIssues(loadApp(tmp.write("both.yaml", worker(both, `  - {name: t, source: hook, ${handler}}`))));
+    expect(issueAt(issues, "resources.hook.eventName").message).to.equal("give exactly one of header (a header name) or bodyField (a dot path into the body, e.g. meta.event)");
+    const typo = "  hook: {type: webhook, path: /partner, port: 0, eventName: {hedaer: x-event}}";
+    const unknown = await configIssues(loadConfig(tmp.write("typo.yaml", worker(typo, `  - {name: t, source: hook, ${handler}}`))));
+    expect(issueAt(unknown, "resources.hook.eventName.hedaer").message).to.match(/^unknown key \(did you mean "header"\?\)/);
+  });
+
   it("refuses a filter on a queue task, and a bad filter with its line", async () => {
     const resources = `${github}\n  work: {type: queue}`;
     const tasks = [`  - {name: a, source: gh, emit: work, ${handler}}`, `  - {name: b, source: work, filter: {body.x: 1}, ${handler}}`, "  - name: c", "    source: gh", "    filter:", "      body.ref: {prefx: refs/}", `    ${handler}`].join("\n");

@@ -12,6 +12,7 @@ import {
   StandardWebhooksSignature,
   StripeSignature,
   ZoomSignature,
+  eventNameFrom,
   type WebhookAuth,
   type WebhookEvent,
   type WebhookSourceOptions,
@@ -151,6 +152,22 @@ describe("event names per sender, from signed deliveries", () => {
   it("a source without a verifier or eventName names nothing: the event has no name key", async () => {
     const event = await receive({}, () => ({ body: "{}", headers: { "x-github-event": "push" } }));
     expect(event).not.to.have.property("name");
+  });
+
+  it("eventNameFrom reads a header (any case) or a body field, text only", async () => {
+    const byHeader = await receive({ eventName: eventNameFrom({ header: "X-Partner-Event" }) }, () => ({ body: "{}", headers: { "x-partner-event": "order.created" } }));
+    expect(byHeader.name).to.equal("order.created");
+    const byField = await receive({ eventName: eventNameFrom({ bodyField: "meta.event" }) }, () => ({ body: json({ meta: { event: "refund.issued" } }), headers: {} }));
+    expect(byField.name).to.equal("refund.issued");
+    const notText = await receive({ eventName: eventNameFrom({ bodyField: "meta.event" }) }, () => ({ body: json({ meta: { event: 3 } }), headers: {} }));
+    expect(notText.name).to.equal(undefined);
+  });
+
+  it("eventNameFrom refuses anything but exactly one header or body path", () => {
+    const message = "eventName: give exactly one of header (a header name) or bodyField (a dot path into the body, e.g. meta.event)";
+    for (const field of [{}, { header: "a", bodyField: "b" }, { header: "" }, { bodyField: "a..b" }, { bodyField: ".a" }, { header: 5 as unknown as string }]) {
+      expect(() => eventNameFrom(field), JSON.stringify(field)).to.throw(TypeError, message);
+    }
   });
 
   it("a custom WebhookAuth may name events too", async () => {
