@@ -54,6 +54,13 @@ app.task(
 const partner = new WebhookSource({ path: "/partner", port: 0, eventName: (event) => event.headers["x-partner-event"] });
 app.task({ source: partner, on: "order.created" }, async (ctx, event: WebhookEvent<{ id: string }>) => event.body.id);
 
+// A typed queue's messages have no names.
+const numbers = new Queue<number>("numbers");
+// @ts-expect-error on needs named events, and queue messages have none
+app.task({ source: numbers, on: "push" }, async () => undefined);
+// A filter on a queue gets its values.
+app.task({ source: numbers, filter: (n) => n > 1 }, async (ctx, n) => n + 1);
+
 // A queue of literal unions: the returned literal is not widened to string.
 const kinds = new Queue<{ kind: "a" | "b" }>("kinds");
 app.task({ source: new WebhookSource({ path: "/kinds", port: 0 }), emit: kinds }, async () => ({ kind: "a" }));

@@ -8,6 +8,7 @@ import type { operations as GitHubOperations } from "@octokit/openapi-webhooks-t
 import type Stripe from "stripe";
 import type { WebhookEvent } from "../webhook-event";
 import type { WebhookSource } from "../webhook-source";
+import type { Queue } from "../../../app/queue";
 
 /*
  * An import that did not resolve (a peer package not installed, under skipLibCheck) is an
@@ -47,8 +48,12 @@ export type EventPatternOf<X> = PayloadsOf<X> extends infer M ? (M extends objec
 /** The sender of a task source: the `S` of a WebhookSource<S>, never for queues. */
 export type SenderOf<S> = S extends WebhookSource<infer X> ? X : never;
 
-/** What a task's `on` takes: one pattern or a list, checked against the source's sender. */
-export type EventSelector<S> = [SenderOf<S>] extends [never] ? string | readonly string[] : EventPatternOf<SenderOf<S>> | readonly EventPatternOf<SenderOf<S>>[];
+/**
+ * What a task's `on` takes: one pattern or a list, checked against the source's sender; any
+ * names for an untyped sender or a queue name; nothing for a typed Queue (its messages have no name).
+ */
+export type EventSelector<S> =
+  S extends Queue<unknown> ? never : S extends WebhookSource<infer X> ? EventPatternOf<X> | readonly EventPatternOf<X>[] : string | readonly string[];
 
 /** The names among `N` that pattern `P` matches (as event-pattern.ts matches them at run time). */
 type MatchOne<N, P extends string> = N extends string
