@@ -55,30 +55,32 @@ export type SenderOf<S> = S extends WebhookSource<infer X> ? X : never;
 export type EventSelector<S> =
   S extends Queue<unknown> ? never : S extends WebhookSource<infer X> ? EventPatternOf<X> | readonly EventPatternOf<X>[] : string | readonly string[];
 
-/** The names among `N` that pattern `P` matches (as event-pattern.ts matches them at run time). */
-type MatchOne<N, P extends string> = N extends string
-  ? P extends "*"
-    ? N
-    : N extends P | `${P}.${string}`
-      ? N
-      : P extends `${infer Prefix}.*`
-        ? N extends `${Prefix}.${string}`
-          ? N
-          : never
-        : never
-  : never;
-export type MatchedNames<N, P> = P extends string ? MatchOne<N, P> : never;
+/** A pattern as the names it matches, a template literal type: "invoice.*" -> `invoice.${string}`. */
+type PatternTemplate<P> = P extends "*" ? string : P extends `${infer Prefix}.*` ? `${Prefix}.${string}` : P extends string ? P | `${P}.${string}` : never;
+
+/**
+ * The names among `N` that pattern `P` matches (as event-pattern.ts matches them at run time).
+ * Each name is tested against the union of templates, so a wide `P` (a generic constraint) costs
+ * one pass over the names, not names times patterns.
+ */
+export type MatchedNames<N, P> = Extract<N, PatternTemplate<P>>;
 
 /**
  * The event a task with `on: P` gets from sender `X`: one WebhookEvent per matching name, its
  * body that name's payload and its `name` that name, so checking `event.name` narrows the body.
  */
 export type SenderEvent<X, P> =
-  PayloadsOf<X> extends infer M
-    ? M extends object
-      ? { [K in MatchedNames<keyof M & string, P>]: WebhookEvent<M[K]> & { name: K } }[MatchedNames<keyof M & string, P>]
-      : WebhookEvent & { name: string }
-    : never;
+  // A pattern not known yet (no `on`) or several senders at once: the plain named event. These
+  // are what overload resolution meets on its way to another overload, and cost nothing here.
+  string extends P
+    ? WebhookEvent & { name: string }
+    : TypedSender extends X
+      ? WebhookEvent & { name: string }
+      : PayloadsOf<X> extends infer M
+        ? M extends object
+          ? { [K in MatchedNames<keyof M & string, P>]: WebhookEvent<M[K]> & { name: K } }[MatchedNames<keyof M & string, P>]
+          : WebhookEvent & { name: string }
+        : never;
 
 /** A GitHub event by name or pattern: `GitHubEvent<"pull_request.opened">`, `GitHubEvent<"issues">`. */
 export type GitHubEvent<P extends EventPatternOf<"github">> = SenderEvent<"github", P>;
