@@ -8,10 +8,13 @@ import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLev
 import { OutcomeRegistry } from "./outcome-registry";
 import type { Queue } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";
+import type { EmittableResult, ResultCheckedHandler } from "./handler-result";
 import { TaskInbox } from "./task-inbox";
 import { TaskRegistry, type RegisteredTask } from "./task-registry";
 import { TaskRunner } from "./task-runner";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
+import type { WebhookSource } from "../sources/webhook/webhook-source";
+import type { SenderEvent, TypedSender } from "../sources/webhook/event-names/event-types";
 import type { DeliveryOutcome, Source } from "../sources/source";
 import type { Registry } from "prom-client";
 import { AppObservability, type ObservabilityOptions } from "../observe/app-observability";
@@ -129,8 +132,15 @@ export class CoreApp {
    * Registers a task. Its handler gets `(ctx, event)`; its return value goes to `emit`. With a
    * typed `Queue<T>` as source the event is a `T`; with a `Queue<R>` as emit the handler returns an `R`.
    */
-  task<T, R = unknown>(options: TaskOptions<Queue<T>, R>, handler: TaskHandler<T, NoInfer<R>>): this;
-  task<E = WebhookEvent, R = unknown>(options: TaskOptions<Source | string, R, NoInfer<E>>, handler: TaskHandler<E, NoInfer<R>>): this;
+  task<T, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(options: TaskOptions<Queue<T>, R>, handler: ResultCheckedHandler<T, H>): this;
+  task<X extends TypedSender, P extends string, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
+    handler: ResultCheckedHandler<SenderEvent<X, P>, H>,
+  ): this;
+  task<E = WebhookEvent, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<S, R, NoInfer<E>>,
+    handler: ResultCheckedHandler<E, H>,
+  ): this;
   task(options: TaskOptions<TaskSource, unknown, never>, handler: TaskHandler<never, unknown>): this {
     if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": tasks must be added before start()`);
     this.registry.add(options, handler, { state: unopenedState, logger: this.logger });

@@ -6,6 +6,7 @@ import { isQueue, queueName } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
 import { DEFAULT_TASK_TIMEOUT_MS } from "./task-timeout";
+import { taskMatcher } from "./task-match";
 
 export const DEFAULT_CONCURRENCY = 16;
 
@@ -23,6 +24,8 @@ export interface RegisteredTask {
   readonly orderingKey: OrderingKeyFn<never> | undefined;
   /** Milliseconds a run may take before it counts as failed (outcome "timeout"). */
   readonly timeoutMs: number;
+  /** Whether the task takes an event (its `on` and `filter`); undefined: every event. */
+  readonly accepts: ((event: unknown) => boolean) | undefined;
   /** Set when the app starts. */
   state: StateStore;
   logger: Logger;
@@ -81,6 +84,7 @@ export class TaskRegistry {
       retry: resolveRetry(options.retry, where),
       orderingKey,
       timeoutMs,
+      accepts: taskMatcher(options, where),
       state: placeholder.state,
       logger: placeholder.logger,
     };

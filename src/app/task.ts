@@ -3,6 +3,7 @@ import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import type { Queue } from "./queue";
 import type { RetryPolicy } from "./retry-policy";
 import type { TaskContext } from "./task-context";
+import type { EventSelector } from "../sources/webhook/event-names/event-types";
 
 /** A task's input: a push source (a WebhookSource), a typed Queue, or the name of a queue. */
 export type TaskSource = Source | Queue<unknown> | string;
@@ -45,4 +46,11 @@ export interface TaskOptions<S extends TaskSource = TaskSource, R = unknown, E =
    * Default 5 minutes.
    */
   timeoutMs?: number;
+  /**
+   * Event names this task takes ("pull_request.opened", "invoice.*", "*"), as the source's
+   * sender names them (`event.name`); checked against the sender's names when they are known.
+   */
+  on?: EventSelector<S>;
+  /** Takes the event only when this returns true (after `on`). */
+  filter?: (event: E) => boolean;
 }

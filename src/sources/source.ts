@@ -60,6 +60,8 @@ export interface Source {
   describe(): string;
   /** Name of a task given no name and an anonymous handler; must not change across restarts. */
   readonly defaultTaskName?: string;
+  /** True when the source names its events (`event.name`), so that tasks may select them with `on`. */
+  readonly namesEvents?: boolean;
   /** Registers routes or subscriptions; throws on a conflict. Called before anything listens. */
   attach(inbox: Inbox, runtime: SourceRuntime): void;
   /** Undoes attach (the app stopped). */
