@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
+import { USAGE } from "../src/cli/usage";
 
 const ROOT = resolve(__dirname, "../..");
 
@@ -152,6 +153,23 @@ describe("docs: README.md and docs/*.md", () => {
       }
     }
     expect(readFileSync(join(ROOT, "README.md"), "utf8").split("\n").length).to.be.at.most(420);
+  });
+
+  it("the README, docs/README.md and docs/yaml-and-cli.md name every command of `webhook-tasks --help`", () => {
+    const commands = [...new Set([...USAGE.matchAll(/^  ([a-z][a-z-]*) /gm)].map((m) => m[1]))];
+    expect(commands).to.include.members(["run", "status", "send"]);
+    const lists = {
+      "README.md": /\*\*YAML and the CLI\.\*\*[^\n]*\n[^\n]*/,
+      "README.md (documentation table)": /\| \[docs\/yaml-and-cli\.md\][^\n]*/,
+      "docs/README.md": /\| \[yaml-and-cli\.md\][^\n]*/,
+      "docs/yaml-and-cli.md": /The `webhook-tasks` command[^]*?\n\n/,
+    };
+    for (const [where, pattern] of Object.entries(lists)) {
+      const text = readFileSync(join(ROOT, where.split(" ")[0]), "utf8");
+      const list = pattern.exec(text)?.[0];
+      expect(list, `${where}: the command list`).to.be.a("string");
+      for (const command of commands) expect(list, `${where} lists ${command}`).to.contain(`\`${command}\``);
+    }
   });
 
   it("the README's first commands are the two that work on a fresh clone", () => {

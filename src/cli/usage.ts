@@ -18,7 +18,7 @@ Commands:
                                  summary. Exit code 0 when the file is good, 1 otherwise.
       --json                     Print the summary as JSON
   dead-letters list <app>        List the app's dead letters
-      --queue <name>             Only those of one queue
+      --queue <name>             Only those of one queue (also with replay/purge --all)
   dead-letters show <id> <app>   Show one dead letter: its error, attempts and event
   dead-letters replay <id|--all> <app>
                                  Put dead letters back on their queue, attempts reset; the
@@ -27,10 +27,9 @@ Commands:
                                  Delete dead letters for good
   status <app>                   Per queue: depth, waiting, in flight, age of the oldest
                                  message, dead letters (the app may be running)
-      --json                     Print JSON instead of a table
+      --json                     Print JSON instead of a table (dead-letters and status)
       <app> is <worker.yaml> or --module <file.js> (a compiled module exporting a
       @Module class); the app's store is opened, used and closed, nothing listens.
-      --json                     Print JSON instead of a table
 
   send <url>                     Sign a delivery as a sender would and send it to a running
                                  app; prints the answer. Exit code 0 for a 2xx answer.
