@@ -172,6 +172,17 @@ describe("docs: README.md and docs/*.md", () => {
     }
   });
 
+  it("no example gives a secret a silent fallback (`process.env.GH_SECRET ?? \"dev-secret\"`)", () => {
+    const samples = readdirSync(join(ROOT, "samples"), { recursive: true, encoding: "utf8" }).filter((f) => /\.(ts|js)$/.test(f)).map((f) => `samples/${f}`);
+    const fallback = /process\.env(?:\.\w*(?:SECRET|TOKEN|KEY|PASSWORD)\w*|\[["'`]\w*(?:SECRET|TOKEN|KEY|PASSWORD)\w*["'`]\])\s*(?:\?\?|\|\|)/;
+    const found = [...pages(), ...samples].flatMap((file) =>
+      readFileSync(join(ROOT, file), "utf8")
+        .split("\n")
+        .flatMap((line, i) => (fallback.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(found).to.deep.equal([]);
+  });
+
   it("the README's first commands are the two that work on a fresh clone", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
     const first = blocksOf("README.md")[0];
