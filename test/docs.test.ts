@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -39,8 +39,8 @@ function pages(): string[] {
  *   ```ts fragment (a piece of code out of context) is not compiled; ```yaml fragment (a few
  *   keys of a worker file), ```yaml kubernetes and ```yaml compose (not worker files) are only
  *   parsed as YAML (repeated keys allowed, for blocks that list alternatives).
- * - A block whose line above (after a blank line) is `samples/x.ts`: must equal that file,
- *   which the suite's own build compiles.
+ * - A block whose line above (after a blank line) is `samples/x.ts`: must equal that file; the
+ *   sample files (all of samples/, as they import each other) compile in the same project.
  */
 interface Block {
   readonly page: string;
@@ -153,6 +153,7 @@ describe("docs: README.md and docs/*.md", () => {
       writeFileSync(join(project, "src", name), isModule ? block.code : `${block.code}export {};\n`);
       files.set(name, block);
     }
+    cpSync(join(ROOT, "samples"), join(project, "src", "samples"), { recursive: true, filter: (f) => !/\.(js|yaml|conf)$/.test(f) });
     const result = await pkg.tsc(project);
     // "src/README_md_120.ts(3,7): error TS2304: ..." -> "README.md:122: error TS2304: ..."
     const problems = result
