@@ -261,9 +261,9 @@ describe("docs: README.md and docs/*.md", () => {
     }
   });
 
-  it("no example gives a secret a silent fallback (`process.env.GH_SECRET ?? \"dev-secret\"`)", () => {
-    const samples = readdirSync(join(ROOT, "samples"), { recursive: true, encoding: "utf8" }).filter((f) => /\.(ts|js)$/.test(f)).map((f) => `samples/${f}`);
-    const fallback = /process\.env(?:\.\w*(?:SECRET|TOKEN|KEY|PASSWORD)\w*|\[["'`]\w*(?:SECRET|TOKEN|KEY|PASSWORD)\w*["'`]\])\s*(?:\?\?|\|\|)/;
+  it("no example gives a secret a silent fallback (`process.env.GH_SECRET ?? \"dev-secret\"`, `${GH_SECRET:-dev-secret}`)", () => {
+    const samples = readdirSync(join(ROOT, "samples"), { recursive: true, encoding: "utf8" }).filter((f) => /\.(ts|js|yaml)$/.test(f)).map((f) => `samples/${f}`);
+    const fallback = /process\.env(?:\.\w*(?:SECRET|TOKEN|KEY|PASSWORD)\w*|\[["'`]\w*(?:SECRET|TOKEN|KEY|PASSWORD)\w*["'`]\])\s*(?:\?\?|\|\|)|\$\{\w*(?:SECRET|TOKEN|KEY|PASSWORD)\w*:-(?!default\})/;
     const found = [...pages(), ...samples].flatMap((file) =>
       readFileSync(join(ROOT, file), "utf8")
         .split("\n")
