@@ -194,8 +194,9 @@ describe("docs: README.md and docs/*.md", () => {
         try {
           await loadApp(file, { logger: silentLogger }, { env });
         } catch (error) {
-          const lines = error instanceof ConfigError ? error.lines(undefined) : [(error as Error).message];
-          problems.push(...lines.map((l) => `${where}: ${l}`));
+          // Told at the page's line: "docs/x.md:52: resources: is required".
+          if (!(error instanceof ConfigError)) problems.push(`${where}: ${(error as Error).message}`);
+          else problems.push(...error.issues.map((i) => `${block.page}:${block.line + (i.line ?? 1) - 1}: ${i.path === "" ? "" : `${i.path}: `}${i.message}`));
         }
       }
     } finally {
