@@ -1,12 +1,17 @@
 import { bootstrap } from "webhook-tasks";
 import { AppModule } from "./app.module";
+import { developmentValuesInUse } from "./development-secret";
 import { ORDERS_TOKEN, ordersHook } from "./sources";
 
 // Starts every sample endpoint on one server, then stops gracefully on Ctrl-C or SIGTERM.
 bootstrap(AppModule).then(
   (app) => {
+    // Development values are named at start; with NODE_ENV=production they are refused.
+    if (developmentValuesInUse.length > 0) {
+      app.logger.warn({ variables: developmentValuesInUse }, "unset, so development values are in use");
+    }
     // Only the development token is printed: a token from the environment stays out of logs.
-    if (process.env.ORDERS_TOKEN === undefined) {
+    if (developmentValuesInUse.includes("ORDERS_TOKEN")) {
       app.logger.info({ url: ordersHook.url, header: `authorization: Bearer ${ORDERS_TOKEN}` }, "orders endpoint needs this header");
     }
     return app.run();

@@ -1,7 +1,8 @@
 import { Task, verifyHmac, type TaskContext, type WebhookEvent } from "webhook-tasks";
+import { secretFromEnv } from "./development-secret";
 import { signedHook } from "./sources";
 
-const secret = process.env.SIGNING_SECRET ?? "dev-signing-secret";
+const secret = secretFromEnv("SIGNING_SECRET", "dev-signing-secret");
 
 /** The seed's handler-level check: HMAC-SHA256 hex of the raw bytes, compared in constant time. */
 export class SignedHandlers {

@@ -1,4 +1,5 @@
 import { BearerAuth, WebhookResponse, WebhookSource } from "webhook-tasks";
+import { secretFromEnv } from "./development-secret";
 
 // One port for every sample endpoint: they share one server and are told apart by path.
 const host = process.env.HOST ?? "127.0.0.1";
@@ -11,7 +12,7 @@ export const githubHook = new WebhookSource({ path: "/hooks/github", methods: ["
 export const slackCommand = new WebhookSource({ path: "/hooks/slack/command", host, port, parser: "form", reply: "result", ackTimeoutMs: 2500 });
 
 /** The orders endpoint's bearer token; without ORDERS_TOKEN, a development one (printed at start). */
-export const ORDERS_TOKEN = process.env.ORDERS_TOKEN ?? "dev-orders-token";
+export const ORDERS_TOKEN = secretFromEnv("ORDERS_TOKEN", "dev-orders-token");
 
 /** Any sender that retries: duplicates are dropped by the task through ctx.state. */
 export const ordersHook = new WebhookSource({

@@ -15,8 +15,8 @@ export type { AppStatus, QueueStatus, TaskStatus } from "./app/app-status";
 export type { MetricsOptions, ObservabilityOptions } from "./observe/app-observability";
 export type { HealthOptions, Readiness, HealthCheck } from "./observe/health";
 
-export { Task, type TaskMethodDecorator } from "./decorators/task.decorator";
-export { Module, type ModuleOptions, type HandlerClass } from "./decorators/module.decorator";
+export { Task, type TaskMethod, type TaskMethodDecorator } from "./decorators/task.decorator";
+export { Module, type ModuleClassDecorator, type ModuleOptions, type HandlerClass } from "./decorators/module.decorator";
 export { bootstrap, createApp } from "./decorators/bootstrap";
 
 export type { Source, Inbox, SourceRuntime, DeliveryOutcome, OutcomeWait } from "./sources/source";

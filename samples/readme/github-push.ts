@@ -12,7 +12,8 @@ export interface Push {
   commits: number;
 }
 
-export const GH_SECRET = process.env.GH_SECRET ?? "dev-secret";
+// From the environment, with no fallback: unset, the app stops at start-up and says why.
+export const GH_SECRET = process.env.GH_SECRET!;
 
 /** A typed queue: the first task must emit a Push, the second receives one. */
 export const pushes = new Queue<Push>("pushes");

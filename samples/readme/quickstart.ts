@@ -9,7 +9,7 @@ export const ordersHook = new WebhookSource({
   path: "/hooks/orders",
   methods: ["POST", "PUT"],
   port: Number(process.env.PORT ?? 8080),
-  auth: new BearerAuth(process.env.ORDERS_TOKEN ?? "change-me"),
+  auth: new BearerAuth(process.env.ORDERS_TOKEN!),
 });
 
 export const app = new CoreApp("orders");

@@ -21,6 +21,7 @@ import { AppObservability, type ObservabilityOptions } from "../observe/app-obse
 import type { Readiness } from "../observe/health";
 import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
+import { exitCannotStart } from "./exit-cannot-start";
 
 export interface CoreAppOptions extends ObservabilityOptions {
   /**
@@ -324,10 +325,19 @@ export class CoreApp {
 
   /**
    * Starts (unless started already), then stops gracefully on SIGINT or SIGTERM and exits the
-   * process; a second signal exits at once.
+   * process; a second signal exits at once. A start that fails (a port in use, a store that
+   * cannot open) prints `cannot start: <why>` on stderr and exits 1, as the CLI does: run() is
+   * the program's entry point, and an unhandled rejection would bury the reason in a stack.
+   * Call start() first to handle that failure yourself.
    */
   async run(): Promise<void> {
-    if (this.appState === "new") await this.start();
+    if (this.appState === "new") {
+      try {
+        await this.start();
+      } catch (error) {
+        exitCannotStart(error);
+      }
+    }
     let signalled = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (signalled) {

@@ -25,6 +25,8 @@ export async function runCommand(args: readonly string[]): Promise<CoreApp> {
     throw new UsageError(`--log-level must be one of: ${LOG_LEVELS.join(", ")}`);
   }
   const app = await loadApp(positionals[0], level === undefined ? {} : { logLevel: level as LogLevel });
+  // Started here so that a failure is reported the CLI's way (run() would exit on its own).
+  await app.start();
   await app.run();
   for (const task of app.tasks) {
     if (task.source instanceof WebhookSource) {

@@ -1,7 +1,7 @@
 import { BearerAuth } from "../sources/webhook/bearer-auth";
 import type { WebhookAuth } from "../sources/webhook/auth";
 import { createVerifier, VERIFIER_TYPES, type VerifierConfig } from "../sources/webhook/verifiers/index";
-import { unknownKeyMessage } from "../util/did-you-mean";
+import { didYouMean, unknownKeyMessage } from "../util/did-you-mean";
 import type { IssueList } from "./issue-list";
 import type { KeySegment } from "./key-path";
 import { isMapping } from "./schema/rules";
@@ -48,17 +48,25 @@ export function buildAuth(block: unknown, path: readonly KeySegment[], issues: I
   const types = Object.keys(AUTH_KINDS);
   const { type, ...rest } = block;
   if (type === undefined) {
-    issues.add([...path, "type"], `is required; one of: ${types.join(", ")}`);
+    const typo = misspelt(rest, "type");
+    if (typo !== undefined) issues.add([...path, typo], `unknown key (did you mean "type"?)`);
+    else issues.add([...path, "type"], `is required; one of: ${types.join(", ")}`);
     return undefined;
   }
   const kind = typeof type === "string" && Object.hasOwn(AUTH_KINDS, type) ? AUTH_KINDS[type] : undefined;
   if (!kind) {
-    issues.add([...path, "type"], `must be one of: ${types.join(", ")}`);
+    const guess = typeof type === "string" ? didYouMean(type, types) : undefined;
+    issues.add([...path, "type"], `must be one of: ${types.join(", ")}${guess ? ` (did you mean "${guess}"?)` : ""}`);
     return undefined;
   }
   const { [kind.credential]: credential, ...options } = rest;
   let ok = true;
-  if (credential === undefined) {
+  // A misspelt credential key is reported as that, not as a missing credential plus an unknown key.
+  const typo = credential === undefined ? misspelt(options, kind.credential) : undefined;
+  if (typo !== undefined) {
+    issues.add([...path, typo], `unknown key (did you mean "${kind.credential}"?)`);
+    ok = false;
+  } else if (credential === undefined) {
     issues.add([...path, kind.credential], `is required for auth type ${String(type)}`);
     ok = false;
   } else if (!isCredential(credential)) {
@@ -67,6 +75,7 @@ export function buildAuth(block: unknown, path: readonly KeySegment[], issues: I
   }
   if (!kind.takesOptions) {
     for (const key of Object.keys(options)) {
+      if (key === typo) continue;
       issues.add([...path, key], unknownKeyMessage(key, ["type", kind.credential]));
       ok = false;
     }
@@ -83,4 +92,9 @@ export function buildAuth(block: unknown, path: readonly KeySegment[], issues: I
 function isCredential(value: unknown): value is string | string[] {
   if (typeof value === "string") return value.length > 0;
   return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string" && v.length > 0);
+}
+
+/** The key of `block` that is a near miss of `wanted`, if any. */
+function misspelt(block: Record<string, unknown>, wanted: string): string | undefined {
+  return Object.keys(block).find((key) => didYouMean(key, [wanted]) !== undefined);
 }

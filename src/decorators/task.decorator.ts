@@ -6,12 +6,29 @@ import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import type { Source } from "../sources/source";
 import type { WebhookSource } from "../sources/webhook/webhook-source";
 import type { SenderEvent, TypedSender } from "../sources/webhook/event-names/event-types";
+import { decoratorCall, type DecoratorCall, type StandardContext } from "./decorator-call";
 import { TASKS_METADATA } from "./metadata-keys";
+import { SYMBOL_METADATA } from "./symbol-metadata";
 
 /** What @Task records about one method. */
 export interface TaskMethodMetadata {
   readonly method: string | symbol;
   readonly options: TaskOptions<never>;
+}
+
+/** A method @Task accepts: `(ctx, event: E) => R`, async or not. */
+export type TaskMethod<E, R> = (ctx: TaskContext, event: E) => TaskResult<R> | Promise<TaskResult<R>>;
+
+/**
+ * What @Task returns: a method decorator that checks the method's type, `(ctx, event: E) =>
+ * R`, where `E` comes from a typed Queue source and `R` from a typed Queue emit. It works as a
+ * legacy decorator (`experimentalDecorators`) and as a standard one (TypeScript's default).
+ */
+export interface TaskMethodDecorator<E, R> {
+  /** Legacy form, with `experimentalDecorators`. */
+  <M extends TaskMethod<E, R>>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<M>): void;
+  /** Standard form. */
+  <This, M extends TaskMethod<E, R>>(value: M, context: ClassMethodDecoratorContext<This, M>): void;
 }
 
 /**
@@ -24,38 +41,64 @@ export interface TaskMethodMetadata {
  *
  * `E` types the event for `orderingKey`: `@Task<WebhookEvent<PushBody>>({ source, orderingKey: (e) => e.body.repo })`.
  */
-/**
- * What @Task returns: a method decorator that checks the method's type, `(ctx, event: E) =>
- * R`, where `E` comes from a typed Queue source and `R` from a typed Queue emit.
- */
-export type TaskMethodDecorator<E, R> = <M extends (ctx: TaskContext, event: E) => TaskResult<R> | Promise<TaskResult<R>>>(
-  target: object,
-  propertyKey: string | symbol,
-  descriptor: TypedPropertyDescriptor<M>,
-) => void;
-
 export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R>): TaskMethodDecorator<T, R>;
 export function Task<X extends TypedSender, P extends string, R = unknown>(
   options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
 ): TaskMethodDecorator<SenderEvent<X, P>, R>;
 export function Task<E = WebhookEvent, R = unknown, S extends Source | string = Source | string>(options: TaskOptions<S, R, E>): TaskMethodDecorator<never, R>;
 export function Task(options: TaskOptions<TaskSource, unknown, never>): TaskMethodDecorator<never, unknown> {
-  return (target, propertyKey, descriptor) => {
-    if (typeof descriptor.value !== "function") {
-      throw new TypeError(`@Task can only decorate methods; ${String(propertyKey)} is not one`);
-    }
-    const paramTypes: unknown[] | undefined = Reflect.getMetadata("design:paramtypes", target, propertyKey);
-    if (paramTypes !== undefined && paramTypes.length > 2) {
-      throw new TypeError(`@Task ${target.constructor.name}.${String(propertyKey)}: a task takes (ctx, event), not ${paramTypes.length} parameters`);
-    }
-    const existing: TaskMethodMetadata[] = Reflect.getOwnMetadata(TASKS_METADATA, target.constructor) ?? [];
-    Reflect.defineMetadata(TASKS_METADATA, [...existing, { method: propertyKey, options: options as TaskOptions<never> }], target.constructor);
+  const decorator = (...args: unknown[]): void => {
+    const call = decoratorCall(args);
+    if (call.form === "standard") standardMethod(call.value, call.context, options);
+    else if (call.form === "legacy-member") legacyMethod(call, options);
+    else throw new TypeError("@Task decorates a method of a handler class, as in `@Task({ source }) async handle(ctx, event) {}`; here it was applied to something else");
   };
+  return decorator as TaskMethodDecorator<never, unknown>;
 }
 
-/** @Task methods of a class, its ancestors' first. */
+/** Legacy form: the metadata goes on the class through reflect-metadata. */
+function legacyMethod(call: Extract<DecoratorCall, { form: "legacy-member" }>, options: TaskOptions<TaskSource, unknown, never>): void {
+  const { target, key, descriptor } = call;
+  if (typeof descriptor?.value !== "function") {
+    throw new TypeError(`@Task can only decorate methods; ${String(key)} is not one`);
+  }
+  const paramTypes: unknown[] | undefined = Reflect.getMetadata("design:paramtypes", target, key);
+  checkParameters(`${target.constructor.name}.${String(key)}`, paramTypes?.length ?? (descriptor.value as Function).length);
+  const record: TaskMethodMetadata = { method: key, options: options as TaskOptions<never> };
+  const existing: TaskMethodMetadata[] = Reflect.getOwnMetadata(TASKS_METADATA, target.constructor) ?? [];
+  Reflect.defineMetadata(TASKS_METADATA, [...existing, record], target.constructor);
+}
+
+/**
+ * Standard form: the class does not exist yet, so the metadata goes on `context.metadata`,
+ * which becomes `Class[Symbol.metadata]`.
+ */
+function standardMethod(value: unknown, context: StandardContext, options: TaskOptions<TaskSource, unknown, never>): void {
+  const name = String(context.name);
+  if (context.kind !== "method" || typeof value !== "function") throw new TypeError(`@Task can only decorate methods; ${name} is a ${context.kind}`);
+  if (context.static || context.private) throw new TypeError(`@Task ${name}: a task method is a public instance method, not ${context.static ? "static" : "private (#)"}`);
+  checkParameters(name, value.length);
+  const metadata = context.metadata;
+  if (metadata === undefined) throw new TypeError(`@Task ${name}: the compiler passed no decorator metadata (Symbol.metadata is missing)`);
+  const record: TaskMethodMetadata = { method: context.name as string | symbol, options: options as TaskOptions<never> };
+  const existing = Object.hasOwn(metadata, TASKS_METADATA) ? (metadata[TASKS_METADATA] as TaskMethodMetadata[]) : [];
+  metadata[TASKS_METADATA] = [...existing, record];
+}
+
+function checkParameters(where: string, count: number): void {
+  if (count > 2) throw new TypeError(`@Task ${where}: a task takes (ctx, event), not ${count} parameters`);
+}
+
+/** @Task methods of a class, its ancestors' first, whichever form of decorator recorded them. */
 export function taskMethodsOf(cls: Function): TaskMethodMetadata[] {
   const chain: Function[] = [];
   for (let c: Function | null = cls; c && c !== Function.prototype && c !== Object; c = Object.getPrototypeOf(c)) chain.unshift(c);
-  return chain.flatMap((c) => (Reflect.getOwnMetadata(TASKS_METADATA, c) as TaskMethodMetadata[] | undefined) ?? []);
+  return chain.flatMap((c) => [...((Reflect.getOwnMetadata(TASKS_METADATA, c) as TaskMethodMetadata[] | undefined) ?? []), ...standardTasksOf(c)]);
+}
+
+/** What standard decorators recorded on this class itself (not inherited through Symbol.metadata). */
+function standardTasksOf(c: Function): TaskMethodMetadata[] {
+  if (!Object.hasOwn(c, SYMBOL_METADATA)) return [];
+  const metadata = (c as unknown as Record<symbol, Record<PropertyKey, unknown> | null | undefined>)[SYMBOL_METADATA];
+  return metadata && Object.hasOwn(metadata, TASKS_METADATA) ? (metadata[TASKS_METADATA] as TaskMethodMetadata[]) : [];
 }

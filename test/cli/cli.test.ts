@@ -29,6 +29,18 @@ describe("CLI: usage", () => {
     expect((await runCli(["run", "--help"])).code).to.equal(0);
   });
 
+  it("--help lists every command once, and no option twice under one command", async () => {
+    const { stdout } = await runCli(["--help"]);
+    const commands = [...stdout.matchAll(/^  ([a-z][a-z-]*) /gm)].map((m) => m[1]);
+    expect([...new Set(commands)]).to.deep.equal(["run", "check", "dead-letters", "status", "send"]);
+    // Option lines belong to the command line above them; a block is one command's lines.
+    const blocks = stdout.split(/^(?=  [a-z])/m);
+    for (const block of blocks) {
+      const options = [...block.matchAll(/^ {6}(--[a-z-]+)/gm)].map((m) => m[1]);
+      expect(options, block).to.deep.equal([...new Set(options)]);
+    }
+  });
+
   it("--version prints the package version", async () => {
     const result = await runCli(["--version"]);
     expect(result.code).to.equal(0);

@@ -48,4 +48,40 @@ describe("YAML loading: auth blocks", () => {
     expect(issueAt(issues, "resources.f.auth").message).to.equal("must be a mapping");
     expect(issues.map((i) => i.message).join(" ")).not.to.contain("padded");
   });
+
+  it("a misspelt key of every auth type, a misspelt option and a misspelt type get a did-you-mean", async () => {
+    // The credential key of each type, misspelt, and one option of each type that takes options.
+    const optionTypos: Record<string, [string, string]> = {
+      stripe: ["toleranceSecond", "toleranceSeconds"],
+      slack: ["handshak", "handshake"],
+      "standard-webhooks": ["toleranceSecnds", "toleranceSeconds"],
+      svix: ["tolerancSeconds", "toleranceSeconds"],
+      twilio: ["publicURL", "publicUrl"],
+      meta: ["verifyTokn", "verifyToken"],
+      zoom: ["handshke", "handshake"],
+      hmac: ["algoritm", "algorithm"],
+    };
+    const kinds = Object.entries(AUTH_KINDS);
+    const resources = kinds.flatMap(([type, kind], i) => {
+      const typo = kind.credential === "token" ? "tokne" : "secrte";
+      const lines = [`  k${i}: {type: webhook, path: /k${i}, auth: {type: ${type}, ${typo}: x}}`];
+      const option = optionTypos[type];
+      const header = type === "hmac" ? ", header: x-sig" : "";
+      if (option) lines.push(`  o${i}: {type: webhook, path: /o${i}, auth: {type: ${type}, secret: c2VjcmV0, ${option[0]}: 1${header}}}`);
+      return lines;
+    });
+    resources.push("  t: {type: webhook, path: /t, auth: {type: githbu, secret: x}}", "  u: {type: webhook, path: /u, auth: {tpye: github, secret: x}}");
+    const file = tmp.write("typos.yaml", worker(resources.join("\n"), task.replace("source: hook", "source: t")));
+    const issues = await configIssues(loadConfig(file));
+    kinds.forEach(([type, kind], i) => {
+      const typo = kind.credential === "token" ? "tokne" : "secrte";
+      expect(issueAt(issues, `resources.k${i}.auth.${typo}`).message, type).to.equal(`unknown key (did you mean "${kind.credential}"?)`);
+      expect(issues.filter((issue) => issue.path.startsWith(`resources.k${i}.`)), type).to.have.length(1);
+      const option = optionTypos[type];
+      if (option) expect(issueAt(issues, `resources.o${i}.auth`).message, type).to.contain(`unknown option "${option[0]}" (did you mean "${option[1]}"?; known options:`);
+    });
+    expect(Object.keys(optionTypos).filter((type) => !Object.hasOwn(AUTH_KINDS, type))).to.deep.equal([]);
+    expect(issueAt(issues, "resources.t.auth.type").message).to.match(/^must be one of: .* \(did you mean "github"\?\)$/);
+    expect(issueAt(issues, "resources.u.auth.tpye").message).to.equal('unknown key (did you mean "type"?)');
+  });
 });

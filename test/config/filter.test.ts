@@ -213,7 +213,7 @@ describe("YAML filter: the example in docs/yaml-and-cli.md", () => {
 
   it("loads, with webhooks for its sources", async () => {
     const page = readFileSync(join(__dirname, "../../../docs/yaml-and-cli.md"), "utf8");
-    const block = /```yaml\n(tasks:\n {2}- name: review-main[\s\S]*?)```/.exec(page);
+    const block = /```yaml fragment\n(tasks:\n {2}- name: review-main[\s\S]*?)```/.exec(page);
     expect(block, "the filter example").not.to.equal(null);
     const resources = [
       "resources:",

@@ -1,30 +1,12 @@
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
+import { installedPackage, NPM_FLAGS, pinned, type InstalledPackage } from "./installed-package";
 
 const ROOT = join(__dirname, "../../..");
 const run = promisify(execFile);
-const NPM_FLAGS = ["--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"];
-
-/** The tsconfig the README recommends, as JSON. */
-export const RECOMMENDED_TSCONFIG = {
-  compilerOptions: {
-    target: "ES2022",
-    module: "nodenext",
-    moduleResolution: "nodenext",
-    strict: true,
-    experimentalDecorators: true,
-    esModuleInterop: true,
-    skipLibCheck: true,
-    types: ["node"],
-    rootDir: "src",
-    outDir: "dist",
-  },
-  include: ["src"],
-};
 
 /** A user's app: decorators and the function form, a typed queue, the testing kit. */
 const CONSUMER_APP = `import { createApp, GitHubSignature, Module, Queue, Task, WebhookSource, type TaskContext, type WebhookEvent } from "webhook-tasks";
@@ -77,46 +59,28 @@ main().catch((error: unknown) => {
 });
 `;
 
-describe("the package, packed and installed into a fresh project", function () {
+describe("the package, packed and installed into a fresh project as the README says", function () {
   this.timeout(300_000);
-  let work: string;
+  let pkg: InstalledPackage;
 
-  before(() => {
-    work = mkdtempSync(join(tmpdir(), "webhook-tasks-install-"));
+  before(async () => {
+    pkg = await installedPackage();
   });
-  after(() => rmSync(work, { recursive: true, force: true }));
 
-  it("npm pack builds it (prepare), ships dist/src without source maps, README, LICENSE and docs", async () => {
-    // Packed from a copy, so the build that `prepare` runs does not touch this checkout's dist/.
-    const source = join(work, "source");
-    mkdirSync(source);
-    for (const entry of ["package.json", "README.md", "LICENSE", "docs", "src", "tsconfig.json", "tsconfig.build.json"]) cpSync(join(ROOT, entry), join(source, entry), { recursive: true });
-    symlinkSync(join(ROOT, "node_modules"), join(source, "node_modules"), "dir");
-    const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", work, ...NPM_FLAGS], { cwd: source });
-    const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    const files = packed.files.map((f) => f.path);
+  it("npm pack builds it (prepare), ships dist/src without source maps, README, LICENSE and docs", () => {
+    const files = pkg.packedFiles;
     expect(files).to.include.members(["package.json", "README.md", "LICENSE", "dist/src/index.js", "dist/src/index.d.ts", "dist/src/testing/index.js", "dist/src/testing/index.d.ts", "dist/src/cli/main.js"]);
     expect(files.some((f) => f.startsWith("docs/") && f.endsWith(".md"))).to.equal(true);
     expect(files.filter((f) => f.endsWith(".map")), "source maps would point at files not shipped").to.deep.equal([]);
     expect(files.filter((f) => !/^(dist\/src\/|docs\/|package\.json$|README\.md$|LICENSE$)/.test(f))).to.deep.equal([]);
-    const index = readFileSync(join(source, "dist/src/index.js"), "utf8");
+    const index = readFileSync(join(pkg.installed, "node_modules/webhook-tasks/dist/src/index.js"), "utf8");
     expect(index).not.to.contain("sourceMappingURL");
-    writeFileSync(join(work, "tarball"), join(work, packed.filename));
   });
 
-  it("installs with TypeScript into a new project; a strict app with decorators, the function form and the testing kit compiles, runs and answers 202", async () => {
-    const tarball = readFileSync(join(work, "tarball"), "utf8");
-    const project = join(work, "consumer");
-    mkdirSync(join(project, "src"), { recursive: true });
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }, null, 2));
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(RECOMMENDED_TSCONFIG, null, 2));
+  it("with the README's install commands and tsconfig.json, a strict app with decorators, the function form and the testing kit compiles, runs and answers 202", async () => {
+    const project = pkg.project("consumer");
     writeFileSync(join(project, "src", "main.ts"), CONSUMER_APP);
-    const ts = (JSON.parse(readFileSync(join(ROOT, "node_modules/typescript/package.json"), "utf8")) as { version: string }).version;
-    const types = (JSON.parse(readFileSync(join(ROOT, "node_modules/@types/node/package.json"), "utf8")) as { version: string }).version;
-    await run("npm", ["install", tarball, `typescript@${ts}`, `@types/node@${types}`, ...NPM_FLAGS], { cwd: project });
-
-    const tsc = await run(join(project, "node_modules/.bin/tsc"), ["-p", "."], { cwd: project }).catch((e: { stdout: string }) => e);
-    expect("stdout" in tsc ? tsc.stdout : "", "tsc reported errors").to.equal("");
+    expect(await pkg.tsc(project), "tsc reported errors").to.equal("");
     const { stdout } = await run(process.execPath, [join(project, "dist/main.js")], { cwd: project });
     expect(stdout).to.contain("STATUS 202").and.contain("TASK RAN octo/repo").and.contain('KIT 202 {"repository":"octo/repo"}');
 
@@ -128,30 +92,32 @@ describe("the package, packed and installed into a fresh project", function () {
     expect(esm.stdout.trim()).to.equal("function q x-hub-signature-256");
   });
 
-  it("without emitDecoratorMetadata (as esbuild-based runners compile) the decorators work the same", async () => {
-    const project = join(work, "consumer");
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ ...RECOMMENDED_TSCONFIG, compilerOptions: { ...RECOMMENDED_TSCONFIG.compilerOptions, emitDecoratorMetadata: false } }, null, 2));
-    rmSync(join(project, "dist"), { recursive: true, force: true });
-    await run(join(project, "node_modules/.bin/tsc"), ["-p", "."], { cwd: project });
-    expect(readFileSync(join(project, "dist/main.js"), "utf8")).not.to.contain("design:paramtypes");
+  it("with experimentalDecorators and without emitDecoratorMetadata (as esbuild-based runners compile), the decorators work the same", async () => {
+    const project = pkg.project("consumer-legacy", { compilerOptions: { experimentalDecorators: true, emitDecoratorMetadata: false } });
+    writeFileSync(join(project, "src", "main.ts"), CONSUMER_APP);
+    expect(await pkg.tsc(project), "tsc reported errors").to.equal("");
+    const main = readFileSync(join(project, "dist/main.js"), "utf8");
+    expect(main).to.contain("__decorate(").and.not.contain("design:paramtypes");
     const { stdout } = await run(process.execPath, [join(project, "dist/main.js")], { cwd: project });
     expect(stdout).to.contain("STATUS 202").and.contain("TASK RAN octo/repo");
   });
 
   it("event types: without the optional type packages any name compiles and bodies are unknown; installed, names and bodies are checked", async () => {
-    const project = join(work, "consumer");
-    const tsc = () => run(join(project, "node_modules/.bin/tsc"), ["-p", "."], { cwd: project }).then(() => "", (e: { stdout: string }) => e.stdout);
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(RECOMMENDED_TSCONFIG, null, 2));
-    writeFileSync(join(project, "src", "events.ts"), EVENTS_WITHOUT_TYPES);
-    expect(await tsc(), "without the packages").to.equal("");
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ ...RECOMMENDED_TSCONFIG, compilerOptions: { ...RECOMMENDED_TSCONFIG.compilerOptions, skipLibCheck: false } }, null, 2));
-    expect(await tsc(), "skipLibCheck off names the missing packages").to.contain("Cannot find module '@octokit/openapi-webhooks-types'").and.contain("Cannot find module 'stripe'");
+    const bare = pkg.project("events-without-types");
+    writeFileSync(join(bare, "src", "events.ts"), EVENTS_WITHOUT_TYPES);
+    expect(await pkg.tsc(bare), "without the packages").to.equal("");
+    const strict = pkg.project("events-without-types-strict", { compilerOptions: { skipLibCheck: false } });
+    writeFileSync(join(strict, "src", "events.ts"), EVENTS_WITHOUT_TYPES);
+    expect(await pkg.tsc(strict), "skipLibCheck off names the missing packages").to.contain("Cannot find module '@octokit/openapi-webhooks-types'").and.contain("Cannot find module 'stripe'");
 
-    const version = (name: string) => (JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
-    await run("npm", ["install", `@octokit/openapi-webhooks-types@${version("@octokit/openapi-webhooks-types")}`, `stripe@${version("stripe")}`, ...NPM_FLAGS], { cwd: project });
-    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(RECOMMENDED_TSCONFIG, null, 2));
-    writeFileSync(join(project, "src", "events.ts"), EVENTS_WITH_TYPES);
-    expect(await tsc(), "with the packages").to.equal("");
+    // Installed beside the project (its parent's node_modules), so the shared install stays as the README makes it.
+    const beside = join(pkg.work, "with-event-types");
+    mkdirSync(beside, { recursive: true });
+    writeFileSync(join(beside, "package.json"), "{}");
+    await run("npm", ["install", pinned("@octokit/openapi-webhooks-types"), pinned("stripe"), ...NPM_FLAGS], { cwd: beside });
+    const typed = pkg.project("events", { parent: beside });
+    writeFileSync(join(typed, "src", "events.ts"), EVENTS_WITH_TYPES);
+    expect(await pkg.tsc(typed), "with the packages").to.equal("");
   });
 });
 

@@ -40,4 +40,21 @@ describe("samples: the start-up log of npm start", () => {
     expect(lines.some((l) => l.msg === "started")).to.equal(true);
     expect(JSON.stringify(lines)).not.to.contain("real-secret-token");
   });
+
+  it("names the variables it runs on development values for", async () => {
+    const lines = await startupLines({ ORDERS_TOKEN: "real-secret-token" });
+    const line = lines.find((l) => l.msg === "unset, so development values are in use");
+    expect(line, JSON.stringify(lines)).to.not.equal(undefined);
+    expect(line!.variables).to.deep.equal(["SIGNING_SECRET"]);
+  });
+
+  it("with NODE_ENV=production, refuses to start on a development value", async () => {
+    const { ORDERS_TOKEN: _o, SIGNING_SECRET: _s, ...env } = process.env;
+    const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: "production", PORT: "0", SIGNING_SECRET: "real-signing-secret" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const [code] = (await once(child, "close")) as [number];
+    expect(code).to.equal(1);
+    expect(stderr).to.contain("ORDERS_TOKEN is not set (development values are refused when NODE_ENV=production)");
+  });
 });

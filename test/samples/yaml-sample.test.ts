@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { createHmac } from "node:crypto";
 import { resolve } from "node:path";
-import { loadApp, type CoreApp, type WebhookSource } from "../../src/index";
+import { ConfigError, loadApp, type CoreApp, type WebhookSource } from "../../src/index";
 import { recordingLogger, until, type LogLine } from "../helpers/wait";
 
 const WORKER = resolve(__dirname, "../../../samples/worker.yaml");
@@ -13,7 +13,7 @@ describe("samples/worker.yaml (the sample app declared in YAML)", () => {
   const logger = recordingLogger(logs);
 
   before(async () => {
-    app = await loadApp(WORKER, { store: "memory", logger }, { env: { PORT: "0" } });
+    app = await loadApp(WORKER, { store: "memory", logger }, { env: { PORT: "0", ORDERS_TOKEN: "dev-orders-token", SIGNING_SECRET: "dev-signing-secret" } });
     await app.start();
     const source = app.tasks.find((t) => t.name === "summarise-push")!.source as WebhookSource;
     base = `http://127.0.0.1:${source.port}`;
@@ -76,5 +76,18 @@ describe("samples/worker.yaml (the sample app declared in YAML)", () => {
     expect(good.status).to.equal(202);
     await until(() => logs.some((l) => l.msg === "signed delivery verified"));
     expect(logs.filter((l) => l.msg === "signed delivery verified")).to.have.length(1);
+  });
+
+  it("has no default for its secrets: unset, it refuses to load and names each variable", async () => {
+    const error = await loadApp(WORKER, { store: "memory", logger }, { env: { PORT: "0" } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).to.be.instanceOf(ConfigError);
+    const messages = (error as ConfigError).issues.map((i) => `${i.path}: ${i.message}`);
+    expect(messages).to.include.members([
+      "resources.orders.auth.token: environment variable ORDERS_TOKEN is not set (set it, or give a default: ${ORDERS_TOKEN:-default})",
+      "resources.signed.auth.secret: environment variable SIGNING_SECRET is not set (set it, or give a default: ${SIGNING_SECRET:-default})",
+    ]);
   });
 });

@@ -155,10 +155,14 @@ describe("testing: testApp runs a request through the whole pipeline", () => {
     }
   });
 
-  it("the README's node:test example passes when run by node --test", async () => {
+  it("the README's node:test example passes when run by node --test, with GH_SECRET set as the README's command does", async () => {
     const file = join(__dirname, "../../samples/readme/github-push.test.js");
-    const { stdout } = await promisify(execFile)(process.execPath, ["--test", file], { env: { ...process.env, WEBHOOK_TASKS_LOG_LEVEL: "warn" } });
+    const { GH_SECRET: _unset, ...env } = process.env;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--test", file], { env: { ...env, GH_SECRET: "test-secret", WEBHOOK_TASKS_LOG_LEVEL: "warn" } });
     expect(stdout).to.match(/# pass 1\b/);
     expect(stdout).to.match(/# fail 0\b/);
+    // Without it the app does not start on a guessed secret: it names the likely cause.
+    const unset = await promisify(execFile)(process.execPath, ["--test", file], { env: { ...env, WEBHOOK_TASKS_LOG_LEVEL: "warn" } }).catch((error: { stdout: string }) => error);
+    expect(unset.stdout).to.match(/# fail 1\b/).and.contain("GitHubSignature: the secret is undefined: is the environment variable that should hold it unset?");
   });
 });

@@ -1,5 +1,6 @@
 import type { AuthFailure, AuthRequest, WebhookAuth } from "./auth";
 import { constantTimeEqual } from "./constant-time";
+import { missingCredentialMessage } from "./missing-credential";
 
 const UNAUTHORIZED: AuthFailure = {
   status: 401,
@@ -16,11 +17,14 @@ export class BearerAuth implements WebhookAuth {
   readonly #tokens: readonly string[];
 
   constructor(token: string | readonly string[]) {
-    const tokens = typeof token === "string" ? [token] : [...token];
-    if (tokens.length === 0 || tokens.some((t) => typeof t !== "string" || t.length === 0)) {
-      throw new TypeError("BearerAuth: the token must be a non-empty string");
-    }
-    this.#tokens = tokens;
+    // Checked as `unknown`: from JavaScript, or through `process.env.X!`, anything can arrive.
+    const given: unknown = token;
+    const tokens: unknown[] = typeof given === "string" ? [given] : Array.isArray(given) ? [...(given as unknown[])] : [];
+    if (tokens.length === 0) throw new TypeError(missingCredentialMessage("BearerAuth", "the token", given));
+    tokens.forEach((t, i) => {
+      if (typeof t !== "string" || t.length === 0) throw new TypeError(missingCredentialMessage("BearerAuth", tokens.length === 1 ? "the token" : `token #${i + 1}`, t));
+    });
+    this.#tokens = tokens as string[];
   }
 
   verify(request: AuthRequest): true | AuthFailure {

@@ -10,7 +10,8 @@ const ENV_VALUE = Buffer.from("example-secret-value").toString("base64");
 
 function authBlocks(markdown: string): Record<string, unknown>[] {
   const blocks: Record<string, unknown>[] = [];
-  for (const match of markdown.matchAll(/```yaml\n([\s\S]*?)```/g)) {
+  // "```yaml" or "```yaml fragment" (see test/docs.test.ts for the marks).
+  for (const match of markdown.matchAll(/```yaml(?:[ \t][^\n]*)?\n([\s\S]*?)```/g)) {
     const doc = parse(match[1].replace(/\$\{[A-Z0-9_]+\}/g, ENV_VALUE)) as Record<string, unknown>;
     if (doc.auth !== undefined) blocks.push(doc.auth as Record<string, unknown>);
     for (const resource of Object.values((doc.resources ?? {}) as Record<string, { auth?: Record<string, unknown> }>)) {

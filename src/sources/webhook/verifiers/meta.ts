@@ -4,6 +4,7 @@ import type { AuthRequest } from "../auth";
 import { constantTimeEqual } from "../constant-time";
 import { WebhookResponse } from "../webhook-response";
 import { HUB_SIGNATURE_LABEL, readHubSignature256 } from "./hub-signature";
+import { missingCredentialMessage } from "../missing-credential";
 import { checkOptions } from "./options";
 import { normaliseSecrets, type SecretInput } from "./secrets";
 import { SignatureVerifier, type Verified } from "./signature-verifier";
@@ -40,11 +41,14 @@ export class MetaSignature extends SignatureVerifier {
     const opts = checkOptions("MetaSignature", options, ["verifyToken"]);
     super(normaliseSecrets("MetaSignature", secret));
     const tokens = opts.verifyToken;
-    if (tokens === undefined) {
+    // `verifyToken: undefined` written out is an unset variable, not "no handshake": say so.
+    if (tokens === undefined && !Object.hasOwn(opts, "verifyToken")) {
       this.#verifyTokens = [];
     } else {
       const list: unknown[] = typeof tokens === "string" ? [tokens] : Array.isArray(tokens) ? [...(tokens as unknown[])] : [];
-      if (list.length === 0 || list.some((t) => typeof t !== "string" || t.length === 0 || t.length > 1024)) {
+      const bad = list.findIndex((t) => typeof t !== "string" || t.length === 0);
+      if (list.length === 0 || bad >= 0) throw new TypeError(missingCredentialMessage("MetaSignature", "verifyToken", list.length === 0 ? tokens : list[bad]));
+      if (list.some((t) => (t as string).length > 1024)) {
         throw new TypeError("MetaSignature: verifyToken must be a non-empty string (or a list of them) of at most 1024 characters");
       }
       this.#verifyTokens = list as string[];

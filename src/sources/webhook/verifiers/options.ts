@@ -1,3 +1,5 @@
+import { didYouMean } from "../../../util/did-you-mean";
+
 /**
  * Validates a verifier's options object once, at construction: a plain object whose keys are
  * all known, so a typo in YAML (`tolerance:` for `toleranceSeconds:`) fails at start-up
@@ -10,7 +12,8 @@ export function checkOptions<T extends object>(owner: string, options: T | undef
   }
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
-      const hint = known.length > 0 ? `known options: ${known.join(", ")}` : "it takes no options";
+      const guess = didYouMean(key, known);
+      const hint = known.length > 0 ? `${guess ? `did you mean "${guess}"?; ` : ""}known options: ${known.join(", ")}` : "it takes no options";
       throw new TypeError(`${owner}: unknown option "${key}" (${hint})`);
     }
   }

@@ -1,3 +1,5 @@
+import { missingCredentialMessage } from "../missing-credential";
+
 /** A secret, or several while one is being rotated: every one is accepted, the first is current. */
 export type SecretInput = string | readonly string[];
 
@@ -19,15 +21,11 @@ const HEX = /^(?:[0-9a-fA-F]{2})+$/;
  */
 export function normaliseSecrets(owner: string, input: unknown, encoding: SecretEncoding = "utf8", strip?: string): Buffer[] {
   const list: unknown[] = typeof input === "string" ? [input] : Array.isArray(input) ? [...(input as unknown[])] : [];
-  if (list.length === 0) {
-    throw new TypeError(`${owner}: the secret must be a non-empty string or a non-empty list of strings`);
-  }
+  if (list.length === 0) throw new TypeError(missingCredentialMessage(owner, "the secret", input));
   if (list.length > MAX_SECRETS) throw new TypeError(`${owner}: at most ${MAX_SECRETS} secrets, got ${list.length}`);
   return list.map((item, index) => {
     const where = list.length === 1 ? "the secret" : `secret #${index + 1}`;
-    if (typeof item !== "string" || item.length === 0) {
-      throw new TypeError(`${owner}: ${where} must be a non-empty string (is the environment variable set?)`);
-    }
+    if (typeof item !== "string" || item.length === 0) throw new TypeError(missingCredentialMessage(owner, where, item));
     if (item.trim() !== item) throw new TypeError(`${owner}: ${where} has leading or trailing whitespace`);
     const text = strip !== undefined && item.startsWith(strip) ? item.slice(strip.length) : item;
     let key: Buffer;

@@ -1,6 +1,7 @@
 import { DIGEST_BYTES, DIGEST_ENCODINGS, HMAC_ALGORITHMS, anyDigestMatches, decodeDigest, hmac, type DigestEncoding, type HmacAlgorithm } from "./digest";
 import { WebhookError } from "../webhook-error";
 import { MAX_HEADER_CHARS } from "./header-value";
+import { missingCredentialMessage } from "../missing-credential";
 
 /** What the handler-level check compares. */
 export interface HmacCheck {
@@ -59,8 +60,12 @@ export function checkHmac(check: HmacCheck): HmacCheckFailure | undefined {
   if (typeof body !== "string" && !(body instanceof Uint8Array)) {
     throw new TypeError("verifyHmac: body must be the raw bytes received (a Buffer or the exact string), not a parsed object");
   }
-  const secrets = typeof check.secret === "string" || Buffer.isBuffer(check.secret) ? [check.secret] : [...check.secret];
-  if (secrets.length === 0 || secrets.some((s) => s.length === 0)) throw new TypeError("verifyHmac: the secret must not be empty");
+  const given: unknown = check.secret;
+  const secrets: unknown[] = typeof given === "string" || Buffer.isBuffer(given) ? [given] : Array.isArray(given) ? [...(given as unknown[])] : [];
+  if (secrets.length === 0) throw new TypeError(missingCredentialMessage("verifyHmac", "the secret", given));
+  for (const secret of secrets) {
+    if (!(typeof secret === "string" || Buffer.isBuffer(secret)) || secret.length === 0) throw new TypeError(missingCredentialMessage("verifyHmac", "the secret", secret));
+  }
 
   const signature = check.signature;
   if (signature === undefined || signature === null || signature === "") return "signature_missing";
@@ -68,7 +73,7 @@ export function checkHmac(check: HmacCheck): HmacCheckFailure | undefined {
   const digest = decodeDigest(signature.slice(prefix.length), encoding, DIGEST_BYTES[algorithm]);
   if (digest === undefined) return "signature_malformed";
   const bytes = typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const expected = secrets.map((secret) => hmac(algorithm, typeof secret === "string" ? Buffer.from(secret, "utf8") : secret, [bytes]));
+  const expected = (secrets as Array<string | Buffer>).map((secret) => hmac(algorithm, typeof secret === "string" ? Buffer.from(secret, "utf8") : secret, [bytes]));
   return anyDigestMatches(expected, [digest]) ? undefined : "signature_mismatch";
 }
 
