@@ -1,6 +1,7 @@
 import { Packr } from "msgpackr";
 import { PAYLOAD_ENCODING } from "../payload-codec";
 import type { DeadLetter, QueuedMessage } from "../store";
+import { keyFromStored, storableText, storedKey } from "./storable-text";
 
 /*
  * How messages are written to rows. The payload is MessagePack (msgpackr, plain maps, as the
@@ -47,6 +48,8 @@ export interface EncodedMessage {
 
 /** Encodes a message for `queue`; throws when its payload cannot be encoded (a cycle, a function...). */
 export function encodeMessage(queue: string, message: QueuedMessage, visibleAt = 0, lean = true): EncodedMessage {
+  // Refused here, alone: in a batch's statement it would fail every row of the batch.
+  if (message.id.includes("\u0000")) throw new Error("the message id holds the character U+0000, which PostgreSQL text cannot store");
   const payload = pack(lean ? leanPayload(message) : message.payload);
   const values = [
     queue,
@@ -55,9 +58,9 @@ export function encodeMessage(queue: string, message: QueuedMessage, visibleAt =
     message.raw ?? null,
     message.attempts,
     message.enqueuedAt,
-    message.lastError ?? null,
+    storableText(message.lastError) ?? null,
     message.bodyFromRaw === true,
-    message.orderingKey ?? null,
+    message.orderingKey === undefined ? null : storedKey(message.orderingKey),
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
     visibleAt,
   ];
@@ -83,7 +86,7 @@ export function decodeMessage(row: Record<string, unknown>, attemptsColumn = "at
   if (row.raw !== null && row.raw !== undefined) out.raw = row.raw as Buffer;
   if (row.last_error !== null && row.last_error !== undefined) out.lastError = row.last_error as string;
   if (row.body_from_raw === true) out.bodyFromRaw = true;
-  if (row.ordering_key !== null && row.ordering_key !== undefined) out.orderingKey = row.ordering_key as string;
+  if (row.ordering_key !== null && row.ordering_key !== undefined) out.orderingKey = keyFromStored(row.ordering_key as string);
   if (row.trace_context !== null && row.trace_context !== undefined) out.traceContext = row.trace_context as Record<string, string>;
   return out;
 }
@@ -113,16 +116,16 @@ export function deadLetterValues(letter: DeadLetter): unknown[] {
     message.id,
     letter.queue,
     letter.task,
-    letter.error,
+    storableText(letter.error),
     letter.attempts,
     letter.diedAt,
     pack(message.payload),
     message.raw ?? null,
     message.attempts,
     message.enqueuedAt,
-    message.lastError ?? null,
+    storableText(message.lastError) ?? null,
     message.bodyFromRaw === true,
-    message.orderingKey ?? null,
+    message.orderingKey === undefined ? null : storedKey(message.orderingKey),
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
   ];
 }

@@ -19,7 +19,7 @@ export function isConfigurationError(error: unknown): boolean {
 }
 
 /** The SQLSTATE of an error the server sent (node-postgres `DatabaseError`), else undefined. */
-function serverCode(error: unknown): string | undefined {
+export function serverCode(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const { code, severity } = error as { code?: unknown; severity?: unknown };
   return typeof severity === "string" && typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;

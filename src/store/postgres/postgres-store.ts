@@ -19,6 +19,8 @@ import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, ty
 import { PostgresState, sweepExpiredState } from "./postgres-state";
 import { statementName } from "./prepared-statements";
 import { ThrottledLog } from "./throttled-log";
+import { storableText } from "./storable-text";
+import { retryTransient } from "./transient-retry";
 import { QueueWatchers } from "../queue-watchers";
 
 const ignore = (): void => undefined;
@@ -244,7 +246,9 @@ export class PostgresStore implements Store {
     } catch (error) {
       if (out) this.depths.adjust(out.queue, -1);
       if (held) this.abandon(held);
-      throw error;
+      // The store's failure, not the task's: the message is given back and runs again, never
+      // turned into a task failure (whose retry would insert the message a second time).
+      throw unavailableError(error);
     }
     if (held) {
       this.held.drop(held);
@@ -269,7 +273,7 @@ export class PostgresStore implements Store {
     }
     try {
       const retry = this.messages.retry();
-      await this.query(retry, [held.seq, at, message.attempts, message.lastError ?? null, this.token, this.channel, due], statementName(retry));
+      await this.query(retry, [held.seq, at, message.attempts, storableText(message.lastError) ?? null, this.token, this.channel, due], statementName(retry));
     } catch (error) {
       this.abandon(held);
       throw error;
@@ -432,7 +436,8 @@ export class PostgresStore implements Store {
   private async query(text: string, values: unknown[], name?: string): Promise<PostgresQueryResult> {
     try {
       const prepared = this.options.preparedStatements ? name : undefined;
-      return await this.pool.query({ text, values, name: prepared, query_timeout: this.queryTimeoutMs });
+      // Each statement here is its own transaction: one that lost to a concurrent one left nothing, and is sent again.
+      return await retryTransient(() => this.pool.query({ text, values, name: prepared, query_timeout: this.queryTimeoutMs }));
     } catch (error) {
       if (!isUnavailable(error)) throw error;
       if (this.wanted) this.health.failed(error);
