@@ -85,6 +85,7 @@ export class PostgresStore implements Store {
       () => this.tryDatabase(),
       () => this.databaseBack(),
       (error) => this.health.failed(error),
+      isConfigurationError,
     );
     // The server's statement_timeout ends a slow statement; this ends the wait for a server that answers nothing.
     this.queryTimeoutMs = this.options.statementTimeoutMs + 1_000;
