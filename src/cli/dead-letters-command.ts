@@ -3,6 +3,7 @@ import type { DeadLetter, Store } from "../store/store";
 import { openAppStore, storeTargetOfModule, storeTargetOfYaml, type AppStoreTarget } from "./app-store";
 import type { Output } from "./output";
 import { clip, formatTable } from "./table";
+import { redactSecretHeaders } from "./secret-headers";
 import { UsageError } from "./usage";
 
 type Action = "list" | "show" | "replay" | "purge";
@@ -150,8 +151,9 @@ function toJson(letter: DeadLetter): Record<string, unknown> {
   };
 }
 
-/** Buffers (a raw body) print as base64 instead of a list of bytes. */
-function bufferReplacer(_key: string, value: unknown): unknown {
+/** Buffers (a raw body) print as base64 instead of a list of bytes; secret headers as "[redacted]". */
+function bufferReplacer(key: string, value: unknown): unknown {
+  value = redactSecretHeaders(key, value);
   if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "Buffer" && Array.isArray((value as { data?: unknown }).data)) {
     return { base64: Buffer.from((value as { data: number[] }).data).toString("base64") };
   }
