@@ -1,6 +1,7 @@
 import { Packr } from "msgpackr";
 import { PAYLOAD_ENCODING } from "../payload-codec";
 import type { DeadLetter, QueuedMessage } from "../store";
+import { unpackKeepingProto } from "./proto-keys";
 import { keyFromStored, storableText, storedKey } from "./storable-text";
 
 /*
@@ -19,7 +20,7 @@ export function pack(value: unknown): Buffer {
 }
 
 export function unpack(bytes: Buffer): unknown {
-  return packr.unpack(bytes);
+  return unpackKeepingProto(bytes, (b) => packr.unpack(b));
 }
 
 /** Columns of a message row, in the order `messageValues` gives them. */
