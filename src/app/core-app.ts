@@ -299,7 +299,15 @@ export class CoreApp {
    * process; a second signal exits at once.
    */
   async run(): Promise<void> {
-    if (this.appState === "new") await this.start();
+    if (this.appState === "new") {
+      try {
+        await this.start();
+      } catch (error) {
+        // A process that cannot start (a missing database, a port in use) says why in one line, not a stack trace.
+        this.logger.error({ error: errorMessage(error) }, "the app cannot start; exiting");
+        process.exit(1);
+      }
+    }
     let signalled = false;
     const onSignal = (signal: NodeJS.Signals) => {
       if (signalled) {

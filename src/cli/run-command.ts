@@ -25,6 +25,8 @@ export async function runCommand(args: readonly string[]): Promise<CoreApp> {
     throw new UsageError(`--log-level must be one of: ${LOG_LEVELS.join(", ")}`);
   }
   const app = await loadApp(positionals[0], level === undefined ? {} : { logLevel: level as LogLevel });
+  // Started here first: a failure to start is the command's error, printed as one line.
+  await app.start();
   await app.run();
   for (const task of app.tasks) {
     if (task.source instanceof WebhookSource) {
