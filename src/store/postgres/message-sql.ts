@@ -137,6 +137,11 @@ export class MessageSql {
     return `ON CONFLICT (id) DO UPDATE SET ${rest.map((c) => `${c} = excluded.${c}`).join(", ")}`;
   }
 
+  /** How many of the messages ($1 queues, $2 ids, pairwise) are in the table: whether an insert whose reply was lost committed. */
+  present(): string {
+    return `SELECT count(*) AS n FROM ${this.t} WHERE (queue, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
+  }
+
   depth(): string {
     return `SELECT count(*) AS n FROM ${this.t} WHERE queue = $1`;
   }
