@@ -109,6 +109,18 @@ export class MessageSql {
   }
 
   /**
+   * Claims given back after their failure could not be recorded: the attempt still counts (as
+   * a lease expiry counts it), so that a message whose outcome never writes still runs out of
+   * attempts. Parameters: seq, token, channel, queue, attempts.
+   */
+  releaseCounted(): string {
+    return `WITH released AS (
+        UPDATE ${this.t} SET claimed_by = NULL, lease_until = NULL, attempts = GREATEST(attempts, $5::integer) WHERE seq = $1 AND claimed_by = $2 RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM released) AS released, pg_notify($3, $2 || chr(10) || $4)`;
+  }
+
+  /**
    * Moves a claimed message to the dead letters, only if it is still this claimer's (or
    * unclaimed): one statement. Parameters: seq, token, channel, notify (boolean), then the
    * dead letter's columns.

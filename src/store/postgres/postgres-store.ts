@@ -276,7 +276,7 @@ export class PostgresStore implements Store {
       const retry = this.messages.retry();
       await this.query(retry, [held.seq, at, message.attempts, storableText(message.lastError) ?? null, this.token, this.channel, due], statementName(retry));
     } catch (error) {
-      this.abandon(held);
+      this.abandon(held, message.attempts);
       throw error;
     }
     this.held.drop(held);
@@ -310,7 +310,7 @@ export class PostgresStore implements Store {
       const { rows } = await this.query(this.messages.deadLetterHeld(), [held.seq, this.token, this.channel, held.keyed, ...values]);
       kept = Number(rows[0]?.kept ?? 0) > 0;
     } catch (error) {
-      this.abandon(held);
+      this.abandon(held, letter.message.attempts);
       throw error;
     }
     this.held.drop(held);
@@ -369,12 +369,18 @@ export class PostgresStore implements Store {
     this.notify(item.queue);
   }
 
-  /** A write about a held message failed: stop renewing it and give it back if the database lets us; else its lease expires. */
-  private abandon(held: Held): void {
+  /**
+   * A write about a held message failed: stop renewing it and give it back if the database lets
+   * us (else its lease expires). A failed run's `attempts` still count: an outcome that never
+   * writes must not let the message run for ever.
+   */
+  private abandon(held: Held, attempts?: number): void {
     this.held.drop(held);
-    void this.pool
-      .query({ text: this.messages.release(), values: [[held.seq], this.token, this.channel, held.queue], query_timeout: this.queryTimeoutMs })
-      .then(() => this.notify(held.queue), ignore);
+    const { text, values } =
+      attempts === undefined
+        ? { text: this.messages.release(), values: [[held.seq], this.token, this.channel, held.queue] }
+        : { text: this.messages.releaseCounted(), values: [held.seq, this.token, this.channel, held.queue, attempts] };
+    void this.pool.query({ text, values, query_timeout: this.queryTimeoutMs }).then(() => this.notify(held.queue), ignore);
   }
 
   private async renewLeases(): Promise<void> {
