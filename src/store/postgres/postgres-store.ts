@@ -85,7 +85,8 @@ export class PostgresStore implements Store {
       () => this.tryDatabase(),
       () => this.databaseBack(),
       (error) => this.health.failed(error),
-      isConfigurationError,
+      // Failed statements come wrapped in a refusal: the server's error is its cause.
+      (error) => isConfigurationError(error instanceof StoreRefusedError ? error.cause : error),
     );
     // The server's statement_timeout ends a slow statement; this ends the wait for a server that answers nothing.
     this.queryTimeoutMs = this.options.statementTimeoutMs + 1_000;

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { expect } from "chai";
 import pg from "pg";
 import { CoreApp } from "../../../src/app/core-app";
@@ -56,8 +58,18 @@ describe("PostgresStore: its role refused while the app runs", function () {
     const errors = lines.filter((l) => /cannot (reach PostgreSQL|store an event)/.test(l.msg));
     expect(errors.length).to.be.at.most(4);
 
+    // Logins tried meanwhile, as the server logged them: the store backs off (1, 2, 4, 8 s...),
+    // and webhooks (one every 100 ms here) try none.
+    const refusedLogins = () => readFileSync(join(dirname(cluster.dataDir), "server.log"), "utf8").split('role "hooks" is not permitted to log in').length - 1;
+    const before = refusedLogins();
+    for (let n = 41; n <= 120; n++) {
+      expect((await postJson(source.url, { n })).status).to.equal(503);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(refusedLogins() - before).to.be.at.most(8);
+
     await admin("ALTER ROLE hooks LOGIN");
-    await until(() => app!.readiness().ready, 20_000);
+    await until(() => app!.readiness().ready, 25_000);
     expect((await postJson(source.url, { n: 99 })).status).to.equal(202);
   });
 });
