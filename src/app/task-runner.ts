@@ -206,9 +206,11 @@ export class TaskRunner {
     written
       .then((settled) => outcome.run?.finished(this.observer, settled ?? { next: "done", outcome: "success" }, outcome.ok ? undefined : outcome.error))
       .catch((error: unknown) => {
-        // The message stays in the store and comes back; claim nothing for a while meanwhile.
-        this.pausedUntil = Date.now() + POLL_MS;
-        this.logger.error({ eventId: message.id, err: error }, "cannot record a task's outcome in the store; pausing this task");
+        // The message stays in the store and comes back. Only a failing store (refusing work)
+        // pauses claiming: one event whose outcome cannot be written must not stall the others.
+        const storeFailing = error instanceof StoreRefusedError;
+        if (storeFailing) this.pausedUntil = Date.now() + POLL_MS;
+        this.logger.error({ eventId: message.id, err: error }, storeFailing ? "cannot record a task's outcome in the store; pausing this task" : "cannot record a task's outcome in the store");
       })
       .finally(() => {
         this.recording--;

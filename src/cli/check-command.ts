@@ -7,6 +7,7 @@ import { loadConfig } from "../config/load-config";
 import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
 import { WebhookSource } from "../sources/webhook/webhook-source";
 import { defaultDataDir, describeStore, storeFromEnv } from "../store/create-store";
+import { isPostgresUrl, postgresOptionsFromUrl } from "../store/postgres/postgres-options";
 import type { Output } from "./output";
 import { displayPath } from "./report-error";
 import { UsageError } from "./usage";
@@ -35,8 +36,11 @@ export async function checkCommand(args: readonly string[], output: Output): Pro
   const config = await loadConfig(file);
   const handlers = new Map(config.tasks.map((t) => [t.name, t.handler.ref]));
   const tasks = summarise(app, handlers);
+  const spec = config.app.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE;
+  // A URL the store would refuse (a password with an unencoded # / ?) fails the check, without showing it.
+  if (isPostgresUrl(spec)) postgresOptionsFromUrl(spec);
   // Shown, never the password of a postgres:// URL.
-  const store = describeStore(config.app.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE);
+  const store = describeStore(spec);
   const dataDir = store === "embedded" ? (appOptionsOf(config).dataDir ?? defaultDataDir(app.name)) : undefined;
   if (values.json) {
     output.out(JSON.stringify({ ok: true, file: config.file, app: app.name, store, ...(dataDir ? { dataDir } : {}), tasks }, null, 2));

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseQueryString } from "node:querystring";
 import { errorMessage, type Logger } from "../../util/logger";
+import { RateLimit } from "../../util/rate-limit";
 import { OrderingKeyError } from "../../app/ordering-key";
 import { clientAddress, requestPublicUrl } from "../../http/forwarded";
 import { sendError } from "../../http/http-errors";
@@ -33,6 +34,8 @@ export class WebhookReceiver implements RouteHandler {
   private readonly deduplicator: Deduplicator | undefined;
   /** Outcomes awaited here of deduplicated events, by event id: their copies wait for them too. */
   private readonly awaiting = new Map<string, Promise<DeliveryOutcome>>();
+  /** One line per 5 s for events the store failed to take: a failed batch fails many requests at once. */
+  private readonly storeFailures = new RateLimit();
 
   constructor(
     private readonly options: ResolvedWebhookOptions,
@@ -182,8 +185,10 @@ export class WebhookReceiver implements RouteHandler {
         this.awaiting.delete(message.id);
         if (error instanceof OrderingKeyError) return this.keyFailed(res, message.id, error);
         const refusal = toRefusal(error);
-        if (refusal.code === "store_unavailable") {
-          this.logger.error({ task: this.taskName, eventId: message.id, error: storeFailureDetail(error) }, "cannot store an event: answered 503");
+        const logged = refusal.code === "store_unavailable" ? this.storeFailures.pass() : undefined;
+        if (logged) {
+          const suppressed = logged.suppressed > 0 ? { suppressed: logged.suppressed } : {};
+          this.logger.error({ task: this.taskName, eventId: message.id, error: storeFailureDetail(error), ...suppressed }, "cannot store an event: answered 503");
         }
         refuse(res, refusal);
       },

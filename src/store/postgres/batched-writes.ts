@@ -1,3 +1,4 @@
+import { committedAnyway, mayHaveCommitted } from "./ambiguous-commit";
 import { GroupCommit } from "./group-commit";
 import type { Held } from "./held-messages";
 import type { EncodedMessage } from "./message-rows";
@@ -73,7 +74,16 @@ export class BatchedWrites {
       token,
       queues,
     );
-    await this.host.query(text, values, statementName(text));
+    try {
+      await this.host.query(text, values, statementName(text));
+    } catch (error) {
+      // A commit whose reply was lost: answering 503 would make the sender's retry a second
+      // event (and a deduplicated source would forget the delivery). Look before failing.
+      if (!mayHaveCommitted(error)) throw error;
+      const rows = items.map((i) => i.row);
+      const landed = await committedAnyway(rows, sql, (t, v) => this.host.query(t, v)).catch(() => false);
+      if (!landed) throw error;
+    }
     return new Array<void>(items.length);
   }
 

@@ -1,6 +1,8 @@
 import { Packr } from "msgpackr";
 import { PAYLOAD_ENCODING } from "../payload-codec";
 import type { DeadLetter, QueuedMessage } from "../store";
+import { unpackKeepingProto } from "./proto-keys";
+import { keyFromStored, storableText, storedKey } from "./storable-text";
 
 /*
  * How messages are written to rows. The payload is MessagePack (msgpackr, plain maps, as the
@@ -18,7 +20,7 @@ export function pack(value: unknown): Buffer {
 }
 
 export function unpack(bytes: Buffer): unknown {
-  return packr.unpack(bytes);
+  return unpackKeepingProto(bytes, (b) => packr.unpack(b));
 }
 
 /** Columns of a message row, in the order `messageValues` gives them. */
@@ -47,6 +49,8 @@ export interface EncodedMessage {
 
 /** Encodes a message for `queue`; throws when its payload cannot be encoded (a cycle, a function...). */
 export function encodeMessage(queue: string, message: QueuedMessage, visibleAt = 0, lean = true): EncodedMessage {
+  // Refused here, alone: in a batch's statement it would fail every row of the batch.
+  if (message.id.includes("\u0000")) throw new Error("the message id holds the character U+0000, which PostgreSQL text cannot store");
   const payload = pack(lean ? leanPayload(message) : message.payload);
   const values = [
     queue,
@@ -55,9 +59,9 @@ export function encodeMessage(queue: string, message: QueuedMessage, visibleAt =
     message.raw ?? null,
     message.attempts,
     message.enqueuedAt,
-    message.lastError ?? null,
+    storableText(message.lastError) ?? null,
     message.bodyFromRaw === true,
-    message.orderingKey ?? null,
+    message.orderingKey === undefined ? null : storedKey(message.orderingKey),
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
     visibleAt,
   ];
@@ -83,7 +87,7 @@ export function decodeMessage(row: Record<string, unknown>, attemptsColumn = "at
   if (row.raw !== null && row.raw !== undefined) out.raw = row.raw as Buffer;
   if (row.last_error !== null && row.last_error !== undefined) out.lastError = row.last_error as string;
   if (row.body_from_raw === true) out.bodyFromRaw = true;
-  if (row.ordering_key !== null && row.ordering_key !== undefined) out.orderingKey = row.ordering_key as string;
+  if (row.ordering_key !== null && row.ordering_key !== undefined) out.orderingKey = keyFromStored(row.ordering_key as string);
   if (row.trace_context !== null && row.trace_context !== undefined) out.traceContext = row.trace_context as Record<string, string>;
   return out;
 }
@@ -113,16 +117,16 @@ export function deadLetterValues(letter: DeadLetter): unknown[] {
     message.id,
     letter.queue,
     letter.task,
-    letter.error,
+    storableText(letter.error),
     letter.attempts,
     letter.diedAt,
     pack(message.payload),
     message.raw ?? null,
     message.attempts,
     message.enqueuedAt,
-    message.lastError ?? null,
+    storableText(message.lastError) ?? null,
     message.bodyFromRaw === true,
-    message.orderingKey ?? null,
+    message.orderingKey === undefined ? null : storedKey(message.orderingKey),
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
   ];
 }

@@ -109,6 +109,18 @@ export class MessageSql {
   }
 
   /**
+   * Claims given back after their failure could not be recorded: the attempt still counts (as
+   * a lease expiry counts it), so that a message whose outcome never writes still runs out of
+   * attempts. Parameters: seq, token, channel, queue, attempts.
+   */
+  releaseCounted(): string {
+    return `WITH released AS (
+        UPDATE ${this.t} SET claimed_by = NULL, lease_until = NULL, attempts = GREATEST(attempts, $5::integer) WHERE seq = $1 AND claimed_by = $2 RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM released) AS released, pg_notify($3, $2 || chr(10) || $4)`;
+  }
+
+  /**
    * Moves a claimed message to the dead letters, only if it is still this claimer's (or
    * unclaimed): one statement. Parameters: seq, token, channel, notify (boolean), then the
    * dead letter's columns.
@@ -135,6 +147,11 @@ export class MessageSql {
   private deadLetterConflict(): string {
     const rest = DEAD_LETTER_COLUMNS.filter((c) => c !== "id");
     return `ON CONFLICT (id) DO UPDATE SET ${rest.map((c) => `${c} = excluded.${c}`).join(", ")}`;
+  }
+
+  /** How many of the messages ($1 queues, $2 ids, pairwise) are in the table: whether an insert whose reply was lost committed. */
+  present(): string {
+    return `SELECT count(*) AS n FROM ${this.t} WHERE (queue, id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`;
   }
 
   depth(): string {

@@ -90,7 +90,10 @@ export async function migrate(pool: PostgresPool, schema: string, logger?: Logge
   let broken: Error | undefined;
   const applied: number[] = [];
   try {
-    await client.query({ text: "BEGIN" });
+    // READ COMMITTED whatever the database's default: under REPEATABLE READ or SERIALIZABLE the
+    // snapshot would be taken before the lock is granted, and a replica that waited for the
+    // lock would not see the schema the first one made (and fail to create it again).
+    await client.query({ text: "BEGIN ISOLATION LEVEL READ COMMITTED" });
     try {
       // DDL on a large table may take longer than a statement's usual limit.
       await client.query({ text: "SET LOCAL statement_timeout = 0" });

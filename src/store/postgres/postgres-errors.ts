@@ -2,14 +2,17 @@
  * Whether an error of node-postgres means "the database cannot be reached or cannot work right
  * now" (the store then refuses new work until it can) rather than a problem with one statement.
  * Errors from the server carry a severity and a SQLSTATE, and say so by class: 08 connection
- * exception, 53 insufficient resources, 57 operator intervention (shutdown, statement timeout),
- * 58 system error, and 25006 (a read-only standby after a failover). Anything else (a refused
- * or broken socket, a timeout of the driver) is the network's.
+ * exception, 28 the role refused (a password rotated, NOLOGIN: no new connection will work),
+ * 53 insufficient resources, 57 operator intervention (shutdown), 58 system error, and 25006 (a
+ * read-only standby after a failover). 57014 is left out: a statement cancelled (its
+ * statement_timeout) fails that statement only. Anything else (a refused or broken socket, a
+ * timeout of the driver) is the network's.
  */
 export function isUnavailable(error: unknown): boolean {
   const code = serverCode(error);
   if (code === undefined) return true;
-  return ["08", "53", "57", "58"].includes(code.slice(0, 2)) || code === "25006";
+  if (code === "57014") return false;
+  return ["08", "28", "53", "57", "58"].includes(code.slice(0, 2)) || code === "25006";
 }
 
 /** Whether an error at open is the operator's to fix (bad password, no such database, no permission): reported, not retried. */
@@ -19,7 +22,7 @@ export function isConfigurationError(error: unknown): boolean {
 }
 
 /** The SQLSTATE of an error the server sent (node-postgres `DatabaseError`), else undefined. */
-function serverCode(error: unknown): string | undefined {
+export function serverCode(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const { code, severity } = error as { code?: unknown; severity?: unknown };
   return typeof severity === "string" && typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;

@@ -1,4 +1,5 @@
 import type { Logger } from "../../util/logger";
+import { credentialsMisread } from "./url-credentials";
 
 /** A connection string naming a PostgreSQL database: the store spec that selects this engine. */
 export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;
@@ -125,6 +126,7 @@ export function postgresOptionsFromUrl(url: PostgresUrl): { connectionString: st
   } catch {
     throw invalidUrl("PostgreSQL URL");
   }
+  if (credentialsMisread(url)) throw invalidUrl("PostgreSQL URL");
   const schema = parsed.searchParams.get("schema");
   if (schema === null) return { connectionString: url };
   parsed.searchParams.delete("schema");
@@ -133,6 +135,8 @@ export function postgresOptionsFromUrl(url: PostgresUrl): { connectionString: st
 
 /** The URL without its password, for logs and `check` output. */
 export function redactPostgresUrl(url: string): string {
+  // Where the password ends is unknown: any part of the URL may hold some of it.
+  if (!URL.canParse(url) || credentialsMisread(url)) return `${/^[a-z]+:\/\//i.exec(url)?.[0] ?? ""}*** (not a valid URL)`;
   const parts = /^(postgres(?:ql)?:\/\/)([^/?#]*)([\s\S]*)$/.exec(url);
   if (parts === null) return url;
   const [, scheme, authority, rest] = parts;
@@ -153,7 +157,7 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedP
     throw new TypeError(`${where}: connectionString must start with postgres:// or postgresql://`);
   }
   // The driver would fail each connection with it, which looks like a database that is down.
-  if (connectionString !== undefined && !URL.canParse(connectionString)) throw invalidUrl(`${where}: connectionString`);
+  if (connectionString !== undefined && (!URL.canParse(connectionString) || credentialsMisread(connectionString))) throw invalidUrl(`${where}: connectionString`);
   const schema = options.schema ?? DEFAULTS.schema;
   if (typeof schema !== "string" || !SCHEMA_NAME.test(schema)) {
     throw new TypeError(`${where}: schema must be 1-63 lower-case letters, digits or _, not starting with a digit, got ${JSON.stringify(schema)}`);
@@ -185,5 +189,5 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedP
 
 /** An unreadable URL is not shown: where it breaks is unknown, so any part of it may be the password. */
 function invalidUrl(what: string): TypeError {
-  return new TypeError(`${what} is not a valid URL (characters such as @ / # ? in the password must be percent-encoded); it is not shown, since it may hold the password`);
+  return new TypeError(`${what} is not a valid URL (characters such as @ / # ? in the user or password must be percent-encoded: %40 %2F %23 %3F); it is not shown, since it may hold the password`);
 }

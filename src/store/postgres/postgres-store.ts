@@ -19,6 +19,8 @@ import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, ty
 import { PostgresState, sweepExpiredState } from "./postgres-state";
 import { statementName } from "./prepared-statements";
 import { ThrottledLog } from "./throttled-log";
+import { storableText } from "./storable-text";
+import { retryTransient } from "./transient-retry";
 import { QueueWatchers } from "../queue-watchers";
 
 const ignore = (): void => undefined;
@@ -83,6 +85,8 @@ export class PostgresStore implements Store {
       () => this.tryDatabase(),
       () => this.databaseBack(),
       (error) => this.health.failed(error),
+      // Failed statements come wrapped in a refusal: the server's error is its cause.
+      (error) => isConfigurationError(error instanceof StoreRefusedError ? error.cause : error),
     );
     // The server's statement_timeout ends a slow statement; this ends the wait for a server that answers nothing.
     this.queryTimeoutMs = this.options.statementTimeoutMs + 1_000;
@@ -244,7 +248,9 @@ export class PostgresStore implements Store {
     } catch (error) {
       if (out) this.depths.adjust(out.queue, -1);
       if (held) this.abandon(held);
-      throw error;
+      // The store's failure, not the task's: the message is given back and runs again, never
+      // turned into a task failure (whose retry would insert the message a second time).
+      throw unavailableError(error);
     }
     if (held) {
       this.held.drop(held);
@@ -269,9 +275,9 @@ export class PostgresStore implements Store {
     }
     try {
       const retry = this.messages.retry();
-      await this.query(retry, [held.seq, at, message.attempts, message.lastError ?? null, this.token, this.channel, due], statementName(retry));
+      await this.query(retry, [held.seq, at, message.attempts, storableText(message.lastError) ?? null, this.token, this.channel, due], statementName(retry));
     } catch (error) {
-      this.abandon(held);
+      this.abandon(held, message.attempts);
       throw error;
     }
     this.held.drop(held);
@@ -305,7 +311,7 @@ export class PostgresStore implements Store {
       const { rows } = await this.query(this.messages.deadLetterHeld(), [held.seq, this.token, this.channel, held.keyed, ...values]);
       kept = Number(rows[0]?.kept ?? 0) > 0;
     } catch (error) {
-      this.abandon(held);
+      this.abandon(held, letter.message.attempts);
       throw error;
     }
     this.held.drop(held);
@@ -369,12 +375,18 @@ export class PostgresStore implements Store {
     this.notify(item.queue);
   }
 
-  /** A write about a held message failed: stop renewing it and give it back if the database lets us; else its lease expires. */
-  private abandon(held: Held): void {
+  /**
+   * A write about a held message failed: stop renewing it and give it back if the database lets
+   * us (else its lease expires). A failed run's `attempts` still count: an outcome that never
+   * writes must not let the message run for ever.
+   */
+  private abandon(held: Held, attempts?: number): void {
     this.held.drop(held);
-    void this.pool
-      .query({ text: this.messages.release(), values: [[held.seq], this.token, this.channel, held.queue], query_timeout: this.queryTimeoutMs })
-      .then(() => this.notify(held.queue), ignore);
+    const { text, values } =
+      attempts === undefined
+        ? { text: this.messages.release(), values: [[held.seq], this.token, this.channel, held.queue] }
+        : { text: this.messages.releaseCounted(), values: [held.seq, this.token, this.channel, held.queue, attempts] };
+    void this.pool.query({ text, values, query_timeout: this.queryTimeoutMs }).then(() => this.notify(held.queue), ignore);
   }
 
   private async renewLeases(): Promise<void> {
@@ -437,7 +449,8 @@ export class PostgresStore implements Store {
   private async query(text: string, values: unknown[], name?: string): Promise<PostgresQueryResult> {
     try {
       const prepared = this.options.preparedStatements ? name : undefined;
-      return await this.pool.query({ text, values, name: prepared, query_timeout: this.queryTimeoutMs });
+      // Each statement here is its own transaction: one that lost to a concurrent one left nothing, and is sent again.
+      return await retryTransient(() => this.pool.query({ text, values, name: prepared, query_timeout: this.queryTimeoutMs }));
     } catch (error) {
       if (!isUnavailable(error)) throw error;
       if (this.wanted) this.health.failed(error);

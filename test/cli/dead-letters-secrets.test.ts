@@ -1,0 +1,44 @@
+import { expect } from "chai";
+import { operate, parseDeadLetterArgs } from "../../src/cli/dead-letters-command";
+import type { Output } from "../../src/cli/output";
+import { MemoryStore } from "../../src/index";
+import type { Store } from "../../src/store/store";
+import { PostgresFixture } from "../store/postgres/postgres-fixture";
+
+function capture(): Output & { text: () => string } {
+  const lines: string[] = [];
+  return { out: (l) => lines.push(l), err: (l) => lines.push(l), text: () => lines.join("\n") };
+}
+
+/** `dead-letters show` prints a stored event: its credentials and signatures are redacted, on every engine. */
+describe("CLI: dead-letters show redacts secret headers", function () {
+  this.timeout(20_000);
+  const fixture = new PostgresFixture();
+  afterEach(() => fixture.cleanup());
+
+  async function withLetter(store: Store): Promise<Store> {
+    await store.open();
+    const headers = { authorization: "Bearer hunter1", Cookie: "sid=hunter2", "x-hub-signature-256": "sha256=hunter3", "content-type": "application/json" };
+    await store.enqueue("webhook:orders", { id: "evt-1", payload: { headers, body: { order: 7 } }, attempts: 0, enqueuedAt: Date.UTC(2026, 0, 1) });
+    const [message] = await store.claim("webhook:orders", 1);
+    await store.deadLetter({ queue: "webhook:orders", task: "orders", message, error: "boom", attempts: 1, diedAt: Date.UTC(2026, 0, 2) });
+    return store;
+  }
+
+  for (const engine of ["memory", "postgres"] as const) {
+    it(`on ${engine}: as text and as JSON`, async () => {
+      const store = await withLetter(engine === "memory" ? new MemoryStore() : fixture.store({ consumer: false }));
+      try {
+        for (const args of [["show", "evt-1", "w.yaml"], ["show", "evt-1", "w.yaml", "--json"], ["list", "w.yaml", "--json"]]) {
+          const out = capture();
+          expect(await operate(store, parseDeadLetterArgs(args), out)).to.equal(0);
+          if (args[0] === "list") continue; // the list shows no payload
+          expect(out.text(), args.join(" ")).to.not.match(/hunter/);
+          expect(out.text(), args.join(" ")).to.contain("[redacted]").and.to.contain("application/json");
+        }
+      } finally {
+        await store.close();
+      }
+    });
+  }
+});

@@ -1,0 +1,37 @@
+import { expect } from "chai";
+import pg from "pg";
+import { StoreRefusedError } from "../../../src/store/store-errors";
+import { message, rejection } from "../store-conformance";
+import { PostgresFixture } from "./postgres-fixture";
+
+/**
+ * A statement that runs past statement_timeout fails that statement's work only: the store
+ * stays available (no 503 for everyone until the probe comes by).
+ */
+describe("PostgresStore: one statement timing out", function () {
+  this.timeout(30_000);
+  const fixture = new PostgresFixture();
+  afterEach(() => fixture.cleanup());
+
+  it("fails the write that timed out, and the store goes on taking work", async () => {
+    const schema = fixture.schema();
+    const store = fixture.store({ schema, statementTimeoutMs: 300, probeIntervalMs: 5_000, depthRefreshMs: 60_000 });
+    await store.open();
+    const locker = new pg.Client({ connectionString: fixture.url });
+    await locker.connect();
+    try {
+      // Holds the table: the next INSERT waits, and its statement_timeout ends it.
+      await locker.query("BEGIN");
+      await locker.query(`LOCK TABLE "${schema}".messages IN ACCESS EXCLUSIVE MODE`);
+      const error = await rejection(store.enqueue("q", message("slow")));
+      expect(error).to.be.instanceOf(StoreRefusedError);
+      await locker.query("ROLLBACK");
+    } finally {
+      await locker.end();
+    }
+    expect(store.failure).to.equal(undefined);
+    expect(store.admit("q")).to.equal(undefined);
+    await store.enqueue("q", message("next"));
+    expect((await store.claim("q", 10)).map((m) => m.id)).to.deep.equal(["next"]);
+  });
+});
