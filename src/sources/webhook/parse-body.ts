@@ -4,6 +4,7 @@ import type { ParserMode } from "./webhook-event";
 import { charsetOf, mediaType } from "./content-type";
 import { echoed } from "./echoed-value";
 import { parseForm } from "./form-body";
+import { jsonNestsDeeperThan } from "./json-depth";
 
 /** The body does not read as its parser expects: 400 (or 415 for an unknown charset), no event. */
 export class BodyParseError extends Error {
@@ -20,9 +21,10 @@ export class BodyParseError extends Error {
 /**
  * Parses raw bytes per mode. An empty body is `null` in every mode but `raw` (an empty Buffer).
  * `auto` picks from Content-Type: JSON types (application/json, *+json) as json, urlencoded
- * forms as form, text/* as text, anything else (or none) as raw.
+ * forms as form, text/* as text, anything else (or none) as raw. JSON nesting deeper than
+ * `maxDepth` is refused (`body_too_deep`); bodies read back from the store pass no limit.
  */
-export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | undefined): unknown {
+export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | undefined, maxDepth = Infinity): unknown {
   const effective = mode === "auto" ? modeFor(contentType) : mode;
   if (effective === "raw") return raw;
   if (raw.length === 0) return null;
@@ -30,6 +32,7 @@ export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | u
   const text = decode(raw, charset, effective);
   switch (effective) {
     case "json":
+      if (jsonNestsDeeperThan(text, maxDepth)) throw new BodyParseError(400, "body_too_deep", `the JSON body nests deeper than ${maxDepth} levels`);
       try {
         return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       } catch (error) {

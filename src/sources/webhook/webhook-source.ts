@@ -14,6 +14,7 @@ import { ObservedRoute } from "../../observe/observed-route";
 
 const METHOD = /^[A-Z]+$/;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_BODY_DEPTH = 128;
 
 /** Settings after validation: what the receiver reads on every request, fixed at construction. */
 export interface ResolvedWebhookOptions {
@@ -25,6 +26,7 @@ export interface ResolvedWebhookOptions {
   readonly parser: ParserMode;
   readonly response: WebhookResponse | undefined;
   readonly maxBodyBytes: number;
+  readonly maxBodyDepth: number;
   readonly ack: AckMode;
   readonly ackTimeoutMs: number;
   readonly reply: "fixed" | "result";
@@ -131,6 +133,8 @@ function resolveOptions(options: WebhookSourceOptions): ResolvedWebhookOptions {
   if (reply !== "fixed" && reply !== "result") throw new TypeError(`${where}: reply must be "fixed" or "result"`);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) throw new TypeError(`${where}: maxBodyBytes must be a positive integer`);
+  const maxBodyDepth = options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH;
+  if (!Number.isInteger(maxBodyDepth) || maxBodyDepth < 1) throw new TypeError(`${where}: maxBodyDepth must be a positive integer`);
   const ackTimeoutMs = options.ackTimeoutMs ?? 10_000;
   if (!(ackTimeoutMs > 0)) throw new TypeError(`${where}: ackTimeoutMs must be a positive number`);
   if (options.auth !== undefined && (typeof options.auth !== "object" || typeof options.auth.verify !== "function")) {
@@ -145,6 +149,7 @@ function resolveOptions(options: WebhookSourceOptions): ResolvedWebhookOptions {
     parser,
     response: options.response,
     maxBodyBytes,
+    maxBodyDepth,
     ack,
     ackTimeoutMs,
     reply,
