@@ -51,7 +51,7 @@ export interface EmbeddedStoreOptions {
   /**
    * The fast lane of a consumer's new messages: an append-only journal, group-committed, and
    * held in memory until done (see JournalLane). `false` writes every message to the B-tree.
-   * Defaults: 10,000 messages, 64 MiB of them, segments of 64 MiB.
+   * Defaults: 10,000 messages, 64 MiB of them in memory (held-message.ts), segments of 64 MiB.
    */
   readonly journal?: false | (Partial<JournalLaneLimits> & { readonly segmentBytes?: number });
   /**
