@@ -21,7 +21,7 @@ function nested(depth: number): unknown {
  * A value nested deeper than MessagePack can encode must still end as a dead letter after its
  * attempts: before, the dead-letter write threw every time and the event ran for ever.
  */
-describe("values nested too deep to store end as dead letters", function () {
+describe("events the store cannot write whole still end as dead letters after their attempts", function () {
   this.timeout(30_000);
   let dir: string;
   const postgres = new PostgresFixture();
@@ -60,6 +60,29 @@ describe("values nested too deep to store end as dead letters", function () {
       await sleep(300);
       expect(runs).to.equal(2);
       expect(await app.store.depth("webhook:fails")).to.equal(0);
+    });
+  }
+
+  for (const engine of ["memory", "embedded"] as const) {
+    it(`${engine}: a message whose id is too long for an lmdb key runs its attempts, then is a dead letter that can be read and replayed`, async () => {
+      const app = makeApp(engine);
+      let runs = 0;
+      app.task({ source: "in", name: "fails", retry: { attempts: 2, initialDelayMs: 10 } }, async () => {
+        runs++;
+        throw new Error("no");
+      });
+      await app.start();
+      const id = `long-${"x".repeat(3_000)}`;
+      await app.store.enqueue("in", { id, payload: { n: 1 }, attempts: 0, enqueuedAt: Date.now() });
+      await until(async () => (await app.store.deadLetters.list()).length === 1, 10_000);
+      await sleep(300);
+      expect(runs).to.equal(2);
+      expect((await app.store.deadLetters.get(id))?.message.id).to.equal(id);
+      expect(await app.store.deadLetters.replay(id)).to.equal(true);
+      await until(() => runs === 3);
+      await until(async () => (await app.store.deadLetters.get(id)) !== undefined);
+      expect(await app.store.deadLetters.purge({ id })).to.equal(1);
+      expect(await app.store.deadLetters.list()).to.deep.equal([]);
     });
   }
 
