@@ -11,6 +11,7 @@ import type { CoreApp } from "./core-app";
 import { PermanentError } from "./permanent-error";
 import { withTimeout, TaskTimeoutError } from "./task-timeout";
 import { RunObservation } from "./run-observation";
+import { deadLetterMessage, withoutPayload } from "./dead-letter-message";
 import type { AppObserver, TaskRunOutcomeName } from "../observe/app-observer";
 
 const EMPTY = Buffer.alloc(0);
@@ -267,7 +268,7 @@ export class TaskRunner {
     if (attempts >= task.retry.attempts || error instanceof PermanentError) {
       logger.error({ err: error, attempts }, error instanceof PermanentError ? "task failed permanently; the event is kept as a dead letter" : "task failed for the last time; the event is kept as a dead letter");
       const stack = error instanceof Error && typeof error.stack === "string" ? error.stack : text;
-      await store.deadLetter({ queue: task.queue, task: task.name, message: { ...message, attempts, lastError: stack }, error: text, attempts, diedAt: Date.now() });
+      await this.deadLetter({ ...message, attempts, lastError: stack }, text, logger);
       return { next: "dead_letter", outcome: failure ?? "dead_letter" };
     }
     const delay = backoffDelay(task.retry, attempts);
@@ -281,6 +282,24 @@ export class TaskRunner {
     timer.unref();
     this.retryTimers.add(timer);
     return { next: "retry", outcome: failure ?? "retry", retryAt };
+  }
+
+  /**
+   * Writes the dead letter in a form the store can encode (see deadLetterMessage). A write
+   * that still throws for a reason other than the store is tried once more without the
+   * payload: an event that can never become a dead letter would run for ever.
+   */
+  private async deadLetter(failed: QueuedMessage, error: string, logger: Logger): Promise<void> {
+    const { task, store } = this;
+    const { message, dropped } = deadLetterMessage(failed);
+    if (dropped !== undefined) logger.error({ dropped }, "the dead letter cannot keep all of the event; it keeps the rest");
+    try {
+      await store.deadLetter({ queue: task.queue, task: task.name, message, error, attempts: message.attempts, diedAt: Date.now() });
+    } catch (writeError) {
+      if (writeError instanceof StoreRefusedError) throw writeError;
+      logger.error({ err: writeError }, "the dead letter cannot be written with its payload; it is written without it");
+      await store.deadLetter({ queue: task.queue, task: task.name, message: withoutPayload(message), error, attempts: message.attempts, diedAt: Date.now() });
+    }
   }
 
   private idle(): boolean {

@@ -1,4 +1,4 @@
-import type { Request, Response } from "express";
+import type { NextFunction, Request, Response } from "express";
 import { Registry } from "prom-client";
 import type { Logger } from "../util/logger";
 import { AppEvents } from "../app/app-events";
@@ -101,7 +101,7 @@ export class AppObservability {
       const path = metrics.path ?? DEFAULT_METRICS_PATH;
       for (const listener of targets) {
         refuseWebhookPath(listener, path, "the metrics");
-        listener.express.get(path, metricsHandler(registry));
+        listener.express.get(path, exactly(path, metricsHandler(registry)));
       }
       // A listener of its own is new: it gets the refusal hook too.
       if (observer !== undefined) for (const listener of targets) listener.onRefusal ??= listenerRefusalHook(observer, () => listener.origin);
@@ -122,8 +122,18 @@ function refuseWebhookPath(listener: Listener, path: string, what: string): void
 function mountHealth(listener: Listener, health: HealthOptions, readiness: () => Readiness): void {
   refuseWebhookPath(listener, health.livePath ?? DEFAULT_LIVE_PATH, "the liveness");
   refuseWebhookPath(listener, health.readyPath ?? DEFAULT_READY_PATH, "the readiness");
-  listener.express.get(health.livePath ?? DEFAULT_LIVE_PATH, liveHandler);
-  listener.express.get(health.readyPath ?? DEFAULT_READY_PATH, readyHandler(readiness));
+  const livePath = health.livePath ?? DEFAULT_LIVE_PATH;
+  const readyPath = health.readyPath ?? DEFAULT_READY_PATH;
+  listener.express.get(livePath, exactly(livePath, liveHandler));
+  listener.express.get(readyPath, exactly(readyPath, readyHandler(readiness)));
+}
+
+/**
+ * Express matches routes without regard to case and with an optional trailing slash; these
+ * paths answer only as written, as webhook paths do (`/METRICS` and `/metrics/` are 404).
+ */
+function exactly(path: string, handler: (req: Request, res: Response) => void): (req: Request, res: Response, next: NextFunction) => void {
+  return (req, res, next) => (req.path === path ? handler(req, res) : next());
 }
 
 function metricsHandler(registry: Registry): (req: Request, res: Response) => void {

@@ -13,6 +13,7 @@ export { StoreRefusedError, toRefusal } from "./store-errors";
 export { DEFAULT_EMBEDDED_LIMITS, DEFAULT_MEMORY_LIMITS, type StoreLimits } from "./store-limits";
 export { MemoryStore } from "./memory/memory-store";
 export { EmbeddedStore, type EmbeddedStoreOptions } from "./embedded/embedded-store";
+export { StoreOpenError } from "./embedded/store-open-error";
 export { PostgresStore } from "./postgres/postgres-store";
 export {
   DEFAULT_POSTGRES_SCHEMA,

@@ -42,6 +42,13 @@ export function decodePayload(bytes: Buffer): unknown {
   return packr.unpack(bytes);
 }
 
+/**
+ * The deepest nesting of arrays, objects, maps and sets a stored value may have. MessagePack
+ * encodes recursively and runs out of stack a little past 1,000 levels; a value nested deeper
+ * than this is refused with a clear error rather than a RangeError from deep inside a write.
+ */
+export const MAX_STORED_DEPTH = 512;
+
 const INT64_MIN = -(2n ** 63n);
 const UINT64_MAX = 2n ** 64n - 1n;
 
@@ -72,6 +79,9 @@ function walk(value: unknown, path: string, ancestors: Map<object, string>): voi
   }
   if (value instanceof Promise) throw new UnstorableValueError(path, "a Promise cannot be stored (await it first)");
   if (value instanceof WeakMap || value instanceof WeakSet) throw new UnstorableValueError(path, `a ${value.constructor.name} cannot be stored`);
+  if (ancestors.size >= MAX_STORED_DEPTH) {
+    throw new UnstorableValueError(path.length > 80 ? `${path.slice(0, 80)}…` : path, `a value nested deeper than ${MAX_STORED_DEPTH} levels cannot be stored`);
+  }
   const seenAt = ancestors.get(value);
   if (seenAt !== undefined) throw new UnstorableValueError(path, `a circular reference (back to ${seenAt}) cannot be stored`);
   ancestors.set(value, path);

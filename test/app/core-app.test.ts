@@ -1,4 +1,7 @@
 import { expect } from "chai";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { CoreApp, silentLogger, WebhookSource } from "../../src/index";
 
 describe("CoreApp", () => {
@@ -80,9 +83,43 @@ describe("CoreApp", () => {
     expect(refused).to.equal(true);
   });
 
-  it("stop() before start() and twice is harmless", async () => {
-    const app = new CoreApp("idle", { logger: silentLogger });
-    await app.stop();
-    await app.stop();
+  it("stop() before start() and twice is harmless: nothing opened, nothing left listening, and the app stays stopped", async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), "idle-")), "data");
+    const signals = [process.listenerCount("SIGINT"), process.listenerCount("SIGTERM")];
+    const source = new WebhookSource({ path: "/h", host: "127.0.0.1", port: 0 });
+    const app = new CoreApp("idle", { logger: silentLogger, store: "embedded", dataDir });
+    app.task({ source, name: "t" }, async () => {});
+    expect(await app.stop()).to.equal(undefined);
+    expect(await app.stop()).to.equal(undefined);
+    expect(existsSync(dataDir), "the store was never opened").to.equal(false);
+    expect(source.port, "no listener was bound").to.equal(0);
+    expect([process.listenerCount("SIGINT"), process.listenerCount("SIGTERM")]).to.deep.equal(signals);
+    const readiness = app.readiness();
+    expect(readiness.ready).to.equal(false);
+    expect(readiness.checks.started.ok).to.equal(false);
+    expect(readiness.checks.store).to.deep.equal({ ok: false, detail: "not open" });
+    expect(readiness.checks.notShuttingDown.ok).to.equal(false);
+    expect(() => app.express("127.0.0.1", 0), "no routes can be added to a stopped app").to.throw();
+    let refused: unknown;
+    await app.start().catch((error: unknown) => (refused = error));
+    expect(String(refused)).to.contain('CoreApp "idle"');
+    expect(existsSync(dataDir), "a stopped app does not start").to.equal(false);
+  });
+
+  it("stop() twice after start() shares one stop, and the port is closed after it", async () => {
+    const source = new WebhookSource({ path: "/h", host: "127.0.0.1", port: 0 });
+    const app = new CoreApp("twice", { logger: silentLogger, store: "memory" });
+    app.task({ source, name: "t" }, async () => {});
+    await app.start();
+    const url = source.url;
+    expect((await fetch(url, { method: "POST", body: "x" })).status).to.equal(202);
+    const first = app.stop();
+    const second = app.stop();
+    expect(second).to.equal(first);
+    expect(await second).to.equal(undefined);
+    expect(app.readiness().checks.notShuttingDown.ok).to.equal(false);
+    let failure: unknown;
+    await fetch(url, { method: "POST", body: "x" }).catch((error: unknown) => (failure = error));
+    expect(failure, "nothing listens after stop").to.be.instanceOf(Error);
   });
 });

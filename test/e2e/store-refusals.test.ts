@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreApp, silentLogger, WebhookSource, type AckMode } from "../../src/index";
+import { CoreApp, silentLogger, StoreOpenError, WebhookSource } from "../../src/index";
 
 /** The embedded store refusing work, seen from a sender: 503 + Retry-After, never a 2xx. */
 describe("embedded store that cannot take more work (HTTP)", function () {
@@ -16,27 +16,36 @@ describe("embedded store that cannot take more work (HTTP)", function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  for (const ack of ["persisted", "received", "processed"] as AckMode[]) {
-    it(`a data directory that cannot be created: ack "${ack}" answers 503 with Retry-After, and no task runs`, async () => {
-      const blocker = join(dir, "not-a-directory");
-      writeFileSync(blocker, "x");
-      const source = new WebhookSource({ path: "/in", port: 0, ack });
-      let ran = 0;
-      app = new CoreApp("unwritable", { store: "embedded", dataDir: join(blocker, "data"), logger: silentLogger });
-      app.task({ source, name: "t" }, async () => void ran++);
-      await app.start();
-      for (let i = 0; i < 5; i++) {
-        const res = await fetch(source.url, { method: "POST", body: `{"n":${i}}` });
-        expect(res.status).to.equal(503);
-        expect(res.headers.get("retry-after")).to.match(/^\d+$/);
-        const body = (await res.json()) as { error: string; message: string };
-        expect(body.error).to.equal("store_unavailable");
-        expect(body.message).to.not.include(blocker, "the engine's own error text stays out of the answer");
-      }
-      await new Promise((r) => setTimeout(r, 50));
-      expect(ran).to.equal(0);
-    });
-  }
+  it("a data directory that cannot be created: start() fails with one line naming it, and nothing listens", async () => {
+    const blocker = join(dir, "not-a-directory");
+    writeFileSync(blocker, "x");
+    const source = new WebhookSource({ path: "/in", host: "127.0.0.1", port: 0 });
+    let ran = 0;
+    app = new CoreApp("unwritable", { store: "embedded", dataDir: join(blocker, "data"), logger: silentLogger });
+    app.task({ source, name: "t" }, async () => void ran++);
+    let failure: unknown;
+    await app.start().catch((error: unknown) => (failure = error));
+    expect(failure).to.be.instanceOf(StoreOpenError);
+    expect((failure as Error).message).to.match(new RegExp(`^cannot open the embedded store in ${join(blocker, "data")}: `));
+    expect((failure as Error).message).not.to.contain("\n");
+    expect(source.port, "no listener was bound").to.equal(0);
+    expect(app.readiness().ready).to.equal(false);
+    expect(ran).to.equal(0);
+  });
+
+  it("an app named with a dot, in a mktemp-style directory, stores and runs its webhooks", async () => {
+    const source = new WebhookSource({ path: "/in", host: "127.0.0.1", port: 0 });
+    const ran: unknown[] = [];
+    app = new CoreApp("shop.orders", { store: "embedded", dataDir: join(mkdtempSync(join(dir, "tmp.")), ".data", "shop.orders"), logger: silentLogger, health: true });
+    app.task({ source, name: "t" }, async (_ctx, event: { body: unknown }) => void ran.push(event.body));
+    await app.start();
+    expect((await fetch(new URL("/readyz", source.url))).status).to.equal(200);
+    const res = await fetch(source.url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":1}' });
+    expect(res.status).to.equal(202);
+    const end = Date.now() + 5_000;
+    while (ran.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    expect(ran).to.deep.equal([{ n: 1 }]);
+  });
 
   it("past maxBytes sources answer 503 store_full; every 2xx is processed; serving resumes once the task drains the store", async () => {
     const source = new WebhookSource({ path: "/in", port: 0 });

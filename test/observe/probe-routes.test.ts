@@ -34,4 +34,20 @@ describe("observability routes and webhook paths", () => {
     expect((await fetch(`${origin}/readyz`)).status).to.equal(200);
     expect((await fetch(`${origin}/metrics`)).status).to.equal(200);
   });
+
+  it("answers the probes and /metrics on their exact paths only (not in other case, not with a trailing slash)", async () => {
+    const source = new WebhookSource({ path: "/hook", host: "127.0.0.1", port: 0 });
+    const app = new CoreApp("exact-paths", { store: "memory", logger: silentLogger, tracing: false, health: true, metrics: { defaultMetrics: false } });
+    apps.push(app);
+    app.task({ source, name: "t" }, async () => undefined);
+    await app.start();
+    const origin = new URL(source.url).origin;
+    for (const path of ["/METRICS", "/metrics/", "/Metrics", "/READYZ", "/readyz/", "/LIVEZ", "/livez/"]) {
+      const response = await fetch(`${origin}${path}`);
+      expect(response.status, path).to.equal(404);
+      expect(await response.json(), path).to.include({ error: "not_found" });
+    }
+    expect((await fetch(`${origin}/metrics?x=1`)).status).to.equal(200);
+    expect((await fetch(`${origin}/livez`)).status).to.equal(200);
+  });
 });

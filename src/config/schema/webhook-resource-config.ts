@@ -41,6 +41,7 @@ export class WebhookResourceConfig {
   @Optional() @OneOf(PARSERS) parser?: (typeof PARSERS)[number];
   @Optional() @Section(() => ResponseConfig) response?: ResponseConfig;
   @Optional() @Integer(1) maxBodyBytes?: number;
+  @Optional() @Integer(1) maxBodyDepth?: number;
   @Optional() @OneOf(ACKS) ack?: (typeof ACKS)[number];
   @Optional() @Integer(1) ackTimeoutMs?: number;
   @Optional() @OneOf(REPLIES) reply?: (typeof REPLIES)[number];

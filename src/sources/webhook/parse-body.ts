@@ -1,7 +1,10 @@
 import { isUtf8 } from "node:buffer";
-import { parse as parseQueryString } from "node:querystring";
 import { TextDecoder } from "node:util";
 import type { ParserMode } from "./webhook-event";
+import { charsetOf, mediaType } from "./content-type";
+import { echoed } from "./echoed-value";
+import { parseForm } from "./form-body";
+import { jsonNestsDeeperThan } from "./json-depth";
 
 /** The body does not read as its parser expects: 400 (or 415 for an unknown charset), no event. */
 export class BodyParseError extends Error {
@@ -15,29 +18,34 @@ export class BodyParseError extends Error {
   }
 }
 
-const BAD_PERCENT = /%(?![0-9A-Fa-f]{2})/;
-
 /**
  * Parses raw bytes per mode. An empty body is `null` in every mode but `raw` (an empty Buffer).
  * `auto` picks from Content-Type: JSON types (application/json, *+json) as json, urlencoded
- * forms as form, text/* as text, anything else (or none) as raw.
+ * forms as form, text/* as text, anything else (or none) as raw. JSON nesting deeper than
+ * `maxDepth` is refused (`body_too_deep`); bodies read back from the store pass no limit.
  */
-export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | undefined): unknown {
+export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | undefined, maxDepth = Infinity): unknown {
   const effective = mode === "auto" ? modeFor(contentType) : mode;
   if (effective === "raw") return raw;
   if (raw.length === 0) return null;
-  const text = decode(raw, contentType, effective);
+  const charset = contentType === undefined ? undefined : charsetOf(contentType);
+  const text = decode(raw, charset, effective);
   switch (effective) {
     case "json":
+      if (jsonNestsDeeperThan(text, maxDepth)) throw new BodyParseError(400, "body_too_deep", `the JSON body nests deeper than ${maxDepth} levels`);
       try {
         return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       } catch (error) {
         throw new BodyParseError(400, "invalid_json", `the body is not valid JSON: ${(error as Error).message}`);
       }
-    case "form":
-      if (BAD_PERCENT.test(text)) throw new BodyParseError(400, "invalid_form", "the form body has a malformed percent-escape");
-      // No cap on the number of fields (querystring's default keeps the first 1000 and drops the rest silently): maxBodyBytes bounds it.
-      return { ...parseQueryString(text, undefined, undefined, { maxKeys: 0 }) } as Record<string, string | string[]>;
+    case "form": {
+      const form = parseForm(text, isUtf8Name(charset) ? "utf-8" : charset!);
+      if (form === "bad_escape") throw new BodyParseError(400, "invalid_form", "the form body has a malformed percent-escape");
+      if (form === "escape_not_in_charset") {
+        throw new BodyParseError(400, "invalid_form", `the form body has percent-escaped bytes that are not valid ${isUtf8Name(charset) ? "UTF-8" : charset}`);
+      }
+      return form;
+    }
     default:
       return text;
   }
@@ -45,17 +53,19 @@ export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | u
 
 export function modeFor(contentType: string | undefined): Exclude<ParserMode, "auto"> {
   if (contentType === undefined) return "raw";
-  const semi = contentType.indexOf(";");
-  const type = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  const type = mediaType(contentType);
   if (type === "application/json" || type.endsWith("+json")) return "json";
   if (type === "application/x-www-form-urlencoded") return "form";
   if (type.startsWith("text/")) return "text";
   return "raw";
 }
 
-function decode(raw: Buffer, contentType: string | undefined, mode: "json" | "form" | "text"): string {
-  const charset = contentType === undefined ? undefined : /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase();
-  if (charset === undefined || charset === "utf-8" || charset === "utf8" || charset === "us-ascii") {
+function isUtf8Name(charset: string | undefined): boolean {
+  return charset === undefined || charset === "utf-8" || charset === "utf8" || charset === "us-ascii";
+}
+
+function decode(raw: Buffer, charset: string | undefined, mode: "json" | "form" | "text"): string {
+  if (isUtf8Name(charset)) {
     if (!isUtf8(raw)) throw new BodyParseError(400, `invalid_${mode}`, "the body is not valid UTF-8");
     return raw.toString("utf8");
   }
@@ -63,7 +73,7 @@ function decode(raw: Buffer, contentType: string | undefined, mode: "json" | "fo
   try {
     decoder = new TextDecoder(charset, { fatal: true });
   } catch {
-    throw new BodyParseError(415, "unsupported_charset", `charset "${charset}" is not supported`);
+    throw new BodyParseError(415, "unsupported_charset", `charset ${echoed(charset!)} is not supported`);
   }
   try {
     return decoder.decode(raw);

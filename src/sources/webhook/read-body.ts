@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Readable } from "node:stream";
 import { contentCodings, decoderFor, SUPPORTED_CODINGS } from "./content-encoding";
+import { echoed } from "./echoed-value";
 
 export type BodyReadFailure =
   | { status: 400; code: "invalid_encoding" }
@@ -39,7 +40,7 @@ export function readBody(req: IncomingMessage, limit: number, beforeRead?: () =>
   const encoding = req.headers["content-encoding"];
   const codings = encoding === undefined ? [] : contentCodings(encoding);
   if (!Array.isArray(codings)) {
-    return Promise.reject(new BodyReadError(415, "unsupported_encoding", `content encoding "${codings.unsupported}" is not supported (${SUPPORTED_CODINGS} are)`));
+    return Promise.reject(new BodyReadError(415, "unsupported_encoding", `content encoding ${echoed(codings.unsupported)} is not supported (${SUPPORTED_CODINGS} are)`));
   }
   // `beforeRead` (sending "100 Continue") runs only once the body is known to be acceptable.
   beforeRead?.();

@@ -46,6 +46,11 @@ export interface WebhookSourceOptions<S extends string = string> {
   response?: WebhookResponse;
   /** Largest body accepted, in bytes (default 1 MiB); larger ones get 413. */
   maxBodyBytes?: number;
+  /**
+   * Deepest nesting of arrays and objects accepted in a JSON body (default 128); deeper ones
+   * get `400 body_too_deep`: a tiny body nested thousands deep breaks every recursive step after it.
+   */
+  maxBodyDepth?: number;
   /** What the 2xx promises (default "persisted"). */
   ack?: AckMode;
   /** How long `processed` acknowledgement and `reply: "result"` wait for the task (default 10 s). */

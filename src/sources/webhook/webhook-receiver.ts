@@ -101,7 +101,7 @@ export class WebhookReceiver implements RouteHandler {
     }
     let body: unknown;
     try {
-      body = parseBody(this.options.parser, raw, req.headers["content-type"]);
+      body = parseBody(this.options.parser, raw, req.headers["content-type"], this.options.maxBodyDepth);
     } catch (error) {
       if (error instanceof BodyParseError) return sendError(res, error.status, error.code, error.message);
       throw error;

@@ -15,6 +15,7 @@ import type { EventNamer } from "./event-names/event-namer";
 
 const METHOD = /^[A-Z]+$/;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_BODY_DEPTH = 128;
 
 /** Settings after validation: what the receiver reads on every request, fixed at construction. */
 export interface ResolvedWebhookOptions {
@@ -26,6 +27,7 @@ export interface ResolvedWebhookOptions {
   readonly parser: ParserMode;
   readonly response: WebhookResponse | undefined;
   readonly maxBodyBytes: number;
+  readonly maxBodyDepth: number;
   readonly ack: AckMode;
   readonly ackTimeoutMs: number;
   readonly reply: "fixed" | "result";
@@ -141,6 +143,8 @@ function resolveOptions(options: WebhookSourceOptions<string>): ResolvedWebhookO
   if (reply !== "fixed" && reply !== "result") throw new TypeError(`${where}: reply must be "fixed" or "result"`);
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) throw new TypeError(`${where}: maxBodyBytes must be a positive integer`);
+  const maxBodyDepth = options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH;
+  if (!Number.isInteger(maxBodyDepth) || maxBodyDepth < 1) throw new TypeError(`${where}: maxBodyDepth must be a positive integer`);
   const ackTimeoutMs = options.ackTimeoutMs ?? 10_000;
   if (!(ackTimeoutMs > 0)) throw new TypeError(`${where}: ackTimeoutMs must be a positive number`);
   if (options.auth !== undefined && (typeof options.auth !== "object" || typeof options.auth.verify !== "function")) {
@@ -158,6 +162,7 @@ function resolveOptions(options: WebhookSourceOptions<string>): ResolvedWebhookO
     parser,
     response: options.response,
     maxBodyBytes,
+    maxBodyDepth,
     ack,
     ackTimeoutMs,
     reply,

@@ -1,5 +1,6 @@
 import type { DeadLetter, DeadLetterStore, QueuedMessage } from "../store";
 import type { EmbeddedDbs } from "./lmdb-env";
+import { deadLetterKey } from "./keys";
 import { replayedMessage } from "./records";
 import type { StoreWriter } from "./store-writer";
 
@@ -26,7 +27,7 @@ export class EmbeddedDeadLetters implements DeadLetterStore {
   }
 
   async get(id: string): Promise<DeadLetter | undefined> {
-    return this.host.use().dbs.dead.get(id);
+    return this.host.use().dbs.dead.get(deadLetterKey(id));
   }
 
   /** Removal and requeue in one transaction: a letter is never both dead and queued, nor lost. */
@@ -35,9 +36,9 @@ export class EmbeddedDeadLetters implements DeadLetterStore {
     const { dead } = dbs;
     const committed = await writer.run(() =>
       dead.transaction(() => {
-        const letter = dead.get(id);
+        const letter = dead.get(deadLetterKey(id));
         if (!letter) return undefined;
-        void dead.remove(id);
+        void dead.remove(deadLetterKey(id));
         return this.host.requeue(letter.queue, replayedMessage(letter.message));
       }),
     );
@@ -53,8 +54,8 @@ export class EmbeddedDeadLetters implements DeadLetterStore {
       dead.transaction(() => {
         const doomed: string[] = [];
         if (filter.id !== undefined) {
-          const letter = dead.get(filter.id);
-          if (letter && (filter.queue === undefined || letter.queue === filter.queue)) doomed.push(filter.id);
+          const letter = dead.get(deadLetterKey(filter.id));
+          if (letter && (filter.queue === undefined || letter.queue === filter.queue)) doomed.push(deadLetterKey(filter.id));
         } else {
           for (const { key, value } of dead.getRange()) {
             if (filter.queue === undefined || value.queue === filter.queue) doomed.push(key);

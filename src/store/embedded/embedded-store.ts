@@ -30,6 +30,7 @@ import { QueueOperations, type Opened } from "./queue-operations";
 import { SettleOperations } from "./settle-operations";
 import { silentLogger, type Logger } from "../../util/logger";
 import { QueueWatchers } from "../queue-watchers";
+import { StoreOpenError } from "./store-open-error";
 
 export interface EmbeddedStoreOptions {
   /** Directory of the data files; created when missing. */
@@ -50,7 +51,7 @@ export interface EmbeddedStoreOptions {
   /**
    * The fast lane of a consumer's new messages: an append-only journal, group-committed, and
    * held in memory until done (see JournalLane). `false` writes every message to the B-tree.
-   * Defaults: 10,000 messages, 64 MiB of them, segments of 64 MiB.
+   * Defaults: 10,000 messages, 64 MiB of them in memory (held-message.ts), segments of 64 MiB.
    */
   readonly journal?: false | (Partial<JournalLaneLimits> & { readonly segmentBytes?: number });
   /**
@@ -141,10 +142,11 @@ export class EmbeddedStore implements Store {
   }
 
   /**
-   * Opens the directory. When that fails (a path that cannot be created, no permission) the
-   * store does not throw: it stays up refusing work with store_unavailable, which sources
-   * answer with 503, and tries again every second; `failure` tells why. It does reject when
-   * another live process consumes the directory (DataDirInUseError).
+   * Opens the directory. When that fails (a path that cannot be created, no permission) it
+   * rejects with StoreOpenError, one line naming the directory, and holds nothing open; it
+   * also rejects when another live process consumes the directory (DataDirInUseError). Once
+   * open, a directory that fails or disappears makes the store refuse work with
+   * store_unavailable (503) and reopen it by itself.
    */
   async open(): Promise<void> {
     if (this.wanted) return;
@@ -158,7 +160,11 @@ export class EmbeddedStore implements Store {
       if (created) this.lock.acquire(this.dir);
     }
     this.wanted = true;
-    await this.tryOpen();
+    if (!(await this.tryOpen())) {
+      const cause = this.health.cause;
+      await this.close();
+      throw new StoreOpenError(this.dir, cause);
+    }
     this.sweeper = setInterval(() => void this.sweepExpired().catch(ignore), this.sweepIntervalMs);
     this.sweeper.unref();
   }

@@ -63,6 +63,15 @@ export function stateKey(namespace: string, key: string): StateKey {
   return [namespace, `\u0001sha256:${createHash("sha256").update(key).digest("base64url")}`];
 }
 
+/**
+ * The key of a dead letter: its message id, hashed when too long for an lmdb key. A dead letter
+ * whose id did not fit failed its write every time, and its message ran for ever.
+ */
+export function deadLetterKey(id: string): string {
+  if (Buffer.byteLength(id) <= LONG_KEY_BYTES) return id;
+  return `\u0001sha256:${createHash("sha256").update(id).digest("base64url")}`;
+}
+
 export function isReadyKey(key: unknown): key is ReadyKey {
   return Array.isArray(key) && key.length === 3 && typeof key[0] === "string" && typeof key[1] === "number" && typeof key[2] === "string";
 }

@@ -44,7 +44,9 @@ export interface EmbeddedDbs {
  */
 export function openEnvironment(dir: string): EmbeddedDbs {
   mkdirSync(dir, { recursive: true });
-  const root = open({ path: dir, maxDbs: 12 });
+  // noSubdir: lmdb takes a path whose last part has a dot ("shop.orders", mktemp's "tmp.1d0t3jQeCo")
+  // for the data file itself unless told it is a directory.
+  const root = open({ path: dir, maxDbs: 12, noSubdir: false });
   try {
     return {
       root,

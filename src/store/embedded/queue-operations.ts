@@ -9,6 +9,7 @@ import type { EmbeddedDbs } from "./lmdb-env";
 import { embeddedQueueStats } from "./queue-stats";
 import type { QueueTracker } from "./queue-tracker";
 import { messageRecord } from "./records";
+import { heldBytes, heldForm } from "./held-message";
 import type { StoreWriter } from "./store-writer";
 
 /** Where the store is at work: the B-tree environment and, for a consumer, the journal. */
@@ -30,8 +31,9 @@ export interface QueueHost {
   refuseIfDataFileLost(): void;
 }
 
-/** Messages kept in memory between their commit and their claim (beyond it, claims read disk). */
+/** Messages, and their bytes in memory, kept between their commit and their claim (beyond either, claims read disk). */
 const HANDOFF_LIMIT = 10_000;
+const HANDOFF_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * The embedded store's queue operations, on an open store: enqueue, claim, release, replay,
@@ -46,8 +48,9 @@ export class QueueOperations implements ClaimBook {
    * takes them from here instead of reading and decoding them back from disk. Bounded; after a
    * restart (or past the bound) claims read the disk as usual.
    */
-  private readonly handoff = new Map<string, Map<number, QueuedMessage>>();
+  private readonly handoff = new Map<string, Map<number, { readonly message: QueuedMessage; readonly bytes: number }>>();
   private handoffSize = 0;
+  private handoffBytes = 0;
 
   constructor(private readonly host: QueueHost) {
     this.tracker = host.tracker;
@@ -120,7 +123,7 @@ export class QueueOperations implements ClaimBook {
         }
         // The hand-off holds this process's messages: another process's key may share a seq.
         const mine = key[2] === tag;
-        const value = (mine ? waiting?.get(seq) : undefined) ?? dbs.ready.get(key);
+        const value = (mine ? waiting?.get(seq)?.message : undefined) ?? dbs.ready.get(key);
         if (value === undefined) continue; // removed since the scan began
         const held = this.tracker.claimedAt(queue, value.id);
         if (held) {
@@ -132,7 +135,7 @@ export class QueueOperations implements ClaimBook {
         }
         this.tracker.claim(queue, value.id, value.orderingKey === undefined ? { in: "ready", key } : { in: "ready", key, orderingKey: value.orderingKey });
         if (contiguous) this.tracker.advance(queue, seq + 1);
-        if (mine && waiting?.delete(seq)) this.handoffSize--;
+        if (mine) this.handedOff(waiting, seq);
         out.push(value);
       }
       // Every waiting message of the B-tree is claimed now: the next claims need not look.
@@ -212,18 +215,35 @@ export class QueueOperations implements ClaimBook {
   clearHandoff(): void {
     this.handoff.clear();
     this.handoffSize = 0;
+    this.handoffBytes = 0;
   }
 
   /** A committed message at `seq` is now visible: claims must look there, listeners may claim it. */
   inserted(queue: string, seq: number, message: QueuedMessage): void {
-    if (this.handoffSize < HANDOFF_LIMIT) {
+    const room = HANDOFF_MAX_BYTES - this.handoffBytes;
+    const bytes = this.handoffSize < HANDOFF_LIMIT && room > 0 ? heldBytes(message, room) : Infinity;
+    if (bytes <= room) {
       let waiting = this.handoff.get(queue);
       if (!waiting) this.handoff.set(queue, (waiting = new Map()));
-      waiting.set(seq, message);
+      waiting.set(seq, { message: heldForm(message), bytes });
       this.handoffSize++;
+      this.handoffBytes += bytes;
     }
     this.tracker.rewind(queue, seq);
     this.notify(queue);
+  }
+
+  /** Messages and bytes the hand-off holds (for tests and the docs' memory figures). */
+  get handoffHeld(): { readonly messages: number; readonly bytes: number } {
+    return { messages: this.handoffSize, bytes: this.handoffBytes };
+  }
+
+  private handedOff(waiting: Map<number, { readonly bytes: number }> | undefined, seq: number): void {
+    const entry = waiting?.get(seq);
+    if (entry === undefined) return;
+    waiting!.delete(seq);
+    this.handoffSize--;
+    this.handoffBytes -= entry.bytes;
   }
 
   /** A write about a claimed message failed: hand the message out again later rather than lose it. */

@@ -2,7 +2,7 @@ import type { DeadLetter, EmitRecord, QueuedMessage } from "../store";
 import { StoreRefusedError } from "../store-errors";
 import { completeFromJournal, leftJournal } from "./journal-handoff";
 import { advanceKey, placeKeyed, type Promoted } from "./key-lines";
-import type { DelayedKey, Location, ReadyKey } from "./keys";
+import { deadLetterKey, type DelayedKey, type Location, type ReadyKey } from "./keys";
 import type { EmbeddedDbs } from "./lmdb-env";
 import type { Opened, QueueOperations } from "./queue-operations";
 import { deadLetterRecord, messageRecord } from "./records";
@@ -113,7 +113,7 @@ export class SettleOperations {
       await writer.run<unknown>(() => {
         const write = () => {
           void removeAt(dbs, from);
-          void dbs.dead.put(id, deadLetterRecord(letter));
+          void dbs.dead.put(deadLetterKey(id), deadLetterRecord(letter));
           // A dead letter leaves the queue: the next message of its key goes ahead.
           if (keyed !== undefined) promoted = advanceKey(dbs, queue, keyed);
         };

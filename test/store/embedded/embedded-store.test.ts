@@ -1,10 +1,11 @@
 import { expect } from "chai";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EmbeddedStore, type EmbeddedStoreOptions } from "../../../src/store/embedded/embedded-store";
+import { StoreOpenError } from "../../../src/store/embedded/store-open-error";
 import type { QueuedMessage } from "../../../src/store/store";
-import { StoreRefusedError, storeFailureDetail } from "../../../src/store/store-errors";
+import { StoreRefusedError } from "../../../src/store/store-errors";
 import { message, rejection, storeConformance } from "../store-conformance";
 import { runChild, StoreFixture } from "./store-fixture";
 
@@ -190,34 +191,44 @@ describe("EmbeddedStore", function () {
     expect(ids(await store.claim("out", 10))).to.deep.equal(["emitted"]);
   });
 
-  it("stays up refusing with store_unavailable when its directory cannot be created, and recovers once it can", async () => {
+  it("open() rejects with one line naming a directory that cannot be created, holds nothing open, and opens once it can", async () => {
     const base = tempDir();
     const blocker = join(base, "blocker");
     writeFileSync(blocker, "a regular file where a directory should be");
-    const store = await openStore({ dir: join(blocker, "data"), probeIntervalMs: 50 });
-
+    const store = new EmbeddedStore({ dir: join(blocker, "data"), probeIntervalMs: 50 });
+    const error = await rejection(store.open());
+    expect(error).to.be.instanceOf(StoreOpenError);
+    expect((error as StoreOpenError).code).to.equal("store_cannot_open");
+    expect((error as Error).message).to.match(new RegExp(`^cannot open the embedded store in ${join(blocker, "data")}: .*(ENOTDIR|not a directory)`));
+    expect((error as Error).message).not.to.contain("\n");
     const refusal = store.admit("q");
     expect(refusal).to.include({ code: "store_unavailable" });
     expect(refusal?.message).not.to.match(/ENOTDIR|blocker/); // senders see no paths
-    expect(store.failure?.message).to.match(/ENOTDIR|not a directory/);
-    const error = await rejection(store.enqueue("q", message("m1")));
-    expect(error).to.be.instanceOf(StoreRefusedError);
-    expect((error as StoreRefusedError).refusal.code).to.equal("store_unavailable");
-    expect(storeFailureDetail(error)).to.match(/ENOTDIR|not a directory/); // operators do, in logs
-    expect(await rejection(store.enqueue("q", message("m1"), { internal: true }))).to.be.instanceOf(StoreRefusedError);
+    expect(await rejection(store.enqueue("q", message("m1")))).to.be.instanceOf(StoreRefusedError);
     expect(await rejection(store.claim("q", 1))).to.be.instanceOf(StoreRefusedError);
-    expect(await rejection(store.state("ns").get("k"))).to.be.instanceOf(StoreRefusedError);
     expect(await rejection(store.deadLetters.list())).to.be.instanceOf(StoreRefusedError);
 
-    let woken = 0;
-    store.watch("q", () => woken++);
     rmSync(blocker);
     mkdirSync(blocker);
-    await until(() => store.admit("q") === undefined);
-    expect(store.failure).to.equal(undefined);
-    await store.enqueue("q", message("m1"));
-    expect(ids(await store.claim("q", 10))).to.deep.equal(["m1"]);
-    expect(woken).to.be.greaterThan(0);
+    await store.open();
+    try {
+      expect(store.failure).to.equal(undefined);
+      await store.enqueue("q", message("m1"));
+      expect(ids(await store.claim("q", 10))).to.deep.equal(["m1"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("opens a directory whose last part has a dot (an app named shop.orders, mktemp's tmp.XXXXXXXXXX)", async () => {
+    for (const name of ["shop.orders", "tmp.1d0t3jQeCo", "data.mdb"]) {
+      const dir = join(tempDir(), name);
+      const store = await openStore({ dir });
+      expect(store.failure, name).to.equal(undefined);
+      await store.enqueue("q", message(`m-${name}`));
+      expect(ids(await store.claim("q", 10)), name).to.deep.equal([`m-${name}`]);
+      expect(existsSync(join(dir, "data.mdb")), `${name}/data.mdb`).to.equal(true);
+    }
   });
 
   it("refuses before it is opened and after it is closed", async () => {

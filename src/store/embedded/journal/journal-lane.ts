@@ -1,6 +1,7 @@
 import { Packr } from "msgpackr";
 import type { QueuedMessage } from "../../store";
 import { messageMeta } from "../records";
+import { heldBytes, heldForm } from "../held-message";
 import { PAYLOAD_ENCODING } from "../../payload-codec";
 import { doneOp, enqueueOp } from "./journal-format";
 import type { JournalLog } from "./journal-log";
@@ -9,7 +10,7 @@ import type { JournalLog } from "./journal-log";
 export interface JournalLaneLimits {
   /** Messages (default 10,000). */
   readonly maxMessages: number;
-  /** Bytes of messages as written (default 64 MiB). */
+  /** Bytes of messages in memory, their raw bytes and what else they hold (default 64 MiB). */
   readonly maxBytes: number;
 }
 
@@ -22,7 +23,10 @@ export interface LaneEntry {
   readonly seq: number;
   readonly queue: string;
   readonly message: QueuedMessage;
+  /** Bytes as written (what its copy forward writes again). */
   readonly bytes: number;
+  /** Bytes it costs in memory (held-message.ts), which the lane's maxBytes bounds. */
+  readonly memory: number;
   /** Where its latest copy is (an entry left behind in an old segment is copied forward). */
   segment: number;
 }
@@ -60,6 +64,7 @@ export class JournalLane {
   /** Messages and bytes held, counting those still on their way to disk. */
   private count = 0;
   private held = 0;
+  private memory = 0;
 
   constructor(
     private readonly log: JournalLog,
@@ -72,13 +77,18 @@ export class JournalLane {
     log.onRotated = (index) => void this.compact(index - 1);
   }
 
-  /** Bytes of messages the lane holds (they are on disk as well, until done). */
+  /** Bytes of messages the lane holds, as written (they are on disk as well, until done). */
   get bytes(): number {
     return this.held;
   }
 
+  /** Bytes the lane's messages cost in memory (bounded by maxBytes). */
+  get memoryBytes(): number {
+    return this.memory;
+  }
+
   hasRoom(message: QueuedMessage): boolean {
-    return this.count < this.limits.maxMessages && this.held + (message.raw?.length ?? 0) <= this.limits.maxBytes;
+    return this.count < this.limits.maxMessages && this.memory + heldBytes(message, this.limits.maxBytes) <= this.limits.maxBytes;
   }
 
   /** Writes a message to the journal; resolves once it is on disk and claimable. */
@@ -171,22 +181,26 @@ export class JournalLane {
     this.claimed.clear();
     this.count = 0;
     this.held = 0;
+    this.memory = 0;
   }
 
   /** Appends `before` and an enqueue of `message` in one frame; the message is claimable once it is on disk. */
   private async write(before: Buffer[], queue: string, seq: number, message: QueuedMessage): Promise<void> {
     const meta = encodeMeta(message);
     const entryId = this.nextEntryId++;
+    // What memory holds: the kept form (a large body as raw bytes only), counted as hasRoom counts it.
+    const kept = heldForm(message);
     const bytes = meta.length + (message.raw?.length ?? 0);
-    this.hold(1, bytes);
+    const memory = heldBytes(message, Infinity);
+    this.hold(1, bytes, memory);
     let segment: number;
     try {
       segment = await this.log.append([...before, ...enqueueOp(entryId, seq, queue, meta, message.raw)], 1);
     } catch (error) {
-      this.hold(-1, -bytes);
+      this.hold(-1, -bytes, -memory);
       throw error;
     }
-    this.waitingOf(queue).set(entryId, { entryId, seq, queue, message, bytes, segment });
+    this.waitingOf(queue).set(entryId, { entryId, seq, queue, message: kept, bytes, memory, segment });
   }
 
   /**
@@ -233,13 +247,14 @@ export class JournalLane {
 
   private finish(entry: LaneEntry): void {
     this.claimed.delete(entry.entryId);
-    this.hold(-1, -entry.bytes);
+    this.hold(-1, -entry.bytes, -entry.memory);
     this.log.release(entry.segment);
   }
 
-  private hold(messages: 1 | -1, bytes: number): void {
+  private hold(messages: 1 | -1, bytes: number, memory: number): void {
     this.count += messages;
     this.held += bytes;
+    this.memory += memory;
   }
 
   private waitingOf(queue: string): Map<number, LaneEntry> {

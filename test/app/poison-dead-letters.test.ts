@@ -1,0 +1,103 @@
+import { expect } from "chai";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CoreApp, silentLogger, WebhookSource, type CoreAppOptions } from "../../src/index";
+import { send } from "../helpers/http-client";
+import { sleep } from "../helpers/app";
+import { until } from "../helpers/wait";
+import { PostgresFixture } from "../store/postgres/postgres-fixture";
+
+type Engine = "memory" | "embedded" | "postgres";
+
+/** JSON arrays nested `depth` levels. */
+function nested(depth: number): unknown {
+  let value: unknown = [];
+  for (let i = 1; i < depth; i++) value = [value];
+  return value;
+}
+
+/**
+ * A value nested deeper than MessagePack can encode must still end as a dead letter after its
+ * attempts: before, the dead-letter write threw every time and the event ran for ever.
+ */
+describe("events the store cannot write whole still end as dead letters after their attempts", function () {
+  this.timeout(30_000);
+  let dir: string;
+  const postgres = new PostgresFixture();
+  const apps: CoreApp[] = [];
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "poison-"))));
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.stop({ timeoutMs: 2_000 });
+    await postgres.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function makeApp(engine: Engine): CoreApp {
+    const store: CoreAppOptions = engine === "memory" ? { store: "memory" } : engine === "embedded" ? { store: "embedded", dataDir: join(dir, "data") } : { store: postgres.store() };
+    const app = new CoreApp("poison", { ...store, logger: silentLogger });
+    apps.push(app);
+    return app;
+  }
+
+  for (const engine of ["embedded", "postgres"] as const) {
+    it(`${engine}: a 20,000-level body let in by a raised maxBodyDepth runs its attempts, then is a dead letter with its raw bytes`, async () => {
+      const app = makeApp(engine);
+      const source = new WebhookSource({ path: "/hook", host: "127.0.0.1", port: 0, maxBodyDepth: 100_000 });
+      let runs = 0;
+      app.task({ source, name: "fails", retry: { attempts: 2, initialDelayMs: 10 } }, async () => {
+        runs++;
+        throw new Error("cannot handle this");
+      });
+      await app.start();
+      const body = "[".repeat(20_000) + "]".repeat(20_000);
+      expect((await send(source.url, { body, headers: { "content-type": "application/json" } })).status).to.equal(202);
+      await until(async () => (await app.store.deadLetters.list()).length === 1, 10_000);
+      const [letter] = await app.store.deadLetters.list();
+      expect(letter.attempts).to.equal(2);
+      expect(letter.error).to.equal("cannot handle this");
+      expect(letter.message.raw?.toString()).to.equal(body);
+      await sleep(300);
+      expect(runs).to.equal(2);
+      expect(await app.store.depth("webhook:fails")).to.equal(0);
+    });
+  }
+
+  for (const engine of ["memory", "embedded"] as const) {
+    it(`${engine}: a message whose id is too long for an lmdb key runs its attempts, then is a dead letter that can be read and replayed`, async () => {
+      const app = makeApp(engine);
+      let runs = 0;
+      app.task({ source: "in", name: "fails", retry: { attempts: 2, initialDelayMs: 10 } }, async () => {
+        runs++;
+        throw new Error("no");
+      });
+      await app.start();
+      const id = `long-${"x".repeat(3_000)}`;
+      await app.store.enqueue("in", { id, payload: { n: 1 }, attempts: 0, enqueuedAt: Date.now() });
+      await until(async () => (await app.store.deadLetters.list()).length === 1, 10_000);
+      await sleep(300);
+      expect(runs).to.equal(2);
+      expect((await app.store.deadLetters.get(id))?.message.id).to.equal(id);
+      expect(await app.store.deadLetters.replay(id)).to.equal(true);
+      await until(() => runs === 3);
+      await until(async () => (await app.store.deadLetters.get(id)) !== undefined);
+      expect(await app.store.deadLetters.purge({ id })).to.equal(1);
+      expect(await app.store.deadLetters.list()).to.deep.equal([]);
+    });
+  }
+
+  for (const engine of ["memory", "embedded", "postgres"] as const) {
+    it(`${engine}: a task emitting a value nested 20,000 levels fails with a clear error and ends as a dead letter`, async () => {
+      const app = makeApp(engine);
+      app.task({ source: "in", emit: "out", name: "deep", retry: { attempts: 1 } }, async () => nested(20_000));
+      app.task({ source: "out", name: "next" }, async () => undefined);
+      await app.start();
+      await app.store.enqueue("in", { id: "e1", payload: { small: true }, attempts: 0, enqueuedAt: Date.now() });
+      await until(async () => (await app.store.deadLetters.list()).length === 1, 10_000);
+      const [letter] = await app.store.deadLetters.list();
+      expect(letter.error).to.match(/^the task's result cannot be stored: result\[0\]\[0\].*: a value nested deeper than 512 levels cannot be stored$/);
+      expect(letter.message.payload).to.deep.equal({ small: true });
+      expect(await app.store.depth("out")).to.equal(0);
+    });
+  }
+});

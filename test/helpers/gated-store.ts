@@ -1,0 +1,75 @@
+import type { DeadLetter, DeadLetterStore, EmitRecord, QueuedMessage, StateStore, Store, StoreRefusal } from "../../src/index";
+import type { QueueStats } from "../../src/store/store";
+
+/**
+ * A real store whose enqueues wait at a gate the test opens: the write is held open, so a test
+ * can see what the app does (and does not answer) before its event is stored. Everything else
+ * goes straight to the store underneath.
+ */
+export class GatedStore implements Store {
+  /** Enqueue calls that reached the gate. */
+  entered = 0;
+  private opened!: () => void;
+  private readonly gate = new Promise<void>((resolve) => (this.opened = resolve));
+
+  constructor(private readonly inner: Store) {}
+
+  /** Lets every held and later enqueue through. */
+  openGate(): void {
+    this.opened();
+  }
+
+  get engine(): string {
+    return this.inner.engine;
+  }
+  get durable(): boolean {
+    return this.inner.durable;
+  }
+  get failure(): Error | undefined {
+    return this.inner.failure;
+  }
+  get deadLetters(): DeadLetterStore {
+    return this.inner.deadLetters;
+  }
+  open(): Promise<void> {
+    return this.inner.open();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+  admit(queue: string): StoreRefusal | undefined {
+    return this.inner.admit(queue);
+  }
+  async enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
+    this.entered++;
+    await this.gate;
+    return this.inner.enqueue(queue, message, options);
+  }
+  claim(queue: string, limit: number): Promise<QueuedMessage[]> {
+    return this.inner.claim(queue, limit);
+  }
+  complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+    return this.inner.complete(queue, id, emit);
+  }
+  retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
+    return this.inner.retryLater(queue, message, visibleAt);
+  }
+  release(queue: string, ids: readonly string[]): Promise<void> {
+    return this.inner.release(queue, ids);
+  }
+  deadLetter(letter: DeadLetter): Promise<void> {
+    return this.inner.deadLetter(letter);
+  }
+  state(namespace: string): StateStore {
+    return this.inner.state(namespace);
+  }
+  depth(queue: string): Promise<number> {
+    return this.inner.depth(queue);
+  }
+  stats(queue: string): Promise<QueueStats> {
+    return this.inner.stats(queue);
+  }
+  watch(queue: string, listener: () => void): () => void {
+    return this.inner.watch(queue, listener);
+  }
+}
