@@ -69,6 +69,9 @@ export class GatedStore implements Store {
   stats(queue: string): Promise<QueueStats> {
     return this.inner.stats(queue);
   }
+  queueNames(): Promise<string[]> {
+    return this.inner.queueNames();
+  }
   watch(queue: string, listener: () => void): () => void {
     return this.inner.watch(queue, listener);
   }
