@@ -97,6 +97,20 @@ describe("CLI: --store <postgres-url | data-dir>, no app imported", () => {
     }
   });
 
+  it("never prints a password holding an unencoded # ? or / (the URL still parses, the authority ending early)", async () => {
+    // "123" or "5432" before the # or ? reads as a port: the URL is valid, its authority has no "@".
+    for (const url of [
+      "postgres://postgres:123#pw-do-not-print@127.0.0.1:5432/test",
+      "postgres://postgres:5432?pw-do-not-print@127.0.0.1/test",
+      "postgresql://postgres:99/pw-do-not-print@127.0.0.1/test?schema=x",
+    ]) {
+      const result = await runCli(["status", "--store", url]);
+      expect(result.code, url).to.equal(1);
+      expect(result.stderr, url).to.match(/^error: /).and.not.contain("pw-do-not-print");
+      expect(result.stdout + result.stderr, url).to.not.contain("pw-do-not-print");
+    }
+  });
+
   it("refuses a directory holding no store, a URL of another scheme, and --module with --store or a YAML file", async () => {
     const empty = join(dir, "empty");
     mkdirSync(empty);
