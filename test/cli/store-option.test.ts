@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
+import { EmbeddedStore } from "../../src/store/embedded/embedded-store";
 import { CONSUMER_UNKNOWN } from "../../src/cli/status-command";
 import type { StatusReport } from "../../src/cli/status-report";
 import { PostgresFixture, TEST_POSTGRES_URL } from "../store/postgres/postgres-fixture";
@@ -68,6 +69,29 @@ describe("CLI: --store <postgres-url | data-dir>, no app imported", () => {
     expect(purge.stdout.trim()).to.equal("purged 1 dead letter");
     const after = JSON.parse((await runCli(["status", "--json", "--store", data], NO_SECRET)).stdout) as StatusReport;
     expect(after.queues.map((q) => [q.queue, q.depth, q.deadLetters])).to.deep.equal([["webhook:audit", 1, 0]]);
+  });
+
+  it("redacts secret headers nested in a payload as deep as the logs do (an emitted { event })", async () => {
+    const data = join(dir, "nested");
+    const store = new EmbeddedStore({ dir: data });
+    await store.open();
+    const payload = {
+      event: { headers: { Authorization: "Bearer nested-token", "X-Hub-Signature-256": "sha256=nested-signature", "x-github-event": "push" } },
+      copies: [{ headers: { cookie: "session=nested-cookie" } }],
+      at: new Date(Date.UTC(2026, 0, 2)),
+    };
+    await store.deadLetter({ queue: "parcels", task: "pack", message: { id: "nested-1", payload, attempts: 1, enqueuedAt: Date.now() }, error: "no boxes", attempts: 1, diedAt: Date.now() });
+    await store.close();
+    const shown = await runCli(["dead-letters", "show", "nested-1", "--json", "--store", data]);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect((JSON.parse(shown.stdout) as { payload: unknown }).payload).to.deep.equal({
+      event: { headers: { Authorization: "[redacted]", "X-Hub-Signature-256": "[redacted]", "x-github-event": "push" } },
+      copies: [{ headers: { cookie: "[redacted]" } }],
+      at: "2026-01-02T00:00:00.000Z",
+    });
+    const table = await runCli(["dead-letters", "show", "nested-1", "--store", data]);
+    const list = await runCli(["dead-letters", "list", "--json", "--store", data]);
+    for (const output of [shown.stdout, table.stdout, list.stdout]) expect(output).to.not.match(/nested-token|nested-signature|nested-cookie/);
   });
 
   it("reads a PostgreSQL store by URL, ?schema= honoured, and never prints the URL's password", async () => {
