@@ -42,7 +42,8 @@ export interface GuardVerdict {
 export function decide(samples: readonly GuardSample[], pairs: readonly GuardPair[], threshold: number, against: string): GuardVerdict {
   if (!(threshold >= 0 && threshold < 1)) throw new RangeError(`threshold must be in [0, 1), got ${threshold}`);
   const verdicts = pairs.map((pair) => judge(samples, pair, threshold));
-  const failed = verdicts.some((v) => v.regressed || v.missing);
+  // Nothing to compare is no pass.
+  const failed = verdicts.length === 0 || verdicts.some((v) => v.regressed || v.missing);
   const lines = verdicts.map((v) => describe(v, against, threshold));
   // Rounds spread wider than the margin itself: the verdict may be the machine's, not the build's.
   if (verdicts.some((v) => (v.regressed || v.missing) && v.max - v.min > 2 * threshold)) {
@@ -50,7 +51,9 @@ export function decide(samples: readonly GuardSample[], pairs: readonly GuardPai
   }
   const bad = verdicts.filter((v) => v.regressed || v.missing).map((v) => v.mode);
   lines.unshift(
-    failed
+    verdicts.length === 0
+      ? `GUARD FAILED: no mode was compared against ${against}`
+      : failed
       ? `GUARD FAILED: ${bad.join(", ")} lost more than ${pctText(threshold)} against ${against} (or could not be compared)`
       : `guard passed: no mode lost more than ${pctText(threshold)} against ${against}`,
   );

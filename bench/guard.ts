@@ -27,7 +27,8 @@ const MODES: Record<string, ServerKind> = {
 };
 
 function threshold(): number {
-  const text = process.env.BENCH_GUARD_THRESHOLD ?? "0.05";
+  // Empty is unset, as for BENCH_AGAINST: Number("") would be a threshold of 0.
+  const text = process.env.BENCH_GUARD_THRESHOLD?.trim() || "0.05";
   const value = Number(text);
   if (!(value >= 0 && value < 1)) throw new Error(`BENCH_GUARD_THRESHOLD must be a fraction in [0, 1), e.g. 0.05 for 5%; got "${text}"`);
   return value;
@@ -36,7 +37,8 @@ function threshold(): number {
 async function main(): Promise<number> {
   const settings = readSettings();
   const limit = threshold();
-  const modes = (process.env.BENCH_GUARD_MODES ?? "received,persisted").split(",").map((s) => s.trim()).filter(Boolean);
+  const modes = (process.env.BENCH_GUARD_MODES || "received,persisted").split(",").map((s) => s.trim()).filter(Boolean);
+  if (modes.length === 0) throw new Error(`BENCH_GUARD_MODES names no mode; one or more of ${Object.keys(MODES).join(", ")}, separated by commas`);
   for (const mode of modes) if (MODES[mode] === undefined) throw new Error(`unknown mode "${mode}" in BENCH_GUARD_MODES; one of ${Object.keys(MODES).join(", ")}`);
   const rev = resolveRev(process.env.BENCH_AGAINST);
   const against = rev.hash.slice(0, 7);

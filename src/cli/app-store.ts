@@ -8,6 +8,8 @@ import { createStore, DATA_DIR_ENV, defaultDataDir, describeStore, storeFromEnv,
 import { storeFailureDetail } from "../store/store-errors";
 import type { Store } from "../store/store";
 import type { LoadedConfig } from "../config/load-config";
+import { isPostgresUrl } from "../store/postgres/postgres-options";
+import { schemaHoldsStore } from "./store-target";
 
 /** A task's name and queues, enough to report on them (`status`). */
 export interface TaskQueues {
@@ -73,6 +75,18 @@ export async function openAppStore(target: AppStoreTarget): Promise<Store> {
           ? `no embedded store at ${dir} (no data.mdb there): give the data directory of an app that ran`
           : `${target.label} has no store at ${dir}: it has not run with this data directory (set app.dataDir, or ${DATA_DIR_ENV}, or run the command where the app runs)`,
       );
+    }
+  }
+  if (target.appName !== undefined && isPostgresUrl(target.store)) {
+    // As for a data directory: a read must not create the schema of an app that never ran there (a typo in ?schema=, the wrong database).
+    let held: { found: boolean; schema: string };
+    try {
+      held = await schemaHoldsStore(target.store);
+    } catch (error) {
+      throw new Error(`${target.label}: cannot open its postgres store: ${storeFailureDetail(error)}`);
+    }
+    if (!held.found) {
+      throw new Error(`${target.label} has no store in schema "${held.schema}" at ${describeStore(target.store)}: it has not run with this store (check app.store and its ?schema=)`);
     }
   }
   // Not a consumer: it may open the store while the app runs.

@@ -11,11 +11,29 @@ const SECRET = new Set(SECRET_HEADERS);
  * nothing the CLI does needs them; the stored letter keeps them for a replay.
  */
 export function redactSecretHeaders(payload: unknown): unknown {
-  if (!isRecord(payload) || !isRecord(payload.headers)) return payload;
-  const headers = Object.fromEntries(Object.entries(payload.headers).map(([name, value]) => [name, SECRET.has(name.toLowerCase()) ? REDACTED : value]));
-  return { ...payload, headers };
+  return redactAt(payload, 2);
 }
 
+/**
+ * The `headers` of `value` and, as the logger's REDACT_PATHS reach (`*.headers`,
+ * `*.*.headers`), of what it holds `levels` deep: a task that emits `{ event, ... }` hands the
+ * event's headers on one level down.
+ */
+function redactAt(value: unknown, levels: number): unknown {
+  if (Array.isArray(value)) return levels > 0 ? value.map((item) => redactAt(item, levels - 1)) : value;
+  if (!isRecord(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === "headers" && isRecord(inner)) {
+      out[key] = Object.fromEntries(Object.entries(inner).map(([name, v]) => [name, SECRET.has(name.toLowerCase()) ? REDACTED : v]));
+    } else out[key] = levels > 0 ? redactAt(inner, levels - 1) : inner;
+  }
+  return out;
+}
+
+/** A plain object: a Date, a Buffer or a Map is kept as it is. */
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+  if (typeof value !== "object" || value === null) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
 }

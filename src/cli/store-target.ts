@@ -28,19 +28,26 @@ export async function storeTargetOfStore(value: string): Promise<AppStoreTarget>
 
 /** Opening the store would create a schema a typo named: look for its tables first. */
 async function requireSchema(url: PostgresUrl): Promise<void> {
+  let held: { found: boolean; schema: string };
+  try {
+    held = await schemaHoldsStore(url);
+  } catch (error) {
+    throw new Error(`store ${describeStore(url)}: cannot connect: ${storeFailureDetail(error)}`);
+  }
+  if (!held.found) throw new Error(`no webhook-tasks store in schema "${held.schema}" at ${describeStore(url)}: give the URL (and ?schema=) an app used`);
+}
+
+/** Whether the URL's schema holds the store's tables (opening it would create them); throws what connecting threw. */
+export async function schemaHoldsStore(url: PostgresUrl): Promise<{ found: boolean; schema: string }> {
   const { connectionString, schema = DEFAULT_POSTGRES_SCHEMA } = postgresOptionsFromUrl(url);
   const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5_000 });
   // An idle client that loses its connection emits "error": the query below reports it instead.
   client.on("error", () => undefined);
-  let found: boolean;
   try {
     await client.connect();
     const { rows } = await client.query("SELECT to_regclass($1) IS NOT NULL AS found", [`"${schema}".migrations`]);
-    found = rows[0]?.found === true;
-  } catch (error) {
-    throw new Error(`store ${describeStore(url)}: cannot connect: ${storeFailureDetail(error)}`);
+    return { found: rows[0]?.found === true, schema };
   } finally {
     await client.end().catch(() => undefined);
   }
-  if (!found) throw new Error(`no webhook-tasks store in schema "${schema}" at ${describeStore(url)}: give the URL (and ?schema=) an app used`);
 }

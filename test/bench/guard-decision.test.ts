@@ -1,3 +1,8 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "chai";
 import { decide, type GuardPair, type GuardSample } from "../../bench/guard-decision";
 
@@ -60,6 +65,30 @@ describe("bench guard decision", () => {
     expect(verdict.lines.join("\n")).to.contain("NOT COMPARED");
   });
 
+  it("fails when there was no pair to compare at all", () => {
+    const verdict = decide([], [], 0.05, "HEAD~1");
+    expect(verdict.failed).to.equal(true);
+    expect(verdict.lines[0]).to.equal("GUARD FAILED: no mode was compared against HEAD~1");
+  });
+
+  it("guard.js: an empty or blank BENCH_GUARD_THRESHOLD is the default 5%, not 0; BENCH_GUARD_MODES naming no mode is refused before any build", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "webhook-tasks-guard-"));
+    try {
+      // A file where the build cache would go: the guard stops there, before cloning anything.
+      writeFileSync(join(dir, "not-a-dir"), "");
+      const base = { BENCH_AGAINST: "HEAD", BENCH_DATA_DIR: dir, BENCH_GUARD_CACHE: join(dir, "not-a-dir", "builds"), BENCH_GUARD_MODES: "received" };
+      const empty = await guard({ ...base, BENCH_GUARD_THRESHOLD: " " });
+      expect(empty.code).to.equal(2);
+      expect(empty.stdout).to.match(/threshold 5\.0%/);
+      const none = await guard({ ...base, BENCH_GUARD_MODES: " , " });
+      expect(none.code).to.equal(2);
+      expect(none.stderr.trim()).to.match(/^GUARD FAILED: BENCH_GUARD_MODES names no mode/);
+      expect(none.stdout).to.not.contain("earlier build");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("counts a current build that answered nothing as a loss", () => {
     const verdict = decide(samples([[0, 10000], [0, 10000]]), PAIRS, 0.05, "HEAD~1");
     expect(verdict.failed).to.equal(true);
@@ -85,3 +114,14 @@ describe("bench guard decision", () => {
     expect(() => decide([], PAIRS, -0.1, "HEAD~1")).to.throw(RangeError);
   });
 });
+
+/** Runs the compiled guard with `env` on top of this process's. */
+async function guard(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(__dirname, "..", "..", "bench", "guard.js")], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  const [code] = (await once(child, "close")) as [number | null];
+  return { code, stdout, stderr };
+}

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
+import { EmbeddedStore } from "../../src/store/embedded/embedded-store";
 import { CONSUMER_UNKNOWN } from "../../src/cli/status-command";
 import type { StatusReport } from "../../src/cli/status-report";
 import { PostgresFixture, TEST_POSTGRES_URL } from "../store/postgres/postgres-fixture";
@@ -70,6 +71,29 @@ describe("CLI: --store <postgres-url | data-dir>, no app imported", () => {
     expect(after.queues.map((q) => [q.queue, q.depth, q.deadLetters])).to.deep.equal([["webhook:audit", 1, 0]]);
   });
 
+  it("redacts secret headers nested in a payload as deep as the logs do (an emitted { event })", async () => {
+    const data = join(dir, "nested");
+    const store = new EmbeddedStore({ dir: data });
+    await store.open();
+    const payload = {
+      event: { headers: { Authorization: "Bearer nested-token", "X-Hub-Signature-256": "sha256=nested-signature", "x-github-event": "push" } },
+      copies: [{ headers: { cookie: "session=nested-cookie" } }],
+      at: new Date(Date.UTC(2026, 0, 2)),
+    };
+    await store.deadLetter({ queue: "parcels", task: "pack", message: { id: "nested-1", payload, attempts: 1, enqueuedAt: Date.now() }, error: "no boxes", attempts: 1, diedAt: Date.now() });
+    await store.close();
+    const shown = await runCli(["dead-letters", "show", "nested-1", "--json", "--store", data]);
+    expect(shown.code, shown.stderr).to.equal(0);
+    expect((JSON.parse(shown.stdout) as { payload: unknown }).payload).to.deep.equal({
+      event: { headers: { Authorization: "[redacted]", "X-Hub-Signature-256": "[redacted]", "x-github-event": "push" } },
+      copies: [{ headers: { cookie: "[redacted]" } }],
+      at: "2026-01-02T00:00:00.000Z",
+    });
+    const table = await runCli(["dead-letters", "show", "nested-1", "--store", data]);
+    const list = await runCli(["dead-letters", "list", "--json", "--store", data]);
+    for (const output of [shown.stdout, table.stdout, list.stdout]) expect(output).to.not.match(/nested-token|nested-signature|nested-cookie/);
+  });
+
   it("reads a PostgreSQL store by URL, ?schema= honoured, and never prints the URL's password", async () => {
     const postgres = new PostgresFixture();
     try {
@@ -94,6 +118,20 @@ describe("CLI: --store <postgres-url | data-dir>, no app imported", () => {
       for (const output of [json, table, list, refused]) expect(output.stdout + output.stderr).to.not.contain("pw-do-not-print");
     } finally {
       await postgres.cleanup();
+    }
+  });
+
+  it("never prints a password holding an unencoded # ? or / (the URL still parses, the authority ending early)", async () => {
+    // "123" or "5432" before the # or ? reads as a port: the URL is valid, its authority has no "@".
+    for (const url of [
+      "postgres://postgres:123#pw-do-not-print@127.0.0.1:5432/test",
+      "postgres://postgres:5432?pw-do-not-print@127.0.0.1/test",
+      "postgresql://postgres:99/pw-do-not-print@127.0.0.1/test?schema=x",
+    ]) {
+      const result = await runCli(["status", "--store", url]);
+      expect(result.code, url).to.equal(1);
+      expect(result.stderr, url).to.match(/^error: /).and.not.contain("pw-do-not-print");
+      expect(result.stdout + result.stderr, url).to.not.contain("pw-do-not-print");
     }
   });
 

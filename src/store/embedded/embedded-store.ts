@@ -24,7 +24,8 @@ import { WriteHealth } from "./write-health";
 import { DataDirGuard } from "./data-dir-guard";
 import { DataDirWatch, DIR_LOST } from "./data-dir-watch";
 import { DEFAULT_RESERVE_BYTES, DiskRoom } from "./disk-room";
-import { foldIntoBTree, openJournal, type OpenedJournal } from "./journal-handoff";
+import { foldIntoBTree, journalDir, openJournal, type OpenedJournal } from "./journal-handoff";
+import { peekJournal } from "./journal/peek-journal";
 import type { JournalLaneLimits } from "./journal/journal-lane";
 import { QueueOperations, type Opened } from "./queue-operations";
 import { SettleOperations } from "./settle-operations";
@@ -286,6 +287,7 @@ export class EmbeddedStore implements Store {
     let dbs: EmbeddedDbs | undefined;
     let journal: OpenedJournal | undefined;
     let guard: DataDirGuard | undefined;
+    let peeked: Opened["peeked"];
     try {
       dbs = openEnvironment(this.dir);
       this.tracker.reset();
@@ -293,6 +295,9 @@ export class EmbeddedStore implements Store {
       // Only the consumer touches the journal: what it still holds from before joins the B-tree.
       if (this.lock) await foldIntoBTree(this.dir, dbs, this.logger);
       recoverQueues(dbs, this.tracker);
+      // Another process's journal (running, or stopped before its next open folds it) is read, not touched.
+      peeked = this.lock ? undefined : peekJournal(journalDir(this.dir), dbs);
+      for (const [queue, held] of peeked ?? []) this.tracker.recovered(queue, held.maxSeq, held.count);
       if (this.lock && this.journalOptions !== false) {
         journal = openJournal(this.dir, this.journalOptions, {
           journalHealth: this.journalHealth,
@@ -315,7 +320,7 @@ export class EmbeddedStore implements Store {
       await dbs.root.close();
       return false;
     }
-    this.opened = { dbs, writer: new StoreWriter(dbs.root, this.health), tag: newWriterTag(), journal };
+    this.opened = { dbs, writer: new StoreWriter(dbs.root, this.health), tag: newWriterTag(), journal, peeked };
     this.health.succeeded();
     this.journalHealth.succeeded();
     this.dirWatch.start(guard);

@@ -7,6 +7,7 @@ import { placeKeyed } from "./key-lines";
 import { dueRange, laterRange, readyRange, type Location, type ReadyKey } from "./keys";
 import type { EmbeddedDbs } from "./lmdb-env";
 import { embeddedQueueStats } from "./queue-stats";
+import type { PeekedQueue } from "./journal/peek-journal";
 import type { QueueTracker } from "./queue-tracker";
 import { messageRecord } from "./records";
 import { heldBytes, heldForm } from "./held-message";
@@ -18,6 +19,8 @@ export interface Opened {
   readonly writer: StoreWriter;
   readonly tag: string;
   readonly journal: OpenedJournal | undefined;
+  /** Not the consumer: what the journal held at open, per queue (read, not taken). */
+  readonly peeked?: ReadonlyMap<string, PeekedQueue>;
 }
 
 /** What the queue operations need from their store; `use` throws (StoreRefusedError) while it is not open. */
@@ -179,8 +182,8 @@ export class QueueOperations implements ClaimBook {
   }
 
   async stats(queue: string): Promise<QueueStats> {
-    const { dbs, journal } = this.host.use();
-    return embeddedQueueStats(dbs, this.tracker, journal?.lane, queue);
+    const { dbs, journal, peeked } = this.host.use();
+    return embeddedQueueStats(dbs, this.tracker, journal?.lane, queue, peeked?.get(queue)?.oldestEnqueuedAt);
   }
 
   /** Queues the tracker counts messages in (the disk's at open, this process's since), and those with dead letters. */

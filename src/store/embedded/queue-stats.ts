@@ -12,10 +12,10 @@ const MAX_DELAYED_READ = 10_000;
  * dead letters by a pass over them (few by nature). A claimed message is still at its place
  * (claims are not written), so it counts toward the oldest.
  */
-export function embeddedQueueStats(dbs: EmbeddedDbs, tracker: QueueTracker, lane: JournalLane | undefined, queue: string): QueueStats {
+export function embeddedQueueStats(dbs: EmbeddedDbs, tracker: QueueTracker, lane: JournalLane | undefined, queue: string, peekedOldest?: number): QueueStats {
   const inFlight = tracker.claimedCount(queue);
   const waiting = Math.max(0, tracker.count(queue) - inFlight);
-  let oldest = lane?.oldestEnqueuedAt(queue) ?? Infinity;
+  let oldest = lane?.oldestEnqueuedAt(queue) ?? peekedOldest ?? Infinity;
   for (const { value } of dbs.ready.getRange({ start: [queue, 0], end: [queue, Infinity], limit: 1 })) oldest = Math.min(oldest, value.enqueuedAt);
   for (const { value } of dbs.delayed.getRange({ start: [queue], end: [queue, Infinity], limit: MAX_DELAYED_READ })) oldest = Math.min(oldest, value.enqueuedAt);
   let deadLetters = 0;

@@ -140,12 +140,23 @@ export function redactPostgresUrl(url: string): string {
   const parts = /^(postgres(?:ql)?:\/\/)([^/?#]*)([\s\S]*)$/.exec(url);
   if (parts === null) return url;
   const [, scheme, authority, rest] = parts;
+  // A "#", "?" or "/" left unencoded in a password ends the authority before its "@" (and a
+  // password of digits up to there reads as a port): hide all from the first ":" to the last "@".
+  const lastAt = rest.lastIndexOf("@");
+  if (!authority.includes("@") && lastAt >= 0) {
+    const user = (authority + rest.slice(0, lastAt)).split(":")[0];
+    if (user.length < authority.length + lastAt) return scheme + `${user}:***` + redactQueryPasswords(rest.slice(lastAt));
+  }
   // As the driver reads it: the user part ends at the last "@" (a password may hold "@").
   const at = authority.lastIndexOf("@");
   const colon = at < 0 ? -1 : authority.indexOf(":");
   const shown = colon >= 0 && colon < at ? `${authority.slice(0, colon)}:***${authority.slice(at)}` : authority;
   // The driver also takes a password from the query (?password=, ?sslpassword=).
-  return scheme + shown + rest.replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
+  return scheme + shown + redactQueryPasswords(rest);
+}
+
+function redactQueryPasswords(text: string): string {
+  return text.replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
 }
 
 export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedPostgresOptions {

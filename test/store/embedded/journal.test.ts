@@ -257,6 +257,39 @@ describe("EmbeddedStore journal", function () {
     expect(ids(await app.claim("q", 10))).to.deep.equal(["a"]);
   });
 
+  it("counts the journal's messages in a process that does not consume (the CLI's status), the consumer running or stopped, and leaves the journal alone", async () => {
+    const dir = join(tempDir(), "data");
+    const app = await openStore({ dir });
+    for (const id of ["a", "b", "c"]) await app.enqueue("q", message(id, { n: id }, { enqueuedAt: 1_700_000_000_000 + id.charCodeAt(0) }));
+    await app.claim("q", 1);
+    await app.complete("q", "a");
+    const script = `
+      const { EmbeddedStore } = require(process.env.ENGINE);
+      const cli = new EmbeddedStore({ dir: process.env.DIR, consumer: false });
+      cli.open().then(async () => {
+        const seen = { names: await cli.queueNames(), q: await cli.stats("q") };
+        await cli.close();
+        process.stdout.write(JSON.stringify(seen));
+      });`;
+    const engine = join(__dirname, "..", "..", "..", "src", "store", "embedded", "embedded-store.js");
+    const peek = async () => JSON.parse(await runChild(script, { ENGINE: engine, DIR: dir })) as { names: string[]; q: { waiting: number; oldestEnqueuedAt: number } };
+    const expected = { names: ["q"], q: { waiting: 2, inFlight: 0, oldestEnqueuedAt: 1_700_000_000_000 + "b".charCodeAt(0), deadLetters: 0 } };
+    const before = segmentsIn(dir).map((name) => readFileSync(join(dir, "journal", name)));
+    expect(await peek(), "consumer running").to.deep.equal(expected);
+    await closeStore(app);
+    const stopped = segmentsIn(dir).map((name) => readFileSync(join(dir, "journal", name)));
+    expect(stopped).to.have.length.above(0);
+    expect(await peek(), "consumer stopped, its journal not folded yet").to.deep.equal(expected);
+    expect(segmentsIn(dir).map((name) => readFileSync(join(dir, "journal", name)))).to.deep.equal(stopped);
+    expect(before).to.have.length(stopped.length);
+
+    // A fold cut short (segments still there, their messages in the B-tree too): counted once.
+    const saved = segmentsIn(dir).map((name) => [name, readFileSync(join(dir, "journal", name))] as const);
+    await closeStore(await openStore({ dir }));
+    for (const [name, bytes] of saved) writeFileSync(join(dir, "journal", name), bytes);
+    expect(await peek(), "after a fold cut short").to.deep.equal(expected);
+  });
+
   it("ignores files in the journal directory that are not segments", async () => {
     const dir = join(tempDir(), "data");
     mkdirSync(join(dir, "journal"), { recursive: true });

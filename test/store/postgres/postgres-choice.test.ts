@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import pg from "pg";
 import { join } from "node:path";
 import { CoreApp, silentLogger } from "../../../src/index";
 import { createStore, describeStore, STORE_ENV, storeFromEnv } from "../../../src/store/create-store";
@@ -122,6 +123,26 @@ describe("Choosing the PostgreSQL store", function () {
       expect(purge.stdout.trim()).to.equal("purged 1 dead letter");
     } finally {
       expect(await cli.stop("SIGTERM")).to.equal(0);
+    }
+  });
+
+  it("CLI: status and dead-letters of an app that never ran on its schema are refused, and the schema is not created", async () => {
+    const schema = fixture.schema();
+    const yaml = tmp.write(
+      "typo.yaml",
+      `app: {name: typo, store: "${urlFor(schema)}"}\nresources:\n  hook: {type: webhook, path: /x}\ntasks:\n  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}\n`,
+    );
+    for (const args of [["status", yaml], ["dead-letters", "list", yaml], ["dead-letters", "purge", "--all", yaml]]) {
+      const result = await runCli(args);
+      expect(result.code, result.stdout).to.equal(1);
+      expect(result.stderr.trim()).to.equal(`error: app "typo" has no store in schema "${schema}" at ${describeStore(urlFor(schema))}: it has not run with this store (check app.store and its ?schema=)`);
+    }
+    const client = new pg.Client({ connectionString: fixture.url });
+    await client.connect();
+    try {
+      expect((await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])).rows).to.deep.equal([]);
+    } finally {
+      await client.end();
     }
   });
 
