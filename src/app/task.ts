@@ -40,6 +40,12 @@ export interface TaskOptions<S extends TaskSource = TaskSource, R = unknown, E =
    */
   orderingKey?: (event: E) => string | undefined;
   /**
+   * Whether this task takes an event (or emitted value): decided once, when it arrives, before
+   * it is stored; a task that says no gets no copy. Synchronous; a filter that throws refuses
+   * the webhook with 500 `filter_failed` and stores nothing (the sender sends it again).
+   */
+  filter?: (event: E) => boolean;
+  /**
    * A run still going after this many milliseconds counts as failed (outcome "timeout": retried,
    * then dead-lettered) and its slot is freed; the handler's promise is abandoned, not stopped.
    * Default 5 minutes.

@@ -12,12 +12,16 @@ import { storeFailureDetail } from "../store/store-errors";
 import type { Store } from "../store/store";
 import { isSource } from "../sources/source";
 import { taskMethodsOf } from "../decorators/task.decorator";
+import { consumerQueue } from "../app/task-registry";
 import type { LoadedConfig } from "../config/load-config";
 
 /** A task's name and queues, enough to report on them (`status`). */
 export interface TaskQueues {
   readonly name: string;
+  /** Its physical queue, as the app names it. */
   readonly queue: string;
+  /** The named queue it consumes, if any. */
+  readonly input?: string | undefined;
   readonly emit: string | undefined;
 }
 
@@ -97,16 +101,22 @@ export async function openAppStore(target: AppStoreTarget): Promise<Store> {
 }
 
 function targetOf(appName: string, options: CoreAppOptions, tasks: readonly TaskQueues[]): AppStoreTarget {
-  return { appName, store: options.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes, tasks };
+  return { appName, store: options.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes, tasks: physical(tasks) };
+}
+
+/** A named queue's consumers each read `<queue>@<task>` when there are several, as the app names them. */
+function physical(tasks: readonly TaskQueues[]): TaskQueues[] {
+  const consumers = new Map<string, number>();
+  for (const t of tasks) if (t.input !== undefined) consumers.set(t.input, (consumers.get(t.input) ?? 0) + 1);
+  return tasks.map((t) => (t.input !== undefined && consumers.get(t.input)! > 1 ? { ...t, queue: consumerQueue(t.input, t.name) } : t));
 }
 
 /** As the app names them: a webhook resource feeds queue "webhook:<task>", a queue resource is its own name. */
 function tasksOfConfig(config: LoadedConfig): TaskQueues[] {
-  return config.tasks.map((task) => ({
-    name: task.name,
-    queue: config.resources.get(task.source)?.type === "webhook" ? `webhook:${task.name}` : task.source,
-    emit: task.emit,
-  }));
+  return config.tasks.map((task) => {
+    const webhook = config.resources.get(task.source)?.type === "webhook";
+    return { name: task.name, queue: webhook ? `webhook:${task.name}` : task.source, input: webhook ? undefined : task.source, emit: task.emit };
+  });
 }
 
 /** The @Task methods of a module's handlers, read from their metadata (nothing is instantiated). */
@@ -117,7 +127,8 @@ function tasksOfHandlers(handlers: ReadonlyArray<unknown>): TaskQueues[] {
       // A Queue token prints as its name.
       const name = options.name ?? `${cls.name}.${String(method)}`;
       const source: unknown = options.source;
-      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), emit: options.emit === undefined ? undefined : String(options.emit) };
+      const input = isSource(source) ? undefined : String(source);
+      return { name, queue: input ?? `${(source as { kind: string }).kind}:${name}`, input, emit: options.emit === undefined ? undefined : String(options.emit) };
     });
   });
 }

@@ -27,6 +27,13 @@ export interface LaneEntry {
   segment: number;
 }
 
+/** A message for the lane: its queue and its place there. */
+export interface LaneItem {
+  readonly queue: string;
+  readonly seq: number;
+  readonly message: QueuedMessage;
+}
+
 /** Same options as the B-tree's message databases: plain maps, Buffers kept as bytes. */
 const packr = new Packr(PAYLOAD_ENCODING);
 
@@ -83,7 +90,19 @@ export class JournalLane {
 
   /** Writes a message to the journal; resolves once it is on disk and claimable. */
   enqueue(queue: string, seq: number, message: QueuedMessage): Promise<void> {
-    return this.write([], queue, seq, message);
+    return this.write([], [{ queue, seq, message }]);
+  }
+
+  /** Writes several messages (an event's copies) in one frame: on disk together or not at all. */
+  enqueueAll(items: readonly LaneItem[]): Promise<void> {
+    return this.write([], items);
+  }
+
+  /** Whether the lane can take these messages too. */
+  hasRoomFor(messages: readonly QueuedMessage[]): boolean {
+    let bytes = 0;
+    for (const m of messages) bytes += m.raw?.length ?? 0;
+    return this.count + messages.length <= this.limits.maxMessages && this.held + bytes <= this.limits.maxBytes;
   }
 
   /** Waiting (unclaimed) entries of a queue, oldest first. */
@@ -155,9 +174,14 @@ export class JournalLane {
    * either both happened or neither. Resolves once that frame is on disk.
    */
   async doneAndEnqueue(entryId: number, queue: string, seq: number, message: QueuedMessage): Promise<void> {
+    return this.doneAndEnqueueAll(entryId, [{ queue, seq, message }]);
+  }
+
+  /** As doneAndEnqueue, with one output per consuming task: the marker and every output in one frame. */
+  async doneAndEnqueueAll(entryId: number, items: readonly LaneItem[]): Promise<void> {
     this.finishing.add(entryId);
     try {
-      await this.write([doneOp(entryId)], queue, seq, message);
+      await this.write([doneOp(entryId)], items);
     } finally {
       this.finishing.delete(entryId);
     }
@@ -173,20 +197,28 @@ export class JournalLane {
     this.held = 0;
   }
 
-  /** Appends `before` and an enqueue of `message` in one frame; the message is claimable once it is on disk. */
-  private async write(before: Buffer[], queue: string, seq: number, message: QueuedMessage): Promise<void> {
-    const meta = encodeMeta(message);
-    const entryId = this.nextEntryId++;
-    const bytes = meta.length + (message.raw?.length ?? 0);
-    this.hold(1, bytes);
+  /** Appends `before` and an enqueue of each item in one frame; the messages are claimable once it is on disk. */
+  private async write(before: Buffer[], items: readonly LaneItem[]): Promise<void> {
+    const parts = [...before];
+    const entries: Array<Omit<LaneEntry, "segment">> = [];
+    let total = 0;
+    for (const { queue, seq, message } of items) {
+      const meta = encodeMeta(message);
+      const entryId = this.nextEntryId++;
+      const bytes = meta.length + (message.raw?.length ?? 0);
+      parts.push(...enqueueOp(entryId, seq, queue, meta, message.raw));
+      entries.push({ entryId, seq, queue, message, bytes });
+      total += bytes;
+    }
+    this.hold(entries.length, total);
     let segment: number;
     try {
-      segment = await this.log.append([...before, ...enqueueOp(entryId, seq, queue, meta, message.raw)], 1);
+      segment = await this.log.append(parts, entries.length);
     } catch (error) {
-      this.hold(-1, -bytes);
+      this.hold(-entries.length, -total);
       throw error;
     }
-    this.waitingOf(queue).set(entryId, { entryId, seq, queue, message, bytes, segment });
+    for (const entry of entries) this.waitingOf(entry.queue).set(entry.entryId, { ...entry, segment });
   }
 
   /**
@@ -237,7 +269,7 @@ export class JournalLane {
     this.log.release(entry.segment);
   }
 
-  private hold(messages: 1 | -1, bytes: number): void {
+  private hold(messages: number, bytes: number): void {
     this.count += messages;
     this.held += bytes;
   }
