@@ -9,6 +9,7 @@ import type { EmbeddedDbs } from "./lmdb-env";
 import { embeddedQueueStats } from "./queue-stats";
 import type { QueueTracker } from "./queue-tracker";
 import { messageRecord } from "./records";
+import { checkStorable } from "../payload-codec";
 import type { StoreWriter } from "./store-writer";
 
 /** Where the store is at work: the B-tree environment and, for a consumer, the journal. */
@@ -105,6 +106,8 @@ export class QueueOperations implements ClaimBook {
       return;
     }
     try {
+      // Checked before the transaction: lmdb keeps the puts made before a throw inside one.
+      for (const item of items) checkStorable(item.message.payload, "payload");
       await writer.run(() =>
         dbs.ready.transaction(() => {
           for (const item of items) {

@@ -6,6 +6,7 @@ import type { DelayedKey, Location, ReadyKey } from "./keys";
 import type { EmbeddedDbs } from "./lmdb-env";
 import type { Opened, QueueOperations } from "./queue-operations";
 import { deadLetterRecord, messageRecord } from "./records";
+import { checkStorable } from "../payload-codec";
 
 /** What settling needs from its store; `use` throws (StoreRefusedError) while it is not open. */
 export interface SettleHost {
@@ -37,6 +38,8 @@ export class SettleOperations {
     const keyedInput = from?.in !== "journal" ? from?.orderingKey : undefined;
     let promoted: Promoted | undefined;
     try {
+      // Checked before the write: lmdb keeps the puts made before a throw inside a transaction.
+      if (emitted.length > 1 || keyedEmit) for (const e of emitted) checkStorable(e.message.payload, "payload");
       await writer.run<unknown>(() => {
         if (keyedInput !== undefined || keyedEmit) {
           // Reads the key lines: a transaction, so that nobody changes them in between.
