@@ -87,6 +87,23 @@ export const FRAMEWORK_POSTGRES_UNPREPARED: ServerKind = {
   optIn: true,
 };
 
+/** Fan-out: three tasks with a filter on each source; compare with framework-received and framework-persisted. */
+export const FRAMEWORK_RECEIVED_FANOUT: ServerKind = {
+  id: "framework-received-fanout3",
+  label: "webhook-tasks ack=received (memory store), 3 subscribers with filters",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "received", store: "memory", subscribers: 3 },
+  optIn: true,
+};
+
+export const FRAMEWORK_PERSISTED_FANOUT: ServerKind = {
+  id: "framework-persisted-fanout3",
+  label: "webhook-tasks ack=persisted (embedded store), 3 subscribers with filters",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "embedded", subscribers: 3 },
+  optIn: true,
+};
+
 export const ALL_SERVERS: readonly ServerKind[] = [
   BARE_NODE,
   BARE_EXPRESS,
@@ -97,4 +114,6 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   FRAMEWORK_POSTGRES,
   FRAMEWORK_POSTGRES_TWO,
   FRAMEWORK_POSTGRES_UNPREPARED,
+  FRAMEWORK_RECEIVED_FANOUT,
+  FRAMEWORK_PERSISTED_FANOUT,
 ];
