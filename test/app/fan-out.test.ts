@@ -99,6 +99,22 @@ describe("fan-out: one source or queue, several tasks", () => {
     ]);
   });
 
+  it("status shows a queue left behind by a change of consumers while it holds messages, with no consumer", async () => {
+    const app = newApp();
+    app.task({ source: "jobs", name: "first" }, () => undefined);
+    app.task({ source: "jobs", name: "second" }, () => undefined);
+    await app.start();
+    // What a single consumer's queue held before the second consumer was added.
+    await app.store.enqueue("jobs", { id: "old", payload: {}, attempts: 0, enqueuedAt: Date.now() });
+    const status = await app.status();
+    expect(status.queues.map((q) => [q.queue, q.depth, q.consumer])).to.deep.equal([
+      ["jobs@first", 0, "first"],
+      ["jobs@second", 0, "second"],
+      ["jobs", 1, undefined],
+    ]);
+    expect(status.tasks.map((t) => t.queue)).to.deep.equal(["jobs@first", "jobs@second"]);
+  });
+
   it("an event no task takes is answered 200 {accepted, routed: false}, stored nowhere, and counted as unrouted", async () => {
     const app = newApp("unrouted", { metrics: true });
     const hook = webhook({ path: "/org" });
