@@ -1,7 +1,8 @@
 import "reflect-metadata";
 
-export { CoreApp, DEFAULT_STORE, type CoreAppOptions } from "./app/core-app";
+export { CoreApp, DEFAULT_STORE, type AppStoreSettings, type CoreAppOptions } from "./app/core-app";
 export type { TaskOptions, TaskHandler, TaskSource, TaskEmit, TaskResult, EventOf } from "./app/task";
+export type { EmittableResult, Frozen, ResultCheckedHandler } from "./app/handler-result";
 export { Queue } from "./app/queue";
 export { OrderingKeyError, MAX_ORDERING_KEY_BYTES } from "./app/ordering-key";
 export { FilterError } from "./app/task-filter";
@@ -23,6 +24,9 @@ export type { Source, Inbox, RoutedEvent, SourceRuntime, DeliveryOutcome, Outcom
 export { WebhookSource, type ResolvedWebhookOptions } from "./sources/webhook/webhook-source";
 export { HTTP_METHODS, type WebhookSourceOptions, type AckMode, type HttpMethod } from "./sources/webhook/webhook-options";
 export type { WebhookEvent, ParserMode } from "./sources/webhook/webhook-event";
+export type { EventNamer } from "./sources/webhook/event-names/event-namer";
+export { eventNameFrom, type EventNameField } from "./sources/webhook/event-names/event-name-from";
+export type { GitHubEvent, StripeEvent, SenderEvent, SenderPayloads, GitHubPayloads, StripePayloads, TypedSender, EventPatternOf, EventSelector } from "./sources/webhook/event-names/event-types";
 export { WebhookResponse, type WebhookResponseInit, type JsonValue } from "./sources/webhook/webhook-response";
 export { WebhookError } from "./sources/webhook/webhook-error";
 export { BearerAuth } from "./sources/webhook/bearer-auth";

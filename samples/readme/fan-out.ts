@@ -2,7 +2,7 @@ import { CoreApp, WebhookSource, type WebhookEvent } from "webhook-tasks";
 
 type GitHubEvent = WebhookEvent<{ action?: string }>;
 const github = new WebhookSource({ path: "/hooks/github", port: 8080 });
-const isEvent = (name: string) => (event: GitHubEvent) => event.headers["x-github-event"] === name;
+const isEvent = (name: string) => (event: WebhookEvent) => event.headers["x-github-event"] === name;
 
 export const app = new CoreApp("org-hooks");
 app.task({ source: github, name: "pushes", filter: isEvent("push") }, async (ctx) => {

@@ -46,7 +46,8 @@ type TaskShape = Pick<RegisteredTask, "name" | "queue" | "emit"> & { readonly in
 export async function appStatus(app: string, tasks: readonly TaskShape[], store: Store | undefined, readiness?: Readiness): Promise<AppStatus> {
   const consumed = new Set(tasks.map((t) => t.input));
   const names = [...new Set(tasks.flatMap((t) => [t.queue, ...(t.emit !== undefined && !consumed.has(t.emit) ? [t.emit] : [])]))];
-  const leftovers = new Set(leftoverQueues(tasks).filter((q) => !names.includes(q)));
+  // Queues the store holds that no task reads any more (a consumer added or removed, a task renamed).
+  const leftovers = new Set(store === undefined ? [] : (await store.queueNames()).filter((q) => !names.includes(q)));
   const now = Date.now();
   const listed = await Promise.all(
     [...names, ...leftovers].map(async (queue): Promise<QueueStatus> => {
@@ -68,18 +69,4 @@ export async function appStatus(app: string, tasks: readonly TaskShape[], store:
   const queues = listed.filter((q) => !leftovers.has(q.queue) || q.depth > 0 || q.deadLetters > 0);
   const status = { app, queues, tasks: tasks.map((t) => ({ name: t.name, queue: t.queue, emit: t.emit })) };
   return readiness === undefined ? status : { ...status, readiness };
-}
-
-/**
- * Queues a named queue's consumers may have left behind: its own name once several tasks
- * consume it (each from `<queue>@<task>`), a lone consumer's `<queue>@<task>` from when it had
- * company. (A removed consumer's queue is not known here; `dead-letters` and the store keep it.)
- */
-function leftoverQueues(tasks: readonly TaskShape[]): string[] {
-  const out: string[] = [];
-  for (const t of tasks) {
-    if (t.input === undefined) continue;
-    out.push(t.queue === t.input ? `${t.input}@${t.name}` : t.input);
-  }
-  return out;
 }

@@ -8,10 +8,13 @@ import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLev
 import { OutcomeRegistry } from "./outcome-registry";
 import type { Queue } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";
+import type { EmittableResult, ResultCheckedHandler } from "./handler-result";
 import { SourceInbox } from "./source-inbox";
 import { TaskRegistry, type RegisteredTask } from "./task-registry";
 import { TaskRunner } from "./task-runner";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
+import type { WebhookSource } from "../sources/webhook/webhook-source";
+import type { SenderEvent, TypedSender } from "../sources/webhook/event-names/event-types";
 import type { DeliveryOutcome, Source } from "../sources/source";
 import type { Registry } from "prom-client";
 import { AppObservability, type ObservabilityOptions } from "../observe/app-observability";
@@ -45,6 +48,14 @@ export interface CoreAppOptions extends ObservabilityOptions {
   shutdownDelayMs?: number;
   /** Timeouts of the HTTP listeners. */
   http?: ListenerTimeouts;
+}
+
+/** What `app.storeSettings` gives: the store an app opens, and the embedded store's settings. */
+export interface AppStoreSettings {
+  readonly store: StoreSpec;
+  readonly dataDir: string | undefined;
+  readonly maxQueued: number | undefined;
+  readonly maxBytes: number | undefined;
 }
 
 /** The store an app uses unless told otherwise. */
@@ -121,8 +132,15 @@ export class CoreApp {
    * Registers a task. Its handler gets `(ctx, event)`; its return value goes to `emit`. With a
    * typed `Queue<T>` as source the event is a `T`; with a `Queue<R>` as emit the handler returns an `R`.
    */
-  task<T, R = unknown>(options: TaskOptions<Queue<T>, R>, handler: TaskHandler<T, NoInfer<R>>): this;
-  task<E = WebhookEvent, R = unknown>(options: TaskOptions<Source | string, R, NoInfer<E>>, handler: TaskHandler<E, NoInfer<R>>): this;
+  task<T, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(options: TaskOptions<Queue<T>, R>, handler: ResultCheckedHandler<T, H>): this;
+  task<X extends TypedSender, P extends string, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
+    handler: ResultCheckedHandler<SenderEvent<X, P>, H>,
+  ): this;
+  task<E = WebhookEvent, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<S, R, NoInfer<E>>,
+    handler: ResultCheckedHandler<E, H>,
+  ): this;
   task(options: TaskOptions<TaskSource, unknown, never>, handler: TaskHandler<never, unknown>): this {
     if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": tasks must be added before start()`);
     this.registry.add(options, handler, { state: unopenedState, logger: this.logger });
@@ -141,6 +159,16 @@ export class CoreApp {
   /** Registered tasks, in order. */
   get tasks(): ReadonlyArray<Pick<RegisteredTask, "name" | "queue" | "input" | "emit" | "source" | "concurrency" | "retry">> {
     return this.registry.all();
+  }
+
+  /**
+   * Where the app keeps its queues, resolved as start() resolves it (the `store` option, else
+   * $WEBHOOK_TASKS_STORE, else "embedded") with the embedded store's settings. Read-only; for
+   * tools that open the store without starting the app, such as `webhook-tasks status --module`.
+   */
+  get storeSettings(): AppStoreSettings {
+    const { store, dataDir, maxQueued, maxBytes } = this.options;
+    return Object.freeze({ store: store ?? storeFromEnv() ?? DEFAULT_STORE, dataDir, maxQueued, maxBytes });
   }
 
   /** The store; available after start(). */
@@ -216,7 +244,7 @@ export class CoreApp {
    * markers: a lone task's keeps the markers written before sources could feed several tasks.
    */
   private sourceLabels(source: Source, tasks: readonly string[]): { name: string; dedupeNamespace: string } {
-    const name = source.name ?? tasks[0];
+    const name = source.sourceName ?? tasks[0];
     return { name, dedupeNamespace: tasks.length === 1 ? `dedupe:${tasks[0]}` : `dedupe:source:${name}` };
   }
 
@@ -230,7 +258,7 @@ export class CoreApp {
   private async open(): Promise<this> {
     const tasks = this.registry.all();
     if (tasks.length === 0) this.logger.warn("the app has no tasks");
-    const store = this.observability.wrapStore(createStore(this.options.store ?? storeFromEnv() ?? DEFAULT_STORE, {
+    const store = this.observability.wrapStore(createStore(this.storeSettings.store, {
       appName: this.name,
       dataDir: this.options.dataDir,
       maxQueued: this.options.maxQueued,

@@ -6,7 +6,7 @@ import { isQueue, queueName } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";
 import type { OrderingKeyFn } from "./ordering-key";
 import { DEFAULT_TASK_TIMEOUT_MS } from "./task-timeout";
-import type { Accepts } from "./task-filter";
+import { taskMatcher } from "./task-match";
 import { fanOut } from "./fan-out";
 import type { EmitRecord, QueuedMessage } from "../store/store";
 
@@ -24,8 +24,6 @@ export interface RegisteredTask {
   queue: string;
   /** The named queue the task consumes (undefined for a task on a push source). */
   readonly input: string | undefined;
-  /** Whether the task takes an event (its `filter`); undefined: every event. */
-  readonly accepts: Accepts | undefined;
   readonly emit: string | undefined;
   readonly handler: TaskHandler<unknown, unknown>;
   readonly concurrency: number;
@@ -34,6 +32,8 @@ export interface RegisteredTask {
   readonly orderingKey: OrderingKeyFn<never> | undefined;
   /** Milliseconds a run may take before it counts as failed (outcome "timeout"). */
   readonly timeoutMs: number;
+  /** Whether the task takes an event (its `on` and `filter`); undefined: every event. */
+  readonly accepts: ((event: unknown) => boolean) | undefined;
   /** Set when the app starts. */
   state: StateStore;
   logger: Logger;
@@ -72,8 +72,6 @@ export class TaskRegistry {
       throw new TypeError(`${where}: source must be a WebhookSource (or another Source) or the name of a queue`);
     }
     if (emit !== undefined) checkQueueName(emit, `${where}: emit`);
-    const accepts = options.filter as Accepts | undefined; // later: computed from `on` and `filter` (task-match.ts)
-    if (accepts !== undefined && typeof accepts !== "function") throw new TypeError(`${where}: filter must be a function (event) => boolean`);
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`${where}: concurrency must be an integer >= 1`);
     const orderingKey = options.orderingKey;
@@ -85,13 +83,13 @@ export class TaskRegistry {
       source: typeof source === "string" ? undefined : source,
       queue,
       input: typeof source === "string" ? source : undefined,
-      accepts,
       emit,
       handler: handler as TaskHandler<unknown, unknown>,
       concurrency,
       retry: resolveRetry(options.retry, where),
       orderingKey,
       timeoutMs,
+      accepts: taskMatcher(options, where),
       state: placeholder.state,
       logger: placeholder.logger,
     };

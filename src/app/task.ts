@@ -3,6 +3,7 @@ import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import type { Queue } from "./queue";
 import type { RetryPolicy } from "./retry-policy";
 import type { TaskContext } from "./task-context";
+import type { EventSelector } from "../sources/webhook/event-names/event-types";
 
 /** A task's input: a push source (a WebhookSource), a typed Queue, or the name of a queue. */
 export type TaskSource = Source | Queue<unknown> | string;
@@ -40,15 +41,20 @@ export interface TaskOptions<S extends TaskSource = TaskSource, R = unknown, E =
    */
   orderingKey?: (event: E) => string | undefined;
   /**
-   * Whether this task takes an event (or emitted value): decided once, when it arrives, before
-   * it is stored; a task that says no gets no copy. Synchronous; a filter that throws refuses
-   * the webhook with 500 `filter_failed` and stores nothing (the sender sends it again).
-   */
-  filter?: (event: E) => boolean;
-  /**
    * A run still going after this many milliseconds counts as failed (outcome "timeout": retried,
    * then dead-lettered) and its slot is freed; the handler's promise is abandoned, not stopped.
    * Default 5 minutes.
    */
   timeoutMs?: number;
+  /**
+   * Event names this task takes ("pull_request.opened", "invoice.*", "*"), as the source's
+   * sender names them (`event.name`); checked against the sender's names when they are known.
+   */
+  on?: EventSelector<S>;
+  /**
+   * Takes the event only when this returns true (after `on`): decided once, when it arrives,
+   * before it is stored; a task that says no gets no copy. Synchronous; a filter that throws
+   * refuses the webhook with 500 `filter_failed` and stores nothing (the sender sends it again).
+   */
+  filter?: (event: E) => boolean;
 }

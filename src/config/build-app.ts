@@ -1,6 +1,7 @@
 import { CoreApp, type CoreAppOptions } from "../app/core-app";
 import type { TaskHandler } from "../app/task";
 import type { WebhookSource } from "../sources/webhook/webhook-source";
+import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import { appOptionsOf } from "./app-options";
 import { attribute, buildSource } from "./build-source";
 import { ConfigError } from "./config-error";
@@ -9,6 +10,8 @@ import { IssueList } from "./issue-list";
 import type { LoadedConfig } from "./load-config";
 import { resolveHandler } from "./resolve-handler";
 import { findRouteConflicts } from "./route-conflicts";
+import { parseFilter } from "./filter/parse-filter";
+import { filterPredicate } from "./filter/filter-predicate";
 
 /**
  * Builds the CoreApp a loaded configuration describes, through the public API: one
@@ -71,11 +74,15 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
             concurrency: task.concurrency,
             retry: task.retry === undefined ? undefined : defined({ ...task.retry }),
             timeoutMs: task.timeoutMs,
+            on: task.on,
+            filter: task.filter === undefined ? undefined : compiledFilter(task.filter),
           }),
           handler,
         );
       } catch (error) {
-        issues.add(["tasks", index], messageOf(error));
+        // "task "x": on needs ..." is about the task's `on` (or `filter`): say so in the key path.
+        const about = /^task "[^"]*": (on|filter)\b/.exec(messageOf(error));
+        issues.add(about ? ["tasks", index, about[1]] : ["tasks", index], messageOf(error));
       }
     });
   }
@@ -89,4 +96,13 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
   }
   if (!issues.empty || !app) throw new ConfigError(config.file, issues.items);
   return app;
+}
+
+/** A filter validateConfig accepted, as a predicate (it parses without issues by then). */
+function compiledFilter(spec: unknown): ((event: unknown) => boolean) | undefined {
+  const node = parseFilter(spec, ["filter"], new IssueList());
+  if (node === undefined) return undefined;
+  const predicate = filterPredicate(node);
+  // validateConfig allows filters on webhook tasks only: the event is a WebhookEvent.
+  return (event) => predicate(event as WebhookEvent);
 }

@@ -7,6 +7,8 @@ import type { IssueList } from "./issue-list";
 import type { KeySegment } from "./key-path";
 import { WebhookResourceConfig } from "./schema/webhook-resource-config";
 import { knownKeys } from "./validate-section";
+import { eventNameFrom } from "../sources/webhook/event-names/event-name-from";
+import type { EventNamer } from "../sources/webhook/event-names/event-namer";
 
 /**
  * One `type: webhook` resource as a WebhookSource (its auth and response built too). What the
@@ -24,6 +26,15 @@ export function buildSource(resource: WebhookResourceConfig, path: KeySegment[],
       return undefined;
     }
   }
+  let eventName: EventNamer | undefined;
+  if (resource.eventName !== undefined) {
+    try {
+      eventName = eventNameFrom(defined({ ...resource.eventName }));
+    } catch (error) {
+      issues.add([...path, "eventName"], messageOf(error).replace(/^eventName: /, ""));
+      return undefined;
+    }
+  }
   const options: WebhookSourceOptions = defined({
     path: resource.path,
     methods: resource.methods,
@@ -38,6 +49,7 @@ export function buildSource(resource: WebhookResourceConfig, path: KeySegment[],
     reply: resource.reply,
     trustProxy: resource.trustProxy,
     publicUrl: resource.publicUrl,
+    eventName,
     dedupe: resource.dedupe === undefined ? undefined : typeof resource.dedupe === "string" ? resource.dedupe : defined({ ...resource.dedupe }),
   } as WebhookSourceOptions);
   try {

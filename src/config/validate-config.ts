@@ -9,6 +9,7 @@ import type { TaskConfig } from "./schema/task-config";
 import { DEDUPE_PRESETS, DedupeConfig, WebhookResourceConfig } from "./schema/webhook-resource-config";
 import { WorkerConfigDocument } from "./schema/worker-config";
 import { validateSection } from "./validate-section";
+import { parseFilter } from "./filter/parse-filter";
 
 export type ResourceConfig = WebhookResourceConfig | QueueResourceConfig;
 
@@ -36,6 +37,14 @@ export function validateConfig(raw: unknown, issues: IssueList): ValidatedConfig
   const tasks = Array.isArray(document.tasks) ? document.tasks.filter((t): t is TaskConfig => isMapping(t)) : [];
   const config: ValidatedConfig = { app: isMapping(document.app) ? document.app : new AppConfig(), resources, tasks };
   if (isMapping(raw.resources) && Array.isArray(raw.tasks)) checkReferences(raw.tasks, resources, issues);
+  if (Array.isArray(raw.tasks)) {
+    raw.tasks.forEach((task, index) => {
+      if (!isMapping(task) || task.filter === undefined) return;
+      const source = typeof task.source === "string" ? resources.get(task.source) : undefined;
+      if (source?.type === "queue") issues.add(["tasks", index, "filter"], `a filter matches a webhook's headers, query and body; this task's source "${String(task.source)}" is a queue`);
+      else parseFilter(task.filter, ["tasks", index, "filter"], issues);
+    });
+  }
   return config;
 }
 

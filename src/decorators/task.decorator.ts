@@ -4,6 +4,8 @@ import type { TaskContext } from "../app/task-context";
 import type { TaskOptions, TaskResult, TaskSource } from "../app/task";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import type { Source } from "../sources/source";
+import type { WebhookSource } from "../sources/webhook/webhook-source";
+import type { SenderEvent, TypedSender } from "../sources/webhook/event-names/event-types";
 import { TASKS_METADATA } from "./metadata-keys";
 
 /** What @Task records about one method. */
@@ -33,7 +35,10 @@ export type TaskMethodDecorator<E, R> = <M extends (ctx: TaskContext, event: E) 
 ) => void;
 
 export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R>): TaskMethodDecorator<T, R>;
-export function Task<E = WebhookEvent, R = unknown>(options: TaskOptions<Source | string, R, E>): TaskMethodDecorator<never, R>;
+export function Task<X extends TypedSender, P extends string, R = unknown>(
+  options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
+): TaskMethodDecorator<SenderEvent<X, P>, R>;
+export function Task<E = WebhookEvent, R = unknown, S extends Source | string = Source | string>(options: TaskOptions<S, R, E>): TaskMethodDecorator<never, R>;
 export function Task(options: TaskOptions<TaskSource, unknown, never>): TaskMethodDecorator<never, unknown> {
   return (target, propertyKey, descriptor) => {
     if (typeof descriptor.value !== "function") {

@@ -74,7 +74,9 @@ export interface Source {
   /** Name of a task given no name and an anonymous handler; must not change across restarts. */
   readonly defaultTaskName?: string;
   /** Stable label of the source in logs, metrics and state (a webhook's path without its "/"). */
-  readonly name?: string;
+  readonly sourceName?: string;
+  /** True when the source names its events (`event.name`), so that tasks may select them with `on`. */
+  readonly namesEvents?: boolean;
   /** Registers routes or subscriptions; throws on a conflict. Called before anything listens. */
   attach(inbox: Inbox, runtime: SourceRuntime): void;
   /** Undoes attach (the app stopped). */

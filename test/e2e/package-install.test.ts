@@ -137,4 +137,47 @@ describe("the package, packed and installed into a fresh project", function () {
     const { stdout } = await run(process.execPath, [join(project, "dist/main.js")], { cwd: project });
     expect(stdout).to.contain("STATUS 202").and.contain("TASK RAN octo/repo");
   });
+
+  it("event types: without the optional type packages any name compiles and bodies are unknown; installed, names and bodies are checked", async () => {
+    const project = join(work, "consumer");
+    const tsc = () => run(join(project, "node_modules/.bin/tsc"), ["-p", "."], { cwd: project }).then(() => "", (e: { stdout: string }) => e.stdout);
+    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(RECOMMENDED_TSCONFIG, null, 2));
+    writeFileSync(join(project, "src", "events.ts"), EVENTS_WITHOUT_TYPES);
+    expect(await tsc(), "without the packages").to.equal("");
+    writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ ...RECOMMENDED_TSCONFIG, compilerOptions: { ...RECOMMENDED_TSCONFIG.compilerOptions, skipLibCheck: false } }, null, 2));
+    expect(await tsc(), "skipLibCheck off names the missing packages").to.contain("Cannot find module '@octokit/openapi-webhooks-types'").and.contain("Cannot find module 'stripe'");
+
+    const version = (name: string) => (JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+    await run("npm", ["install", `@octokit/openapi-webhooks-types@${version("@octokit/openapi-webhooks-types")}`, `stripe@${version("stripe")}`, ...NPM_FLAGS], { cwd: project });
+    writeFileSync(join(project, "tsconfig.json"), JSON.stringify(RECOMMENDED_TSCONFIG, null, 2));
+    writeFileSync(join(project, "src", "events.ts"), EVENTS_WITH_TYPES);
+    expect(await tsc(), "with the packages").to.equal("");
+  });
 });
+
+/** Without the type packages: names are not checked, and bodies are unknown (not any). */
+const EVENTS_WITHOUT_TYPES = `import { CoreApp, GitHubSignature, StripeSignature, WebhookSource } from "webhook-tasks";
+const app = new CoreApp("events", { store: "memory" });
+const github = new WebhookSource({ path: "/gh", port: 0, auth: new GitHubSignature("s") });
+const stripe = new WebhookSource({ path: "/st", port: 0, auth: new StripeSignature("s") });
+app.task({ source: github, on: "pull_request.anything" }, async (ctx, event) => {
+  // @ts-expect-error the body is unknown
+  event.body.number;
+  return event.name.length;
+});
+app.task({ source: stripe, on: "invoice.*" }, async (ctx, event) => {
+  // @ts-expect-error the body is unknown
+  event.body.data;
+});
+`;
+
+/** With them: the body is the named event's payload, and a misspelt name does not compile. */
+const EVENTS_WITH_TYPES = `import { CoreApp, GitHubSignature, StripeSignature, WebhookSource } from "webhook-tasks";
+const app = new CoreApp("events", { store: "memory" });
+const github = new WebhookSource({ path: "/gh", port: 0, auth: new GitHubSignature("s") });
+const stripe = new WebhookSource({ path: "/st", port: 0, auth: new StripeSignature("s") });
+app.task({ source: github, on: "pull_request.opened" }, async (ctx, event) => event.body.pull_request.title);
+// @ts-expect-error not a GitHub event
+app.task({ source: github, on: "pull_request.anything" }, async () => undefined);
+app.task({ source: stripe, on: "invoice.paid" }, async (ctx, event) => event.body.data.object.amount_paid);
+`;

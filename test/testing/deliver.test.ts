@@ -9,9 +9,9 @@ function orgApp() {
   const hook = new WebhookSource({ path: "/hooks/org", port: 8080 });
   const counts = new Queue<{ n: number }>("counts");
   const app = new CoreApp("kit-fan-out", { logger: silentLogger });
-  app.task({ source: hook, name: "pushes", emit: counts, filter: (e: WebhookEvent<Org>) => e.body.kind === "push" }, async (_ctx, e: WebhookEvent<Org>) => ({ n: e.body.n }));
-  app.task({ source: hook, name: "issues", filter: (e: WebhookEvent<Org>) => e.body.kind === "issue" }, async () => "issue seen");
-  app.task({ source: hook, name: "audit", filter: (e: WebhookEvent<Org>) => e.body.kind !== "star" }, async (_ctx, e: WebhookEvent<Org>) => {
+  app.task({ source: hook, name: "pushes", emit: counts, filter: (e: WebhookEvent) => (e.body as Org).kind === "push" }, async (_ctx, e: WebhookEvent<Org>) => ({ n: e.body.n }));
+  app.task({ source: hook, name: "issues", filter: (e: WebhookEvent) => (e.body as Org).kind === "issue" }, async () => "issue seen");
+  app.task({ source: hook, name: "audit", filter: (e: WebhookEvent) => (e.body as Org).kind !== "star" }, async (_ctx, e: WebhookEvent<Org>) => {
     if (e.body.n < 0) throw new Error("negative");
     return `audited ${e.body.kind}`;
   });

@@ -2,6 +2,7 @@ import "reflect-metadata";
 import { Transform, Type } from "class-transformer";
 import { Allow, IsDefined, ValidateBy, ValidateIf, ValidateNested } from "class-validator";
 import { didYouMean } from "../../util/did-you-mean";
+import { eventPatternProblem } from "../../sources/webhook/event-names/event-pattern";
 
 /**
  * The property rules of the YAML schema: class-validator decorators with one message each,
@@ -190,5 +191,26 @@ export function StoreSetting(engines: readonly string[]): PropertyDecorator {
     "store",
     (v) => `must be ${engines.join(", ")} or a postgres:// URL${guessOf(v, engines)}`,
     (v) => typeof v === "string" && (engines.includes(v) || /^postgres(?:ql)?:\/\/./.test(v)),
+  );
+}
+
+/** A task's `on`: an event name or pattern, or a non-empty list of them ("pull_request.opened", "invoice.*"). */
+export function EventNames(): PropertyDecorator {
+  const problemOf = (v: unknown): string | undefined => {
+    const list = typeof v === "string" ? [v] : v;
+    if (!Array.isArray(list) || list.length === 0) return "";
+    for (const item of list) {
+      const problem = eventPatternProblem(item);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  };
+  return rule(
+    "eventNames",
+    (v) => {
+      const problem = problemOf(v);
+      return `must be an event name or a non-empty list of them ("pull_request.opened", [push, "invoice.*"])${problem ? `; ${problem}` : ""}`;
+    },
+    (v) => problemOf(v) === undefined,
   );
 }

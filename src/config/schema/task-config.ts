@@ -1,4 +1,4 @@
-import { Decimal, Integer, Optional, Required, Section, Text } from "./rules";
+import { AnyValue, Decimal, EventNames, Integer, Optional, Required, Section, Text } from "./rules";
 
 /** `<module_path>:<export_name>`; the module part may itself contain ":" (Windows drives). */
 export const HANDLER_REF = /^(.+):([A-Za-z_$][\w$]*)$/;
@@ -31,4 +31,8 @@ export class TaskConfig {
   @Optional() @Section(() => RetryConfig) retry?: RetryConfig;
   /** Milliseconds a run may take before it counts as failed (default 5 minutes). */
   @Optional() @Integer(1, 2 ** 31 - 1) timeoutMs?: number;
+  /** Event names the task takes, as the webhook's sender names them ("pull_request.opened", "invoice.*"). */
+  @Optional() @EventNames() on?: string | string[];
+  /** A declarative match on headers, query and body (see parse-filter.ts); checked by validateConfig. */
+  @Optional() @AnyValue() filter?: unknown;
 }

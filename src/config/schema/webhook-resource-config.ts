@@ -23,6 +23,12 @@ export class DedupeConfig {
   @Optional() @Integer(1) ttlMs?: number;
 }
 
+/** `eventName:` where a sender without a verifier here names its events (one of the two). */
+export class EventNameConfig {
+  @Optional() @Text() header?: string;
+  @Optional() @Text() bodyField?: string;
+}
+
 /** `resources.<name>` with `type: webhook`: one WebhookSource. */
 export class WebhookResourceConfig {
   @Required() @OneOf(["webhook"]) type!: "webhook";
@@ -42,4 +48,6 @@ export class WebhookResourceConfig {
   @Optional() @Text(/^https?:\/\/\S+$/, "an http:// or https:// URL") publicUrl?: string;
   /** A preset name, or a DedupeConfig mapping (checked separately). */
   @AnyValue() dedupe?: string | DedupeConfig;
+  /** Names events for a task's `on` when `auth` does not: `{header: x-event-type}` or `{bodyField: type}`. */
+  @Optional() @Section(() => EventNameConfig) eventName?: EventNameConfig;
 }

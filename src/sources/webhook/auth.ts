@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type { WebhookEvent } from "./webhook-event";
 import type { WebhookResponse } from "./webhook-response";
 
 /** What an authenticator sees of a request. */
@@ -45,6 +46,11 @@ export interface WebhookAuth {
    * explicitly, so an implementation that forgets to return fails closed.
    */
   verify(request: AuthRequest): true | AuthFailure;
+  /**
+   * The sender's name for a verified event ("pull_request.opened"), for tasks that select
+   * events with `on`; undefined when the delivery carries none. Senders' verifiers have one.
+   */
+  eventName?(event: WebhookEvent): string | undefined;
   /**
    * Handshakes a sender makes before it sends events, answered by the source without an
    * event. `beforeVerify` sees unsigned requests (Meta's GET challenge); `afterVerify` sees

@@ -14,6 +14,11 @@ export interface WebhookEvent<B = unknown> {
   client: [host: string, port: number];
   /** Seconds since the epoch, with fraction. */
   received_at: number;
+  /**
+   * The sender's name for the event ("pull_request.opened", "invoice.paid"), set when it is
+   * received, from the source's verifier or its `eventName` option; absent when neither names it.
+   */
+  name?: string;
 }
 
 export type ParserMode = "json" | "form" | "text" | "raw" | "auto";

@@ -1,7 +1,7 @@
 import type { TrustProxy } from "../../http/trust-proxy";
 import type { WebhookAuth } from "./auth";
 import type { DedupeOptions, DedupePreset } from "./dedupe";
-import type { ParserMode } from "./webhook-event";
+import type { ParserMode, WebhookEvent } from "./webhook-event";
 import type { WebhookResponse } from "./webhook-response";
 
 /**
@@ -18,7 +18,11 @@ export const ACK_MODES: readonly AckMode[] = ["persisted", "received", "processe
 export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
-export interface WebhookSourceOptions {
+/**
+ * `S` is the sender, inferred from `auth` (its `scheme`: "github" for a GitHubSignature): with
+ * a sender whose event types are known, a task's `on` is checked and its event typed.
+ */
+export interface WebhookSourceOptions<S extends string = string> {
   /** URL path, beginning with "/". A trailing slash is ignored when matching. */
   path: string;
   /** Allowed methods (default ["POST"]). */
@@ -27,8 +31,15 @@ export interface WebhookSourceOptions {
   host?: string;
   /** Listen port (default 8080; 0 picks a free port, readable as `source.port` after start). */
   port?: number;
-  /** BearerAuth or a sender's signature verifier. */
-  auth?: WebhookAuth;
+  /** BearerAuth or a sender's signature verifier (which also names the events, see `eventName`). */
+  auth?: WebhookAuth & { readonly scheme: S };
+  /**
+   * Names each event (`event.name`, matched by a task's `on`) for senders without a verifier
+   * here, e.g. `(event) => event.headers["x-event-type"]`. Overrides the verifier's names.
+   * Runs at ingest; a function that throws or returns anything but a non-empty string leaves
+   * the event unnamed.
+   */
+  eventName?: (event: WebhookEvent) => string | undefined;
   /** Body parser mode (default "auto": chosen from Content-Type). */
   parser?: ParserMode;
   /** Fixed answer to accepted requests instead of the default 202. */

@@ -121,6 +121,7 @@ export class WebhookReceiver implements RouteHandler {
       client: clientAddress(req, this.trust),
       received_at: receivedAt / 1000,
     };
+    if (this.options.eventName !== undefined) event.name = this.options.eventName(event);
     const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true, traceContext: currentTraceContext() };
     let routed: RoutedEvent;
     try {

@@ -11,6 +11,7 @@ import type { WebhookResponse } from "./webhook-response";
 import { resolveDedupe, type DedupeRule } from "./dedupe";
 import { WebhookReceiver } from "./webhook-receiver";
 import { ObservedRoute } from "../../observe/observed-route";
+import type { EventNamer } from "./event-names/event-namer";
 
 const METHOD = /^[A-Z]+$/;
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -30,22 +31,31 @@ export interface ResolvedWebhookOptions {
   readonly reply: "fixed" | "result";
   readonly publicUrl: string | undefined;
   readonly dedupe: DedupeRule | undefined;
+  /** Names events at ingest (the `eventName` option, else the verifier's); never throws. */
+  readonly eventName: EventNamer | undefined;
 }
 
 /**
  * An HTTP endpoint that turns each matching request into one event for its task. Sources on
  * the same host:port share one server and are told apart by path.
  */
-export class WebhookSource implements Source {
+export class WebhookSource<S extends string = string> implements Source {
   readonly kind = "webhook";
+  /** Type only: the sender (the `auth` scheme), which types `on` and events (nothing at run time). */
+  declare readonly sender?: S;
   readonly options: ResolvedWebhookOptions;
   private readonly trustOverride: TrustFunction | undefined;
   private listener: Listener | undefined;
   private receiver: WebhookReceiver | undefined;
 
-  constructor(options: WebhookSourceOptions) {
+  constructor(options: WebhookSourceOptions<S>) {
     this.options = resolveOptions(options);
     this.trustOverride = options.trustProxy === undefined ? undefined : compileTrust(options.trustProxy);
+  }
+
+  /** Whether events get a name (`event.name`): from the verifier, or the `eventName` option. */
+  get namesEvents(): boolean {
+    return this.options.eventName !== undefined;
   }
 
   get path(): string {
@@ -70,7 +80,7 @@ export class WebhookSource implements Source {
   }
 
   /** The source's label in logs and metrics: its path without the leading "/" ("root" for "/"). */
-  get name(): string {
+  get sourceName(): string {
     return this.defaultTaskName;
   }
 
@@ -123,7 +133,7 @@ function quoted(names: readonly string[]): string {
   return names.map((n) => `"${n}"`).join(", ");
 }
 
-function resolveOptions(options: WebhookSourceOptions): ResolvedWebhookOptions {
+function resolveOptions(options: WebhookSourceOptions<string>): ResolvedWebhookOptions {
   const where = `WebhookSource(${JSON.stringify(options?.path)})`;
   if (typeof options !== "object" || options === null) throw new TypeError("WebhookSource: options are required");
   const { path } = options;
@@ -156,6 +166,9 @@ function resolveOptions(options: WebhookSourceOptions): ResolvedWebhookOptions {
   if (options.auth !== undefined && (typeof options.auth !== "object" || typeof options.auth.verify !== "function")) {
     throw new TypeError(`${where}: auth must be BearerAuth or a signature verifier`);
   }
+  if (options.eventName !== undefined && typeof options.eventName !== "function") {
+    throw new TypeError(`${where}: eventName must be a function (event) => string | undefined`);
+  }
   return {
     path: normalizePath(path),
     methods: [...new Set(methods)],
@@ -170,5 +183,22 @@ function resolveOptions(options: WebhookSourceOptions): ResolvedWebhookOptions {
     reply,
     publicUrl: options.publicUrl,
     dedupe: options.dedupe === undefined ? undefined : resolveDedupe(options.dedupe, where),
+    eventName: safeNamer(options.eventName ?? options.auth?.eventName?.bind(options.auth)),
+  };
+}
+
+/**
+ * The namer as the receiver calls it: a name is a non-empty string or nothing, and a namer
+ * that throws leaves the event unnamed rather than failing a delivery the sender signed.
+ */
+function safeNamer(namer: EventNamer | undefined): EventNamer | undefined {
+  if (namer === undefined) return undefined;
+  return (event) => {
+    try {
+      const name = namer(event);
+      return typeof name === "string" && name.length > 0 ? name : undefined;
+    } catch {
+      return undefined;
+    }
   };
 }

@@ -1,3 +1,5 @@
+import type { WebhookEvent } from "../webhook-event";
+import { githubEventName } from "../event-names/sender-names";
 import type { AuthRequest } from "../auth";
 import { HUB_SIGNATURE_LABEL, readHubSignature256 } from "./hub-signature";
 import { checkOptions } from "./options";
@@ -15,6 +17,11 @@ export interface GitHubSignatureOptions {}
 export class GitHubSignature extends SignatureVerifier {
   readonly scheme = "github";
   readonly credentialHeaders: readonly string[] = ["x-hub-signature-256", "x-hub-signature"];
+
+  /** Named by `X-GitHub-Event` and the payload's `action`: "push", "pull_request.opened". */
+  eventName(event: WebhookEvent): string | undefined {
+    return githubEventName(event);
+  }
 
   constructor(secret: SecretInput, options?: GitHubSignatureOptions) {
     checkOptions("GitHubSignature", options, []);

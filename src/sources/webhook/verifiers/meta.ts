@@ -1,3 +1,5 @@
+import type { WebhookEvent } from "../webhook-event";
+import { metaEventName } from "../event-names/sender-names";
 import type { AuthRequest } from "../auth";
 import { constantTimeEqual } from "../constant-time";
 import { WebhookResponse } from "../webhook-response";
@@ -28,6 +30,11 @@ export class MetaSignature extends SignatureVerifier {
   readonly credentialHeaders: readonly string[] = ["x-hub-signature-256", "x-hub-signature"];
   declare readonly handshake?: { readonly methods: readonly string[]; beforeVerify(request: AuthRequest): WebhookResponse | undefined };
   readonly #verifyTokens: readonly string[];
+
+  /** Named `<object>.<field>` ("page.feed"); a delivery mixing fields by its object alone. */
+  eventName(event: WebhookEvent): string | undefined {
+    return metaEventName(event);
+  }
 
   constructor(secret: SecretInput, options?: MetaSignatureOptions) {
     const opts = checkOptions("MetaSignature", options, ["verifyToken"]);

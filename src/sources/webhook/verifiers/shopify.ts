@@ -1,3 +1,5 @@
+import type { WebhookEvent } from "../webhook-event";
+import { shopifyEventName } from "../event-names/sender-names";
 import type { AuthRequest } from "../auth";
 import { decodeDigest } from "./digest";
 import { refuse } from "./failures";
@@ -19,6 +21,11 @@ const LABEL = "X-Shopify-Hmac-Sha256";
 export class ShopifySignature extends SignatureVerifier {
   readonly scheme = "shopify";
   readonly credentialHeaders: readonly string[] = ["x-shopify-hmac-sha256"];
+
+  /** Named by `X-Shopify-Topic`: "orders/create". */
+  eventName(event: WebhookEvent): string | undefined {
+    return shopifyEventName(event);
+  }
 
   constructor(secret: SecretInput, options?: ShopifySignatureOptions) {
     checkOptions("ShopifySignature", options, []);

@@ -1,3 +1,5 @@
+import type { WebhookEvent } from "../webhook-event";
+import { slackEventName } from "../event-names/sender-names";
 import type { AuthRequest } from "../auth";
 import { WebhookResponse } from "../webhook-response";
 import { jsonObjectOf } from "./json-body";
@@ -30,6 +32,11 @@ export class SlackSignature extends V0TimestampSignature {
   protected readonly signatureHeader = SIGNATURE;
   protected readonly timestampHeader = TIMESTAMP;
   declare readonly handshake?: { afterVerify(request: AuthRequest, body: unknown): WebhookResponse | undefined };
+
+  /** Named by the Events API `event.type` ("app_mention", "message.im"), a command, or an interaction type. */
+  eventName(event: WebhookEvent): string | undefined {
+    return slackEventName(event);
+  }
 
   constructor(secret: SecretInput, options?: SlackSignatureOptions) {
     const opts = checkOptions("SlackSignature", options, ["toleranceSeconds", "handshake"]);

@@ -1,3 +1,5 @@
+import type { WebhookEvent } from "../webhook-event";
+import { bodyTypeEventName } from "../event-names/sender-names";
 import type { AuthRequest } from "../auth";
 import { decodeDigest } from "./digest";
 import { failure, refuse } from "./failures";
@@ -33,6 +35,11 @@ export class StandardWebhooksSignature extends SignatureVerifier {
   readonly scheme = "standard-webhooks";
   readonly credentialHeaders: readonly string[] = ["webhook-signature", "svix-signature"];
   readonly toleranceSeconds: number;
+
+  /** Named by the payload's `type`, as Standard Webhooks prescribes: "invoice.paid". */
+  eventName(event: WebhookEvent): string | undefined {
+    return bodyTypeEventName(event);
+  }
 
   constructor(secret: SecretInput, options?: StandardWebhooksSignatureOptions) {
     const opts = checkOptions("StandardWebhooksSignature", options, ["toleranceSeconds"]);

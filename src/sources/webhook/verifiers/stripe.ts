@@ -1,3 +1,5 @@
+import type { WebhookEvent } from "../webhook-event";
+import { bodyTypeEventName } from "../event-names/sender-names";
 import type { AuthRequest } from "../auth";
 import { decodeDigest } from "./digest";
 import { failure, refuse } from "./failures";
@@ -27,6 +29,11 @@ export class StripeSignature extends SignatureVerifier {
   readonly scheme = "stripe";
   readonly credentialHeaders: readonly string[] = ["stripe-signature"];
   readonly toleranceSeconds: number;
+
+  /** Named by the event's `type`: "checkout.session.completed". */
+  eventName(event: WebhookEvent): string | undefined {
+    return bodyTypeEventName(event);
+  }
 
   constructor(secret: SecretInput, options?: StripeSignatureOptions) {
     const opts = checkOptions("StripeSignature", options, ["toleranceSeconds"]);

@@ -1,3 +1,5 @@
+import type { WebhookEvent } from "../webhook-event";
+import { zoomEventName } from "../event-names/sender-names";
 import type { AuthRequest } from "../auth";
 import { WebhookResponse } from "../webhook-response";
 import { jsonObjectOf } from "./json-body";
@@ -31,6 +33,11 @@ export class ZoomSignature extends V0TimestampSignature {
   protected readonly signatureHeader = SIGNATURE;
   protected readonly timestampHeader = TIMESTAMP;
   declare readonly handshake?: { afterVerify(request: AuthRequest, body: unknown): WebhookResponse | undefined };
+
+  /** Named by the payload's `event`: "meeting.started". */
+  eventName(event: WebhookEvent): string | undefined {
+    return zoomEventName(event);
+  }
 
   constructor(secret: SecretInput, options?: ZoomSignatureOptions) {
     const opts = checkOptions("ZoomSignature", options, ["toleranceSeconds", "handshake"]);
