@@ -4,7 +4,7 @@ import { errorMessage } from "../util/logger";
 export type Accepts = (event: unknown) => boolean;
 
 /**
- * A task's filter threw, or returned a Promise. Nothing is stored for the event: a webhook is
+ * A task's filter threw. Nothing is stored for the event: a webhook is
  * answered 500 `filter_failed` (the sender sends it again), an emitted value fails the task
  * that emitted it (retried, then a dead letter). Storing the other tasks' copies alone would
  * make the sender's retry give them a second copy.
@@ -21,16 +21,11 @@ export class FilterError extends Error {
   }
 }
 
-/** Runs `task`'s filter on `event`: its truthiness says yes or no; a throw or a Promise is a FilterError. */
+/** Runs `task`'s predicate (its `on` and `filter`, task-match.ts) on `event`; a throw is a FilterError. */
 export function runFilter(accepts: Accepts, event: unknown, task: string): boolean {
-  let verdict: unknown;
   try {
-    verdict = accepts(event);
+    return accepts(event) === true;
   } catch (error) {
     throw new FilterError(task, `task "${task}": filter threw: ${errorMessage(error)}`, { cause: error });
   }
-  if (typeof verdict === "object" && verdict !== null && typeof (verdict as { then?: unknown }).then === "function") {
-    throw new FilterError(task, `task "${task}": filter returned a Promise; it must decide synchronously`);
-  }
-  return Boolean(verdict);
 }
