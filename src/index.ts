@@ -5,6 +5,7 @@ export type { TaskOptions, TaskHandler, TaskSource, TaskEmit, TaskResult, EventO
 export type { EmittableResult, Frozen, ResultCheckedHandler } from "./app/handler-result";
 export { Queue } from "./app/queue";
 export { OrderingKeyError, MAX_ORDERING_KEY_BYTES } from "./app/ordering-key";
+export { FilterError } from "./app/task-filter";
 export type { TaskContext } from "./app/task-context";
 export { DEFAULT_RETRY, type RetryPolicy } from "./app/retry-policy";
 export { createDefaultLogger, silentLogger, LOG_LEVELS, REDACT_PATHS, SECRET_HEADERS, type Logger, type LogFn, type LogLevel, type LogFields } from "./util/logger";
@@ -19,7 +20,7 @@ export { Task, type TaskMethod, type TaskMethodDecorator } from "./decorators/ta
 export { Module, type ModuleClassDecorator, type ModuleOptions, type HandlerClass } from "./decorators/module.decorator";
 export { bootstrap, createApp } from "./decorators/bootstrap";
 
-export type { Source, Inbox, SourceRuntime, DeliveryOutcome, OutcomeWait } from "./sources/source";
+export type { Source, Inbox, RoutedEvent, SourceRuntime, DeliveryOutcome, OutcomeWait } from "./sources/source";
 export { WebhookSource, type ResolvedWebhookOptions } from "./sources/webhook/webhook-source";
 export { HTTP_METHODS, type WebhookSourceOptions, type AckMode, type HttpMethod } from "./sources/webhook/webhook-options";
 export type { WebhookEvent, ParserMode } from "./sources/webhook/webhook-event";

@@ -112,6 +112,23 @@ export const GRAPHILE_WORKER: ServerKind = {
   keepTables: ["migrations", "_private_tasks", "_private_known_crontabs", "_private_job_queues"],
 };
 
+/** Fan-out: three tasks with a filter on each source; compare with framework-received and framework-persisted. */
+export const FRAMEWORK_RECEIVED_FANOUT: ServerKind = {
+  id: "framework-received-fanout3",
+  label: "webhook-tasks ack=received (memory store), 3 subscribers with filters",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "received", store: "memory", subscribers: 3 },
+  optIn: true,
+};
+
+export const FRAMEWORK_PERSISTED_FANOUT: ServerKind = {
+  id: "framework-persisted-fanout3",
+  label: "webhook-tasks ack=persisted (embedded store), 3 subscribers with filters",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "embedded", subscribers: 3 },
+  optIn: true,
+};
+
 export const ALL_SERVERS: readonly ServerKind[] = [
   BARE_NODE,
   BARE_EXPRESS,
@@ -124,4 +141,6 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   FRAMEWORK_POSTGRES_UNPREPARED,
   PGBOSS,
   GRAPHILE_WORKER,
+  FRAMEWORK_RECEIVED_FANOUT,
+  FRAMEWORK_PERSISTED_FANOUT,
 ];

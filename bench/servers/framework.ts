@@ -47,6 +47,10 @@ async function serve(port: number): Promise<{ port: number; stop: () => Promise<
     if (config.emit) {
       app.task({ source, name: `hook${i}`, concurrency: config.concurrency, emit: `next${i}` }, emitting);
       app.task({ source: `next${i}`, name: `next${i}`, concurrency: config.concurrency }, async () => {});
+    } else if ((config.subscribers ?? 1) > 1) {
+      for (let k = 0; k < config.subscribers!; k++) {
+        app.task({ source, name: `hook${i}.s${k}`, concurrency: config.concurrency, filter: (e: WebhookEvent) => e.method === "POST" }, handler);
+      }
     } else {
       app.task({ source, name: `hook${i}`, concurrency: config.concurrency }, handler);
     }

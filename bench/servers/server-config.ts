@@ -31,6 +31,8 @@ export interface ServerConfig {
    * consumed by a second (no-op) task. The bare servers do the same with a second queue.
    */
   emit?: boolean;
+  /** Framework only: tasks on each source (fan-out), each with a cheap filter that passes; default 1, no filter. */
+  subscribers?: number;
   /** Task runs at once (backlog cases use 1). */
   concurrency?: number;
   /**

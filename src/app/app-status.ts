@@ -12,14 +12,19 @@ export interface QueueStatus {
   /** Seconds since the oldest message still in the queue entered it; 0 when empty. */
   readonly oldestAgeSeconds: number;
   readonly deadLetters: number;
-  /** The task that consumes the queue, if any. */
+  /**
+   * The task that consumes the queue, if any. A queue no task consumes any more (the queue a
+   * named queue had before it got a second consumer, or one consumer's queue after the others
+   * were removed) is listed only while it holds messages, with none.
+   */
   readonly consumer: string | undefined;
-  /** Tasks that emit into it. */
+  /** Tasks that emit into it (into the named queue it gets its copies of). */
   readonly producers: readonly string[];
 }
 
 export interface TaskStatus {
   readonly name: string;
+  /** Its physical queue (see QueueStatus.queue). */
   readonly queue: string;
   readonly emit: string | undefined;
 }
@@ -32,14 +37,20 @@ export interface AppStatus {
   readonly tasks: readonly TaskStatus[];
 }
 
-type TaskShape = Pick<RegisteredTask, "name" | "queue" | "emit">;
+type TaskShape = Pick<RegisteredTask, "name" | "queue" | "emit"> & { readonly input?: string | undefined };
 
-/** Every queue the tasks consume or emit to, with its figures from the store (zeros when the store is not open). */
+/**
+ * Every queue the tasks consume or emit to, with its figures from the store (zeros when the
+ * store is not open), and the queues left behind by a change of consumers while they hold messages.
+ */
 export async function appStatus(app: string, tasks: readonly TaskShape[], store: Store | undefined, readiness?: Readiness): Promise<AppStatus> {
-  const names = [...new Set(tasks.flatMap((t) => (t.emit === undefined ? [t.queue] : [t.queue, t.emit])))];
+  const consumed = new Set(tasks.map((t) => t.input));
+  const names = [...new Set(tasks.flatMap((t) => [t.queue, ...(t.emit !== undefined && !consumed.has(t.emit) ? [t.emit] : [])]))];
+  // Queues the store holds that no task reads any more (a consumer added or removed, a task renamed).
+  const leftovers = new Set(store === undefined ? [] : (await store.queueNames()).filter((q) => !names.includes(q)));
   const now = Date.now();
-  const queues = await Promise.all(
-    names.map(async (queue): Promise<QueueStatus> => {
+  const listed = await Promise.all(
+    [...names, ...leftovers].map(async (queue): Promise<QueueStatus> => {
       const stats = store === undefined ? undefined : await store.stats(queue);
       const waiting = stats?.waiting ?? 0;
       const inFlight = stats?.inFlight ?? 0;
@@ -51,10 +62,11 @@ export async function appStatus(app: string, tasks: readonly TaskShape[], store:
         oldestAgeSeconds: stats?.oldestEnqueuedAt === undefined ? 0 : Math.max(0, (now - stats.oldestEnqueuedAt) / 1000),
         deadLetters: stats?.deadLetters ?? 0,
         consumer: tasks.find((t) => t.queue === queue)?.name,
-        producers: tasks.filter((t) => t.emit === queue).map((t) => t.name),
+        producers: tasks.filter((t) => t.emit !== undefined && t.emit === (tasks.find((c) => c.queue === queue)?.input ?? queue)).map((t) => t.name),
       };
     }),
   );
+  const queues = listed.filter((q) => !leftovers.has(q.queue) || q.depth > 0 || q.deadLetters > 0);
   const status = { app, queues, tasks: tasks.map((t) => ({ name: t.name, queue: t.queue, emit: t.emit })) };
   return readiness === undefined ? status : { ...status, readiness };
 }

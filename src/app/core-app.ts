@@ -3,13 +3,13 @@ import { ListenerRegistry } from "../http/listener-registry";
 import type { ListenerTimeouts } from "../http/listener";
 import type { TrustProxy } from "../http/trust-proxy";
 import { createStore, storeFromEnv, type StoreSpec } from "../store/create-store";
-import type { DeadLetterStore, StateStore, Store } from "../store/store";
+import type { DeadLetterStore, EmitRecord, QueuedMessage, StateStore, Store } from "../store/store";
 import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "../util/logger";
 import { OutcomeRegistry } from "./outcome-registry";
 import type { Queue } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";
 import type { EmittableResult, ResultCheckedHandler } from "./handler-result";
-import { TaskInbox } from "./task-inbox";
+import { SourceInbox } from "./source-inbox";
 import { TaskRegistry, type RegisteredTask } from "./task-registry";
 import { TaskRunner } from "./task-runner";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
@@ -95,7 +95,7 @@ export class CoreApp {
     this.logger = options.logger ?? createDefaultLogger(options.logLevel ?? levelFromEnv(), { app: name });
     this.listeners = new ListenerRegistry(options.http);
     this.observability = new AppObservability(options, this.logger, {
-      queues: () => [...new Set(this.registry.all().flatMap((t) => (t.emit === undefined ? [t.queue] : [t.queue, t.emit])))],
+      queues: () => this.registry.queues(),
       stats: (queue) => (this.appState === "running" ? this.storeInstance?.stats(queue) : undefined),
     });
     this.metrics = this.observability.registry;
@@ -149,15 +149,16 @@ export class CoreApp {
   }
 
   /**
-   * @internal The ordering key of a value entering `queue` (by the key function of the task
-   * that consumes it), for runners building what a task emits. Throws OrderingKeyError.
+   * @internal The copies of a value emitted to the named queue `queue`: one per consuming task
+   * whose filter takes it, in its physical queue with its ordering key (none when no filter
+   * takes it). Throws FilterError or OrderingKeyError.
    */
-  orderingKeyFor(queue: string, value: unknown): string | undefined {
-    return this.registry.keyFor(queue, value);
+  copiesFor(queue: string, message: QueuedMessage): EmitRecord[] {
+    return this.registry.copiesFor(queue, message);
   }
 
   /** Registered tasks, in order. */
-  get tasks(): ReadonlyArray<Pick<RegisteredTask, "name" | "queue" | "emit" | "source" | "concurrency" | "retry">> {
+  get tasks(): ReadonlyArray<Pick<RegisteredTask, "name" | "queue" | "input" | "emit" | "source" | "concurrency" | "retry">> {
     return this.registry.all();
   }
 
@@ -228,15 +229,24 @@ export class CoreApp {
       throw new Error("check(): the store is not opened");
     };
     try {
-      for (const task of this.registry.all()) {
-        if (!task.source) continue;
-        const inbox = { task: task.name, admit: () => undefined, accept: noStore, expect: noStore, state: () => unopenedState };
-        task.source.attach(inbox, { listeners: dryRun, trustProxy: this.options.trustProxy, logger: this.logger });
-        attached.push(task.source);
+      for (const source of this.registry.sources()) {
+        const tasks = this.registry.subscribersOf(source).map((t) => t.name);
+        const inbox = { ...this.sourceLabels(source, tasks), tasks, admit: () => undefined, route: noStore, accept: noStore, expect: noStore, state: () => unopenedState };
+        source.attach(inbox, { listeners: dryRun, trustProxy: this.options.trustProxy, logger: this.logger });
+        attached.push(source);
       }
     } finally {
       for (const source of attached) source.detach();
     }
+  }
+
+  /**
+   * A source's label (its name, else its lone task's) and the namespace of its deduplication
+   * markers: a lone task's keeps the markers written before sources could feed several tasks.
+   */
+  private sourceLabels(source: Source, tasks: readonly string[]): { name: string; dedupeNamespace: string } {
+    const name = source.sourceName ?? tasks[0];
+    return { name, dedupeNamespace: tasks.length === 1 ? `dedupe:${tasks[0]}` : `dedupe:source:${name}` };
   }
 
   start(): Promise<this> {
@@ -256,7 +266,7 @@ export class CoreApp {
       maxBytes: this.options.maxBytes,
       logger: this.logger,
     }));
-    const attached: RegisteredTask[] = [];
+    const attached: Source[] = [];
     try {
       await store.open();
       this.storeInstance = store;
@@ -267,16 +277,21 @@ export class CoreApp {
       for (const task of tasks) {
         task.state = store.state(`task:${task.name}`);
         task.logger = this.logger.child({ task: task.name });
-        if (task.source) {
-          task.source.attach(new TaskInbox(task.name, task.queue, store, this.outcomes, task.orderingKey), {
-            listeners: this.listeners,
-            trustProxy: this.options.trustProxy,
-            logger: task.logger,
-            observer: this.observability.watchesRequests ? this.observability.observer : undefined,
-            tracing: this.observability.tracing,
-          });
-          attached.push(task);
-        }
+      }
+      // One inbox per source, for every task it feeds: one route, one write per event.
+      for (const source of this.registry.sources()) {
+        const subscribers = this.registry.subscribersOf(source);
+        const names = subscribers.map((t) => t.name);
+        const { name, dedupeNamespace } = this.sourceLabels(source, names);
+        const logger = subscribers.length === 1 ? subscribers[0].logger : this.logger.child({ source: name });
+        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger), {
+          listeners: this.listeners,
+          trustProxy: this.options.trustProxy,
+          logger,
+          observer: this.observability.watchesRequests ? this.observability.observer : undefined,
+          tracing: this.observability.tracing,
+        });
+        attached.push(source);
       }
       for (const { task, queue } of this.registry.unconsumedEmits()) {
         this.logger.warn(`task "${task}" emits to queue "${queue}", which no task consumes: its messages will wait in the store`);
@@ -285,7 +300,7 @@ export class CoreApp {
       this.observability.mount(this.listeners, () => this.readiness());
       await this.listeners.listenAll();
     } catch (error) {
-      for (const task of attached) task.source?.detach();
+      for (const source of attached) source.detach();
       this.storeInstance = undefined;
       await store.close().catch(() => undefined);
       this.appState = "stopped";
@@ -373,7 +388,7 @@ export class CoreApp {
     this.outcomes.releaseAll();
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));
-    for (const task of this.registry.all()) task.source?.detach();
+    for (const source of this.registry.sources()) source.detach();
     await this.storeInstance?.close();
     this.storeInstance = undefined;
     this.appState = "stopped";

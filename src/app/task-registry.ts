@@ -4,9 +4,11 @@ import type { Logger } from "../util/logger";
 import { resolveRetry, type RetryPolicy } from "./retry-policy";
 import { isQueue, queueName } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";
-import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
+import type { OrderingKeyFn } from "./ordering-key";
 import { DEFAULT_TASK_TIMEOUT_MS } from "./task-timeout";
 import { taskMatcher } from "./task-match";
+import { fanOut } from "./fan-out";
+import type { EmitRecord, QueuedMessage } from "../store/store";
 
 export const DEFAULT_CONCURRENCY = 16;
 
@@ -14,8 +16,14 @@ export const DEFAULT_CONCURRENCY = 16;
 export interface RegisteredTask {
   readonly name: string;
   readonly source: Source | undefined;
-  /** Queue the task consumes: the named queue, or its push source's inbox. */
-  readonly queue: string;
+  /**
+   * The task's physical queue in the store: `webhook:<task>` for a webhook task; for a named
+   * queue, the queue's name while one task consumes it, `<queue>@<task>` for each of several.
+   * Set by the registry (a second consumer renames the first's).
+   */
+  queue: string;
+  /** The named queue the task consumes (undefined for a task on a push source). */
+  readonly input: string | undefined;
   readonly emit: string | undefined;
   readonly handler: TaskHandler<unknown, unknown>;
   readonly concurrency: number;
@@ -64,10 +72,6 @@ export class TaskRegistry {
       throw new TypeError(`${where}: source must be a WebhookSource (or another Source) or the name of a queue`);
     }
     if (emit !== undefined) checkQueueName(emit, `${where}: emit`);
-    for (const other of this.tasks.values()) {
-      if (other.queue === queue) throw new Error(`${where}: queue "${queue}" is consumed by task "${other.name}" already; a queue feeds one task`);
-      if (other.source !== undefined && other.source === source) throw new Error(`${where}: ${other.source.describe()} feeds task "${other.name}" already; a source feeds one task`);
-    }
     const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`${where}: concurrency must be an integer >= 1`);
     const orderingKey = options.orderingKey;
@@ -78,6 +82,7 @@ export class TaskRegistry {
       name,
       source: typeof source === "string" ? undefined : source,
       queue,
+      input: typeof source === "string" ? source : undefined,
       emit,
       handler: handler as TaskHandler<unknown, unknown>,
       concurrency,
@@ -88,8 +93,42 @@ export class TaskRegistry {
       state: placeholder.state,
       logger: placeholder.logger,
     };
+    if (task.input !== undefined) {
+      // Several consumers: each gets its own copy, in its own physical queue.
+      const others = this.consumersOf(task.input);
+      if (others.length > 0) {
+        for (const other of others) other.queue = consumerQueue(task.input, other.name);
+        task.queue = consumerQueue(task.input, name);
+      }
+    }
     this.tasks.set(name, task);
     return task;
+  }
+
+  /** The tasks consuming the named queue `queue`, in the order they were added. */
+  consumersOf(queue: string): RegisteredTask[] {
+    return this.all().filter((t) => t.input === queue);
+  }
+
+  /** The tasks `source` feeds, in the order they were added. */
+  subscribersOf(source: Source): RegisteredTask[] {
+    return this.all().filter((t) => t.source === source);
+  }
+
+  /** Every push source, once, in the order of its first task. */
+  sources(): Source[] {
+    return [...new Set(this.all().flatMap((t) => (t.source === undefined ? [] : [t.source])))];
+  }
+
+  /**
+   * The copies of a value emitted to the named queue `queue`: one per consuming task whose
+   * filter takes it, each with its task's ordering key; the queue itself when no task consumes
+   * it (the value waits there). Throws FilterError or OrderingKeyError.
+   */
+  copiesFor(queue: string, message: QueuedMessage): EmitRecord[] {
+    const consumers = this.consumersOf(queue);
+    if (consumers.length === 0) return [{ queue, message }];
+    return fanOut(consumers, message);
   }
 
   all(): RegisteredTask[] {
@@ -100,20 +139,15 @@ export class TaskRegistry {
     return this.tasks.get(name);
   }
 
-  /**
-   * Ordering key of a value entering `queue`, by the key function of the task consuming it (a
-   * queue feeds one task); undefined when that task has none. Throws OrderingKeyError.
-   */
-  keyFor(queue: string, value: unknown): string | undefined {
-    for (const task of this.tasks.values()) {
-      if (task.queue === queue) return task.orderingKey && computeOrderingKey(task.orderingKey, value, task.name);
-    }
-    return undefined;
+  /** Every physical queue: each task's, and each emit queue no task consumes (its messages wait there). */
+  queues(): string[] {
+    const consumed = new Set(this.all().map((t) => t.input));
+    return [...new Set(this.all().flatMap((t) => [t.queue, ...(t.emit !== undefined && !consumed.has(t.emit) ? [t.emit] : [])]))];
   }
 
   /** Emit queues no task consumes: their messages would only pile up. */
   unconsumedEmits(): Array<{ task: string; queue: string }> {
-    const consumed = new Set(this.all().map((t) => t.queue));
+    const consumed = new Set(this.all().map((t) => t.input));
     return this.all()
       .filter((t) => t.emit !== undefined && !consumed.has(t.emit))
       .map((t) => ({ task: t.name, queue: t.emit! }));
@@ -126,6 +160,11 @@ function defaultTaskName(source: unknown): string | undefined {
   if (typeof source === "string") return source;
   if (isSource(source)) return source.defaultTaskName;
   return undefined;
+}
+
+/** The physical queue of `task`, one of several consumers of the named queue `queue` ("@" is in no queue name). */
+export function consumerQueue(queue: string, task: string): string {
+  return `${queue}@${task}`;
 }
 
 function checkQueueName(name: unknown, where: string): void {

@@ -222,10 +222,9 @@ export class TaskRunner {
 
   private async succeeded(message: QueuedMessage, result: unknown, run?: RunObservation): Promise<Settled | undefined> {
     const { task, store } = this;
-    let emit: EmitRecord | undefined;
+    let emit: EmitRecord[] | undefined;
     if (task.emit !== undefined && result !== undefined) {
       let payload: unknown;
-      let orderingKey: string | undefined;
       try {
         // The form every engine hands back (a Map becomes a plain object in memory too); what no
         // engine can store fails here, naming the bad field: a task failure, retried, then a dead letter.
@@ -234,13 +233,12 @@ export class TaskRunner {
         return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`), run);
       }
       try {
-        orderingKey = this.app.orderingKeyFor(task.emit, payload);
+        // One copy per consumer whose filter takes it, each with its consumer's ordering key.
+        emit = this.app.copiesFor(task.emit, emitted(message.id, task.name, payload, run?.traceContext));
       } catch (error) {
-        // Nothing is stored with a wrong key: the task fails, and is retried like any failure.
+        // Nothing is stored with a wrong key or a failed filter: the task fails, and is retried like any failure.
         return this.failed(message, error, run);
       }
-      const next = emitted(message.id, task.name, payload, run?.traceContext);
-      emit = { queue: task.emit, message: orderingKey === undefined ? next : { ...next, orderingKey } };
     }
     try {
       await store.complete(task.queue, message.id, emit);

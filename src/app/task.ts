@@ -51,6 +51,10 @@ export interface TaskOptions<S extends TaskSource = TaskSource, R = unknown, E =
    * sender names them (`event.name`); checked against the sender's names when they are known.
    */
   on?: EventSelector<S>;
-  /** Takes the event only when this returns true (after `on`). */
+  /**
+   * Takes the event only when this returns true (after `on`): decided once, when it arrives,
+   * before it is stored; a task that says no gets no copy. Synchronous; a filter that throws
+   * refuses the webhook with 500 `filter_failed` and stores nothing (the sender sends it again).
+   */
   filter?: (event: E) => boolean;
 }

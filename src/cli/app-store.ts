@@ -7,6 +7,7 @@ import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
 import { createStore, DATA_DIR_ENV, defaultDataDir, describeStore, storeFromEnv, type StoreSpec } from "../store/create-store";
 import { storeFailureDetail } from "../store/store-errors";
 import type { Store } from "../store/store";
+import { consumerQueue } from "../app/task-registry";
 import type { LoadedConfig } from "../config/load-config";
 import { isPostgresUrl } from "../store/postgres/postgres-options";
 import { schemaHoldsStore } from "./store-target";
@@ -14,7 +15,10 @@ import { schemaHoldsStore } from "./store-target";
 /** A task's name and queues, enough to report on them (`status`). */
 export interface TaskQueues {
   readonly name: string;
+  /** Its physical queue, as the app names it. */
   readonly queue: string;
+  /** The named queue it consumes, if any. */
+  readonly input?: string | undefined;
   readonly emit: string | undefined;
 }
 
@@ -120,15 +124,21 @@ export function appTarget(appName: string, settings: StoreSettings, tasks: reado
     dataDir: settings.dataDir,
     maxQueued: settings.maxQueued,
     maxBytes: settings.maxBytes,
-    tasks: tasks.map((t) => ({ name: t.name, queue: t.queue, emit: t.emit })),
+    tasks: physical(tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit }))),
   };
+}
+
+/** A named queue's consumers each read `<queue>@<task>` when there are several, as the app names them. */
+function physical(tasks: readonly TaskQueues[]): TaskQueues[] {
+  const consumers = new Map<string, number>();
+  for (const t of tasks) if (t.input !== undefined) consumers.set(t.input, (consumers.get(t.input) ?? 0) + 1);
+  return tasks.map((t) => (t.input !== undefined && consumers.get(t.input)! > 1 ? { ...t, queue: consumerQueue(t.input, t.name) } : t));
 }
 
 /** As the app names them: a webhook resource feeds queue "webhook:<task>", a queue resource is its own name. */
 function tasksOfConfig(config: LoadedConfig): TaskQueues[] {
-  return config.tasks.map((task) => ({
-    name: task.name,
-    queue: config.resources.get(task.source)?.type === "webhook" ? `webhook:${task.name}` : task.source,
-    emit: task.emit,
-  }));
+  return config.tasks.map((task) => {
+    const webhook = config.resources.get(task.source)?.type === "webhook";
+    return { name: task.name, queue: webhook ? `webhook:${task.name}` : task.source, input: webhook ? undefined : task.source, emit: task.emit };
+  });
 }

@@ -39,11 +39,12 @@ export async function checkCommand(args: readonly string[], output: Output): Pro
   const spec = config.app.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE;
   // A URL the store would refuse (a password with an unencoded # / ?) fails the check, without showing it.
   if (isPostgresUrl(spec)) postgresOptionsFromUrl(spec);
+  const sources = subscribers(tasks);
   // Shown, never the password of a postgres:// URL.
   const store = describeStore(spec);
   const dataDir = store === "embedded" ? (appOptionsOf(config).dataDir ?? defaultDataDir(app.name)) : undefined;
   if (values.json) {
-    output.out(JSON.stringify({ ok: true, file: config.file, app: app.name, store, ...(dataDir ? { dataDir } : {}), tasks }, null, 2));
+    output.out(JSON.stringify({ ok: true, file: config.file, app: app.name, store, ...(dataDir ? { dataDir } : {}), tasks, sources }, null, 2));
     return 0;
   }
   const storeText = dataDir ? `store ${store} in ${displayPath(dataDir)}` : `store ${store}`;
@@ -53,6 +54,9 @@ export async function checkCommand(args: readonly string[], output: Output): Pro
     const from = task.url ? `${task.methods?.join("|")} ${task.url}${task.auth ? ` (auth ${task.auth})` : ""}` : `queue ${task.source}`;
     const to = task.emit ? ` -> queue ${task.emit}` : "";
     output.out(`  ${task.name.padEnd(width)}  ${from}${to}  [${task.handler}]`);
+  }
+  for (const { source, tasks: names } of sources) {
+    if (names.length > 1) output.out(`  ${source} feeds ${names.length} tasks, each its own copy: ${names.join(", ")}`);
   }
   const consumed = new Set(tasks.filter((t) => !t.url).map((t) => t.source));
   for (const queue of new Set(tasks.flatMap((t) => (t.emit ? [t.emit] : [])))) {
@@ -77,6 +81,16 @@ function summarise(app: CoreApp, handlers: ReadonlyMap<string, string>): TaskSum
         handler,
       };
     }
-    return { name: task.name, source: task.queue, ...(task.emit ? { emit: task.emit } : {}), handler };
+    return { name: task.name, source: task.input ?? task.queue, ...(task.emit ? { emit: task.emit } : {}), handler };
   });
+}
+
+/** Each source (a webhook's URL, a queue's name) with the tasks it feeds, in order. */
+function subscribers(tasks: readonly TaskSummary[]): Array<{ source: string; tasks: string[] }> {
+  const bySource = new Map<string, string[]>();
+  for (const task of tasks) {
+    const source = task.url ? `${task.methods?.join("|")} ${task.url}` : `queue ${task.source}`;
+    bySource.set(source, [...(bySource.get(source) ?? []), task.name]);
+  }
+  return [...bySource].map(([source, names]) => ({ source, tasks: names }));
 }

@@ -81,7 +81,8 @@ function tasksOfHandlers(handlers: ReadonlyArray<unknown>): TaskQueues[] {
       // A Queue token prints as its name.
       const name = options.name ?? `${cls.name}.${String(method)}`;
       const source: unknown = options.source;
-      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), emit: options.emit === undefined ? undefined : String(options.emit) };
+      const input = isSource(source) ? undefined : String(source);
+      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), input, emit: options.emit === undefined ? undefined : String(options.emit) };
     });
   });
 }

@@ -37,7 +37,9 @@ export interface StatusReport {
  * letters left) are listed too: the dead-letter counts then add up to `dead-letters list`.
  */
 export async function statusReport(app: string | undefined, tasks: readonly TaskQueues[] | undefined, store: Store, location: string): Promise<StatusReport> {
-  const named = tasks === undefined ? [] : tasks.flatMap((t) => (t.emit === undefined ? [t.queue] : [t.queue, t.emit]));
+  // A named queue with several consumers is each consumer's `<queue>@<task>`; its own name is listed only if the store holds it.
+  const consumed = new Set(tasks?.map((t) => t.input));
+  const named = tasks === undefined ? [] : tasks.flatMap((t) => (t.emit === undefined || consumed.has(t.emit) ? [t.queue] : [t.queue, t.emit]));
   const names = [...new Set([...named, ...(await store.queueNames())])];
   const now = Date.now();
   const queues = await Promise.all(
@@ -51,7 +53,7 @@ export async function statusReport(app: string | undefined, tasks: readonly Task
         oldestAgeSeconds: stats.oldestEnqueuedAt === undefined ? 0 : Math.max(0, (now - stats.oldestEnqueuedAt) / 1000),
         deadLetters: stats.deadLetters,
         consumer: tasks === undefined ? null : (tasks.find((t) => t.queue === queue)?.name ?? null),
-        producers: tasks === undefined ? null : tasks.filter((t) => t.emit === queue).map((t) => t.name),
+        producers: tasks === undefined ? null : producersOf(tasks, queue),
       };
     }),
   );
@@ -61,4 +63,10 @@ export async function statusReport(app: string | undefined, tasks: readonly Task
     queues,
     tasks: tasks === undefined ? null : tasks.map((t) => ({ name: t.name, queue: t.queue, emit: t.emit ?? null })),
   };
+}
+
+/** Tasks emitting into `queue`, or into the named queue it is one consumer's copy of. */
+function producersOf(tasks: readonly TaskQueues[], queue: string): string[] {
+  const named = tasks.find((t) => t.queue === queue)?.input ?? queue;
+  return tasks.filter((t) => t.emit === named).map((t) => t.name);
 }

@@ -88,7 +88,7 @@ function checkDedupe(value: unknown, path: KeySegment[], issues: IssueList): voi
   }
 }
 
-/** Source and emit names exist and have the right type; names are unique; each webhook feeds one task. */
+/** Source and emit names exist and have the right type; names are unique; every webhook feeds a task. */
 function checkReferences(tasks: readonly unknown[], resources: ReadonlyMap<string, ResourceConfig>, issues: IssueList): void {
   const names = new Map<string, number>();
   const consumers = new Map<string, number>();
@@ -108,14 +108,9 @@ function checkReferences(tasks: readonly unknown[], resources: ReadonlyMap<strin
       if (!resource) {
         issues.add(at("source"), unknownResource(source, known));
         unknownSources++;
-      } else {
-        const other = consumers.get(source);
-        if (other !== undefined) {
-          const what = resource.type === "webhook" ? "a webhook feeds one task" : "a queue feeds one task";
-          issues.add(at("source"), `resource "${source}" is the source of tasks[${other}] already; ${what}`);
-        } else {
-          consumers.set(source, index);
-        }
+      } else if (!consumers.has(source)) {
+        // Several tasks may share a source: each gets its own copy of every event (fan-out).
+        consumers.set(source, index);
       }
     }
     if (typeof emit === "string" && emit.length > 0) {

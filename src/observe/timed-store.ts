@@ -43,10 +43,13 @@ export class TimedStore implements Store {
   enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
     return this.timed("enqueue", performance.now(), this.inner.enqueue(queue, message, options));
   }
+  enqueueAll(copies: readonly EmitRecord[], options?: { internal?: boolean }): Promise<void> {
+    return this.timed("enqueue", performance.now(), this.inner.enqueueAll(copies, options));
+  }
   claim(queue: string, limit: number): Promise<QueuedMessage[]> {
     return this.inner.claim(queue, limit);
   }
-  complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+  complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     return this.timed("complete", performance.now(), this.inner.complete(queue, id, emit));
   }
   retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {

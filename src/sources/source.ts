@@ -1,7 +1,7 @@
 import type { Logger } from "../util/logger";
 import type { ListenerRegistry } from "../http/listener-registry";
 import type { TrustProxy } from "../http/trust-proxy";
-import type { QueuedMessage, StateStore, StoreRefusal } from "../store/store";
+import type { EmitRecord, QueuedMessage, StateStore, StoreRefusal } from "../store/store";
 import type { AppObserver } from "../observe/app-observer";
 
 /** How the first delivery of an event ended, for sources that answer with it. */
@@ -17,19 +17,32 @@ export interface OutcomeWait {
   cancel(): void;
 }
 
+/** An event routed to the tasks that take it: one copy each (none: no task takes it). */
+export interface RoutedEvent {
+  readonly id: string;
+  readonly copies: readonly EmitRecord[];
+}
+
 /**
- * The door a source pushes events through: one per task. It hides the store and the runner,
- * so a source knows nothing of either.
+ * The door a source pushes events through: one per source, for every task it feeds. It hides
+ * the store and the runners, so a source knows nothing of either.
  */
 export interface Inbox {
-  readonly task: string;
+  /** The source's label in logs and metrics. */
+  readonly name: string;
+  /** The tasks the source feeds, in the order they were added (at least one). */
+  readonly tasks: readonly string[];
+  /** State namespace of the source's deduplication markers. */
+  readonly dedupeNamespace: string;
   /** Synchronous check done before reading a request: a refusal means 503 and no event. */
   admit(): StoreRefusal | undefined;
   /**
-   * Stores the event; resolves once it is as durable as the app's store makes it. Throws at
-   * once, storing nothing, when the task's ordering key function fails (OrderingKeyError).
+   * Decides which tasks take the event (their filters) and makes their copies (their ordering
+   * keys). Throws FilterError or OrderingKeyError, storing nothing.
    */
-  accept(message: QueuedMessage): Promise<void>;
+  route(message: QueuedMessage): RoutedEvent;
+  /** Stores the event's copies, all or none; resolves once they are as durable as the app's store makes them. */
+  accept(routed: RoutedEvent): Promise<void>;
   /**
    * Registers interest in the first delivery of `id` before it is accepted. A failure reported
    * to a waiter is final: the caller is told, so the event is not retried.
@@ -51,8 +64,8 @@ export interface SourceRuntime {
 }
 
 /**
- * A push source: something outside the app that produces events for one task. Queue sources
- * are plain strings and need no object. New kinds of source implement this interface.
+ * A push source: something outside the app that produces events for the tasks subscribed to
+ * it. Queue sources are plain strings and need no object. New kinds of source implement this interface.
  */
 export interface Source {
   readonly kind: string;
@@ -60,6 +73,8 @@ export interface Source {
   describe(): string;
   /** Name of a task given no name and an anonymous handler; must not change across restarts. */
   readonly defaultTaskName?: string;
+  /** Stable label of the source in logs, metrics and state (a webhook's path without its "/"). */
+  readonly sourceName?: string;
   /** True when the source names its events (`event.name`), so that tasks may select them with `on`. */
   readonly namesEvents?: boolean;
   /** Registers routes or subscriptions; throws on a conflict. Called before anything listens. */

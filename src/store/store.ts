@@ -85,9 +85,20 @@ export interface StoreRefusal {
   readonly retryAfterSeconds: number;
 }
 
+/** One message for one queue: a task's emitted value, or one copy of an event fanned out to several tasks. */
 export interface EmitRecord {
   readonly queue: string;
   readonly message: QueuedMessage;
+}
+
+/** `complete`'s emits as a list (none, one, or one per consuming task). */
+export function emitList(emit: EmitRecord | readonly EmitRecord[] | undefined): readonly EmitRecord[] {
+  if (emit === undefined) return [];
+  return isEmitList(emit) ? emit : [emit];
+}
+
+function isEmitList(emit: EmitRecord | readonly EmitRecord[]): emit is readonly EmitRecord[] {
+  return Array.isArray(emit);
 }
 
 export interface DeadLetterStore {
@@ -128,14 +139,26 @@ export interface Store {
   enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void>;
 
   /**
+   * Appends several messages, each to its queue (one event's copies, one per task it feeds):
+   * all or none. Resolves once every one is as durable as the engine makes it, written in one
+   * step (one journal frame or LMDB transaction, one INSERT); rejects, storing none, when the
+   * store refuses any (each queue is admitted unless `internal`) or the write fails. A crash
+   * never leaves some of them stored and others not.
+   */
+  enqueueAll(copies: readonly EmitRecord[], options?: { internal?: boolean }): Promise<void>;
+
+  /**
    * Hands out up to `limit` visible messages of a queue. A claimed message is not handed out
    * again until it is completed, retried, dead-lettered or released, or its claimer dies
    * (for the in-process engines: the process restarts).
    */
   claim(queue: string, limit: number): Promise<QueuedMessage[]>;
 
-  /** Removes a claimed message and, in the same atomic step, appends what the task emitted. */
-  complete(queue: string, id: string, emit?: EmitRecord): Promise<void>;
+  /**
+   * Removes a claimed message and, in the same atomic step, appends what the task emitted: one
+   * record, or one per task consuming the emit queue (all of them or, with the input, none).
+   */
+  complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void>;
 
   /** Puts a claimed message back, invisible until `visibleAt` (ms since epoch), with its new attempt count and error. */
   retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void>;

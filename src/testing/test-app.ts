@@ -5,7 +5,7 @@ import type { DeliveryOutcome, Source } from "../sources/source";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import { WebhookSource } from "../sources/webhook/webhook-source";
 import { createStore, type StoreSpec } from "../store/create-store";
-import type { EmitRecord, QueuedMessage, Store } from "../store/store";
+import { emitList, type EmitRecord, type QueuedMessage, type Store } from "../store/store";
 import { storedForm } from "../store/payload-codec";
 
 export interface TestAppOptions {
@@ -42,12 +42,32 @@ export interface TestRun<E = unknown, R = unknown> {
   readonly error: unknown;
 }
 
+/** A request and what became of it at each task its source feeds. */
+export interface TestDelivery<E = unknown> {
+  /** The HTTP answer. */
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** The answer's body: parsed JSON, else text. */
+  readonly body: unknown;
+  /** One run per task that took the event (its filter said yes), by task name; empty when none did. */
+  readonly runs: Readonly<Record<string, TestRun<E>>>;
+}
+
 /** A started app in a test: send it requests, push to its queues, await the tasks. */
 export interface TestApp {
   readonly app: CoreApp;
-  /** Sends a request to `source` over HTTP (real socket), then awaits its task's first attempt. */
+  /**
+   * Sends a request to `source` over HTTP (real socket), then awaits its task's first attempt.
+   * For a source feeding several tasks: the run of the first task (in the order they were
+   * added) that took the event; `deliver` gives every one.
+   */
   send<B = unknown>(source: WebhookSource, init?: SendInit): Promise<TestRun<WebhookEvent<B>>>;
-  /** Puts `value` on a queue, as an emitting task would, then awaits the consuming task's first attempt. */
+  /** Sends a request to `source` as `send` does, then awaits the first attempt of every task that took the event. */
+  deliver<B = unknown>(source: WebhookSource, init?: SendInit): Promise<TestDelivery<WebhookEvent<B>>>;
+  /**
+   * Puts `value` on a queue, as an emitting task would (to every consumer whose filter takes it),
+   * then awaits the first consuming task's first attempt.
+   */
   push<T>(queue: Queue<T> | string, value: T): Promise<TestRun<T>>;
   /** Stops the app (and its store). */
   stop(): Promise<void>;
@@ -77,19 +97,18 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
     return result;
   };
 
-  const queueOf = (source: Source): string => {
-    const task = app.tasks.find((t) => t.source === source);
-    if (!task) throw new Error(`testApp: ${source.describe()} feeds no task of app "${app.name}"`);
-    return task.queue;
+  const subscribersOf = (source: Source): Array<{ name: string; queue: string }> => {
+    const tasks = app.tasks.filter((t) => t.source === source);
+    if (tasks.length === 0) throw new Error(`testApp: ${source.describe()} feeds no task of app "${app.name}"`);
+    return tasks;
   };
+  const noRun = { event: undefined, result: undefined, emitted: undefined, error: undefined };
 
-  return {
-    app,
-    async send<B>(source: WebhookSource, init: SendInit = {}): Promise<TestRun<WebhookEvent<B>>> {
-      if (!(source instanceof WebhookSource)) throw new TypeError("testApp.send: the first argument must be a WebhookSource of the app");
-      const queue = queueOf(source);
-      return serial(queue, async () => {
-        const before = watcher.count(queue);
+  const deliver = async <B>(source: WebhookSource, init: SendInit, method: string): Promise<TestDelivery<WebhookEvent<B>>> => {
+    if (!(source instanceof WebhookSource)) throw new TypeError(`testApp.${method}: the first argument must be a WebhookSource of the app`);
+    const tasks = subscribersOf(source);
+    return serial(tasks[0].queue, async () => {
+        const before = tasks.map((t) => watcher.count(t.queue));
         const headers: Record<string, string> = { ...init.headers };
         let body: string | Buffer | undefined;
         if (init.body === undefined || typeof init.body === "string" || Buffer.isBuffer(init.body)) body = init.body;
@@ -101,24 +120,40 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
         const res = await fetch(source.url + query, { method: init.method ?? source.options.methods[0], headers, body });
         const text = await res.text();
         const answer = { status: res.status, headers: Object.fromEntries(res.headers), body: parseAnswer(text) };
-        const id = watcher.idAfter(queue, before);
-        if (id === undefined) return { ...answer, event: undefined, result: undefined, emitted: undefined, error: undefined };
-        return { ...answer, ...(await watcher.run<WebhookEvent<B>>(id, timeoutMs)) };
-      });
+        const runs: Record<string, TestRun<WebhookEvent<B>>> = {};
+        for (const [i, task] of tasks.entries()) {
+          const id = watcher.idAfter(task.queue, before[i]);
+          if (id !== undefined) runs[task.name] = { ...answer, ...(await watcher.run<WebhookEvent<B>>(id, timeoutMs)) };
+        }
+        return { ...answer, runs };
+    });
+  };
+
+  return {
+    app,
+    async send<B>(source: WebhookSource, init: SendInit = {}): Promise<TestRun<WebhookEvent<B>>> {
+      const delivery = await deliver<B>(source, init, "send");
+      const first = Object.values(delivery.runs)[0];
+      return first ?? { status: delivery.status, headers: delivery.headers, body: delivery.body, ...noRun };
+    },
+
+    deliver<B>(source: WebhookSource, init: SendInit = {}): Promise<TestDelivery<WebhookEvent<B>>> {
+      return deliver<B>(source, init, "deliver");
     },
 
     async push<T>(target: Queue<T> | string, value: T): Promise<TestRun<T>> {
       const queue = isQueue(target) ? target.name : target;
-      if (!app.tasks.some((t) => t.queue === queue)) throw new Error(`testApp.push: no task of app "${app.name}" consumes queue "${queue}"`);
+      if (!app.tasks.some((t) => t.input === queue)) throw new Error(`testApp.push: no task of app "${app.name}" consumes queue "${queue}"`);
       return serial(queue, async () => {
         const id = `test-${randomUUID()}`;
-        // As the runner emits: the value in the form every engine gives back, with the consuming
-        // task's ordering key (a value or a key function that fails rejects, as it fails an emitter).
+        // As the runner emits: the value in the form every engine gives back, one copy per consumer
+        // its filter lets through, with that consumer's ordering key (a value, a filter or a key
+        // function that fails rejects, as it fails an emitter).
         const payload = storedForm(value, "value");
-        const orderingKey = app.orderingKeyFor(queue, payload);
-        const message: QueuedMessage = { id, payload, attempts: 0, enqueuedAt: Date.now() };
-        await app.store.enqueue(queue, orderingKey === undefined ? message : { ...message, orderingKey }, { internal: true });
-        return { status: 0, headers: {}, body: undefined, ...(await watcher.run<T>(id, timeoutMs)) };
+        const copies = app.copiesFor(queue, { id, payload, attempts: 0, enqueuedAt: Date.now() });
+        if (copies.length === 0) return { status: 0, headers: {}, body: undefined, ...noRun };
+        await app.store.enqueueAll(copies, { internal: true });
+        return { status: 0, headers: {}, body: undefined, ...(await watcher.run<T>(copies[0].message.id, timeoutMs)) };
       });
     },
 
@@ -143,24 +178,35 @@ class RunWatcher {
 
   wrap(store: Store): Store {
     const enqueue = (queue: string, message: QueuedMessage, options?: { internal?: boolean }) => {
-      this.entry(message.id).event = message.payload;
-      const ids = this.byQueue.get(queue) ?? [];
-      ids.push(message.id);
-      this.byQueue.set(queue, ids);
+      this.arrived(queue, message);
       return store.enqueue(queue, message, options);
     };
-    const complete = (queue: string, id: string, emit?: EmitRecord) => {
-      if (emit !== undefined) this.entry(id).emitted = emit.message.payload;
+    const enqueueAll = (copies: readonly EmitRecord[], options?: { internal?: boolean }) => {
+      for (const { queue, message } of copies) this.arrived(queue, message);
+      return store.enqueueAll(copies, options);
+    };
+    const complete = (queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]) => {
+      // Every copy carries the same value: the first says what was emitted.
+      const first = emitList(emit)[0];
+      if (first !== undefined) this.entry(id).emitted = first.message.payload;
       return store.complete(queue, id, emit);
     };
     return new Proxy(store, {
       get(target, key) {
         if (key === "enqueue") return enqueue;
         if (key === "complete") return complete;
+        if (key === "enqueueAll") return enqueueAll;
         const value: unknown = Reflect.get(target, key, target);
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
+  }
+
+  private arrived(queue: string, message: QueuedMessage): void {
+    this.entry(message.id).event = message.payload;
+    const ids = this.byQueue.get(queue) ?? [];
+    ids.push(message.id);
+    this.byQueue.set(queue, ids);
   }
 
   count(queue: string): number {

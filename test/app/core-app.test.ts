@@ -10,16 +10,18 @@ describe("CoreApp", () => {
     expect(() => new CoreApp("")).to.throw(/name must be/);
   });
 
-  it("refuses a task without a usable source, with a duplicate name, or sharing a queue or source", () => {
+  it("refuses a task without a usable source or with a duplicate name; several tasks may share a queue or a source", () => {
     const app = new CoreApp("t", { logger: silentLogger });
     expect(() => app.task({ source: 42 as unknown as string }, async function bad() {})).to.throw(/source must be/);
     expect(() => app.task({ source: 42 as unknown as string }, async () => {})).to.throw(/give the task a name/);
     app.task({ source: "q", name: "one" }, async () => {});
     expect(() => app.task({ source: "q2", name: "one" }, async () => {})).to.throw(/unique/);
-    expect(() => app.task({ source: "q", name: "two" }, async () => {})).to.throw(/consumed by task "one"/);
+    app.task({ source: "q", name: "two" }, async () => {});
     const hook = new WebhookSource({ path: "/h", port: 0 });
     app.task({ source: hook, name: "three" }, async () => {});
-    expect(() => app.task({ source: hook, name: "four" }, async () => {})).to.throw(/feeds task "three"/);
+    app.task({ source: hook, name: "four" }, async () => {});
+    expect(app.tasks.map((t) => t.queue)).to.deep.equal(["q@one", "q@two", "webhook:three", "webhook:four"]);
+    expect(() => app.task({ source: hook, name: "five", filter: 1 as unknown as () => boolean }, async () => {})).to.throw(/filter must be a function/);
     expect(() => app.task({ source: "bad queue name!", name: "five" }, async () => {})).to.throw(/queue name/);
     expect(() => app.task({ source: "q9", name: "six", concurrency: 0 }, async () => {})).to.throw(/concurrency/);
     expect(() => app.task({ source: "q9", name: "seven", retry: { attempts: 0 } }, async () => {})).to.throw(/retry.attempts/);

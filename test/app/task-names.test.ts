@@ -46,7 +46,13 @@ describe("Task names", () => {
       ["w", "webhook:w", "words"],
       ["by-string", "words", undefined],
     ]);
-    expect(() => app.task({ source: q, name: "second" }, async () => undefined)).to.throw('queue "words" is consumed by task "by-string" already');
+    // A second consumer: each gets its own copy, in a queue of its own.
+    app.task({ source: q, name: "second" }, async () => undefined);
+    expect(app.tasks.map((t) => [t.name, t.queue, t.input])).to.deep.equal([
+      ["w", "webhook:w", undefined],
+      ["by-string", "words@by-string", "words"],
+      ["second", "words@second", "words"],
+    ]);
   });
 
   it("a default name is the same on every start, so queued work and dead letters find their task", () => {

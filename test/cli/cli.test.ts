@@ -118,6 +118,25 @@ describe("CLI: check", () => {
     expect(result.stderr).to.match(/env\.yaml:6: resources\.hook\.auth\.token: environment variable NO_SUCH_TOKEN_VAR is not set/);
   });
 
+  it("lists the tasks each shared source feeds; refuses reply result on a webhook feeding several", async () => {
+    const handler = `{ref: '${join(FIXTURES, "handlers.cjs")}:receive'}`;
+    const tasks = `  - {name: a, source: org, emit: q, handler: ${handler}}\n  - {name: b, source: org, handler: ${handler}}\n  - {name: c, source: q, handler: ${handler}}\n  - {name: d, source: q, handler: ${handler}}`;
+    const file = tmp.write("fan.yaml", worker("  org: {type: webhook, path: /org, port: 0}\n  q: {type: queue}", tasks));
+    const result = await runCli(["check", file]);
+    expect(result.code, result.stderr).to.equal(0);
+    expect(result.stdout).to.contain("POST http://127.0.0.1:0/org feeds 2 tasks, each its own copy: a, b");
+    expect(result.stdout).to.contain("queue q feeds 2 tasks, each its own copy: c, d");
+    const json = JSON.parse((await runCli(["check", "--json", file])).stdout) as { sources: unknown };
+    expect(json.sources).to.deep.equal([
+      { source: "POST http://127.0.0.1:0/org", tasks: ["a", "b"] },
+      { source: "queue q", tasks: ["c", "d"] },
+    ]);
+    const slash = tmp.write("slash.yaml", worker("  org: {type: webhook, path: /org, port: 0, reply: result}", tasks.split("\n").slice(0, 2).join("\n").replace("emit: q, ", "")));
+    const refused = await runCli(["check", slash]);
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/reply "result" answers with the task's result, and 2 tasks take its events \("a", "b"\)/);
+  });
+
   it("exits 1 on a duplicate route", async () => {
     const handler = `{ref: '${join(FIXTURES, "handlers.cjs")}:receive'}`;
     const file = tmp.write("routes.yaml", worker("  a: {type: webhook, path: /same}\n  b: {type: webhook, path: /same}", `  - {name: a, source: a, handler: ${handler}}\n  - {name: b, source: b, handler: ${handler}}`));

@@ -29,13 +29,16 @@ describe("YAML loading: references between tasks and resources", () => {
     expect(issue.message).to.match(/duplicate task name "same" \(also tasks\[0\]\)/);
   });
 
-  it("refuses a source shared by two tasks, and a webhook no task uses", async () => {
+  it("lets several tasks share a webhook or a queue, and refuses a webhook no task uses", async () => {
     const file = tmp.write(
       "share.yaml",
-      worker("  hook: {type: webhook, path: /x}\n  idle: {type: webhook, path: /idle}", `  - {name: a, source: hook, handler: ${ref}}\n  - {name: b, source: hook, handler: ${ref}}`),
+      worker(
+        "  hook: {type: webhook, path: /x}\n  idle: {type: webhook, path: /idle}\n  q: {type: queue}",
+        `  - {name: a, source: hook, emit: q, handler: ${ref}}\n  - {name: b, source: hook, handler: ${ref}}\n  - {name: c, source: q, handler: ${ref}}\n  - {name: d, source: q, handler: ${ref}}`,
+      ),
     );
     const issues = await configIssues(loadConfig(file));
-    expect(issueAt(issues, "tasks[1].source").message).to.match(/source of tasks\[0\] already/);
+    expect(issues.map((i) => i.path)).to.deep.equal(["resources.idle"]);
     expect(issueAt(issues, "resources.idle").message).to.match(/no task has this webhook as its source/);
   });
 

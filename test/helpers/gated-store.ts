@@ -45,10 +45,15 @@ export class GatedStore implements Store {
     await this.gate;
     return this.inner.enqueue(queue, message, options);
   }
+  async enqueueAll(copies: readonly EmitRecord[], options?: { internal?: boolean }): Promise<void> {
+    this.entered++;
+    await this.gate;
+    return this.inner.enqueueAll(copies, options);
+  }
   claim(queue: string, limit: number): Promise<QueuedMessage[]> {
     return this.inner.claim(queue, limit);
   }
-  complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+  complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     return this.inner.complete(queue, id, emit);
   }
   retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {

@@ -81,6 +81,26 @@ describe("metrics (/metrics, prom-client)", () => {
     expect(metrics.family("webhook_request_duration_seconds").type).to.equal("histogram");
   });
 
+  it("labels requests with the source, once per request, and task runs with each task a source feeds", async () => {
+    const app = newApp("metrics-fan-out", { metrics: true });
+    const org = webhook({ path: "/hooks/org" });
+    app.task({ source: org, name: "pushes", filter: (e) => (e.body as { kind: string }).kind === "push" }, () => undefined);
+    app.task({ source: org, name: "audit", filter: (e) => (e.body as { kind: string }).kind !== "star" }, () => undefined);
+    await app.start();
+    for (const kind of ["push", "issue", "star"]) await postJson(org.url, { kind });
+    const origin = new URL(org.url).origin;
+    let metrics = await scrape(`${origin}/metrics`);
+    await until(async () => {
+      metrics = await scrape(`${origin}/metrics`);
+      return metrics.samples("webhook_task_runs_total", { task: "audit", outcome: "success" }).some((s) => s.value === 2);
+    });
+    expect(metrics.value("webhook_requests_total", { source: "hooks/org", status: "202", code: "accepted" })).to.equal(2);
+    expect(metrics.value("webhook_requests_total", { source: "hooks/org", status: "200", code: "unrouted" })).to.equal(1);
+    expect(metrics.value("webhook_task_runs_total", { task: "pushes", outcome: "success" })).to.equal(1);
+    expect(metrics.value("webhook_task_runs_total", { task: "audit", outcome: "success" })).to.equal(2);
+    expect(metrics.value("webhook_queue_depth", { queue: "webhook:pushes" })).to.equal(0);
+  });
+
   it("gauges a waiting queue's depth and age; serves on its own port with a given registry", async () => {
     const registry = new Registry();
     const app: CoreApp = newApp("metrics-own-port", { metrics: { host: "127.0.0.2", port: 0, path: "/prom", registry, defaultMetrics: false } });

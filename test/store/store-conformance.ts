@@ -2,6 +2,7 @@ import { expect } from "chai";
 import type { QueuedMessage, Store } from "../../src/store/store";
 import { StoreRefusedError } from "../../src/store/store-errors";
 import { orderingConformance } from "./ordering-conformance";
+import { fanOutConformance } from "./fan-out-conformance";
 
 /** How a conformance run gets stores of one engine. */
 export interface StoreUnderTest {
@@ -342,6 +343,7 @@ export function storeConformance(engine: string, target: StoreUnderTest): void {
     });
 
     orderingConformance(() => open());
+    fanOutConformance(open);
 
     describe("watch", () => {
       it("tells a listener after an enqueue, once the message can be claimed", async () => {

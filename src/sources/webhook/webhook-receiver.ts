@@ -10,7 +10,8 @@ import { continueIfExpected, type RouteHandler } from "../../http/route-table";
 import type { TrustFunction } from "../../http/trust-proxy";
 import { storeFailureDetail, toRefusal } from "../../store/store-errors";
 import type { QueuedMessage, StoreRefusal } from "../../store/store";
-import type { DeliveryOutcome, Inbox } from "../source";
+import type { DeliveryOutcome, Inbox, RoutedEvent } from "../source";
+import { FilterError } from "../../app/task-filter";
 import type { AuthFailure, AuthRequest, WebhookAuth } from "./auth";
 import { BodyParseError, parseBody } from "./parse-body";
 import { BodyReadError, readBody } from "./read-body";
@@ -29,7 +30,9 @@ const EMPTY = Buffer.alloc(0);
  * answer. Everything static was validated when the source was built; this path only works.
  */
 export class WebhookReceiver implements RouteHandler {
+  /** Logged with each failure: the source's only task (as before fan-out), else the source. */
   readonly taskName: string;
+  readonly tasks: readonly string[];
   private readonly stripHeaders: readonly string[];
   private readonly deduplicator: Deduplicator | undefined;
   /** Outcomes awaited here of deduplicated events, by event id: their copies wait for them too. */
@@ -43,10 +46,11 @@ export class WebhookReceiver implements RouteHandler {
     private readonly trust: TrustFunction | undefined,
     private readonly logger: Logger,
   ) {
-    this.taskName = inbox.task;
+    this.tasks = inbox.tasks;
+    this.taskName = inbox.tasks.length === 1 ? inbox.tasks[0] : inbox.name;
     this.stripHeaders = options.auth?.credentialHeaders ?? [];
     const awaitMs = options.reply === "result" || options.ack === "processed" ? options.ackTimeoutMs : undefined;
-    this.deduplicator = options.dedupe && new Deduplicator(inbox.state(`dedupe:${inbox.task}`), options.dedupe.ttlMs, undefined, awaitMs);
+    this.deduplicator = options.dedupe && new Deduplicator(inbox.state(inbox.dedupeNamespace), options.dedupe.ttlMs, undefined, awaitMs);
   }
 
   /** Never throws: it runs inside the server's "request" event, where a throw would end the process. */
@@ -122,19 +126,28 @@ export class WebhookReceiver implements RouteHandler {
     };
     if (this.options.eventName !== undefined) event.name = this.options.eventName(event);
     const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true, traceContext: currentTraceContext() };
-    const key = this.deduplicator && deliveryKey(this.options.dedupe!, req.headers, body);
-    this.store(res, message, key);
-  }
-
-  /** Stores the event and answers as the ack and reply modes say (or as a duplicate). */
-  private store(res: ServerResponse, message: QueuedMessage<WebhookEvent>, dedupeKey: string | undefined): void {
+    let routed: RoutedEvent;
     try {
-      this.storeAndAnswer(res, message, dedupeKey);
+      routed = this.inbox.route(message);
     } catch (error) {
-      // The inbox refuses at once, before storing, an event whose ordering key cannot be computed.
+      // A filter or an ordering key that fails: nothing is stored, and the sender sends again.
       if (error instanceof OrderingKeyError) return this.keyFailed(res, message.id, error);
+      if (error instanceof FilterError) return sendError(res, 500, error.code, "a task's filter failed on the event; send the webhook again");
       throw error;
     }
+    if (routed.copies.length === 0) return this.unrouted(res);
+    const key = this.deduplicator && deliveryKey(this.options.dedupe!, req.headers, body);
+    this.storeAndAnswer(res, routed, key);
+  }
+
+  /** No task takes the event: nothing is stored, and the sender hears 2xx (a hook that keeps failing gets disabled). */
+  private unrouted(res: ServerResponse): void {
+    noteResponseCode(res, "unrouted");
+    const fixed = this.options.response;
+    if (fixed !== undefined) return sendResponse(res, fixed);
+    const body = `{"accepted":true,"routed":false}`;
+    res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
+    res.end(body);
   }
 
   /** The task's ordering key function failed: nothing is stored, and the sender is told to send again. */
@@ -143,7 +156,9 @@ export class WebhookReceiver implements RouteHandler {
     sendError(res, 500, "ordering_key_failed", "the event's ordering key could not be computed; send the webhook again");
   }
 
-  private storeAndAnswer(res: ServerResponse, message: QueuedMessage<WebhookEvent>, dedupeKey: string | undefined): void {
+  /** Stores the event's copies and answers as the ack and reply modes say (or as a duplicate). */
+  private storeAndAnswer(res: ServerResponse, routed: RoutedEvent, dedupeKey: string | undefined): void {
+    const message = routed;
     const { ack, reply } = this.options;
     if (ack === "received" && reply === "fixed" && dedupeKey === undefined) {
       // Checked again now that the body is in: others may have filled the queue meanwhile, and
@@ -151,7 +166,7 @@ export class WebhookReceiver implements RouteHandler {
       // inside accept(), so no request can slip in between.
       const late = this.inbox.admit();
       if (late !== undefined) return refuse(res, late);
-      this.inbox.accept(message).catch((error: unknown) => {
+      this.inbox.accept(routed).catch((error: unknown) => {
         this.logger.error({ task: this.taskName, eventId: message.id, error: errorMessage(error) }, "event acknowledged as received was not stored");
       });
       return this.accepted(res, message.id);
@@ -163,8 +178,8 @@ export class WebhookReceiver implements RouteHandler {
     try {
       stored =
         dedupeKey === undefined
-          ? this.inbox.accept(message).then(() => undefined)
-          : this.deduplicator!.run(dedupeKey, message.id, () => this.inbox.accept(message));
+          ? this.inbox.accept(routed).then(() => undefined)
+          : this.deduplicator!.run(dedupeKey, message.id, () => this.inbox.accept(routed));
     } catch (error) {
       wait?.cancel();
       this.awaiting.delete(message.id);

@@ -81,12 +81,23 @@ export class WebhookSource<S extends string = string> implements Source {
     return name === "" ? "root" : name;
   }
 
+  /** The source's label in logs and metrics: its path without the leading "/" ("root" for "/"). */
+  get sourceName(): string {
+    return this.defaultTaskName;
+  }
+
   describe(): string {
     return `WebhookSource ${this.options.methods.join("|")} ${this.options.host}:${this.options.port}${this.options.path}`;
   }
 
   attach(inbox: Inbox, runtime: SourceRuntime): void {
-    if (this.receiver) throw new Error(`${this.describe()} is already attached to task "${this.receiver.taskName}"; a source feeds one task`);
+    if (this.receiver) throw new Error(`${this.describe()} is attached already (tasks ${quoted(this.receiver.tasks)}); a source belongs to one app`);
+    const { reply, ack } = this.options;
+    if (inbox.tasks.length > 1 && (reply === "result" || ack === "processed")) {
+      // Several copies, several outcomes: no one of them is the answer, and waiting for all would couple the tasks.
+      const mode = reply === "result" ? `reply "result" answers with the task's result` : `ack "processed" answers with the task's first attempt`;
+      throw new Error(`${this.describe()}: ${mode}, and ${inbox.tasks.length} tasks take its events (${quoted(inbox.tasks)}); give this source one task, or use reply "fixed" and ack "persisted"`);
+    }
     const trust = this.trustOverride ?? (runtime.trustProxy === undefined ? undefined : compileTrust(runtime.trustProxy));
     const listener = runtime.listeners.get(this.options.host, this.options.port);
     const receiver = new WebhookReceiver(this.options, inbox, trust, runtime.logger);
@@ -94,8 +105,8 @@ export class WebhookSource<S extends string = string> implements Source {
     const handler =
       runtime.observer?.onRequest === undefined && runtime.tracing !== true
         ? receiver
-        : new ObservedRoute(receiver, { source: inbox.task, route: this.options.path, origin: () => listener.origin, trust }, runtime.observer, runtime.tracing === true);
-    listener.routes.add(this.options.path, methods, handler, `${this.describe()} (task "${inbox.task}")`);
+        : new ObservedRoute(receiver, { source: inbox.name, route: this.options.path, origin: () => listener.origin, trust }, runtime.observer, runtime.tracing === true);
+    listener.routes.add(this.options.path, methods, handler, this.routeOwner(inbox.tasks));
     this.listener = listener;
     this.receiver = receiver;
   }
@@ -106,13 +117,22 @@ export class WebhookSource<S extends string = string> implements Source {
     return { body: parseBody(this.options.parser, raw, event.headers?.["content-type"]), ...event };
   }
 
+  /** Who owns the route, for conflict errors: the source and its tasks. */
+  private routeOwner(tasks: readonly string[]): string {
+    return `${this.describe()} (${tasks.length === 1 ? "task" : "tasks"} ${quoted(tasks)})`;
+  }
+
   detach(): void {
     if (this.listener && this.receiver) {
-      this.listener.routes.remove(this.options.path, `${this.describe()} (task "${this.receiver.taskName}")`);
+      this.listener.routes.remove(this.options.path, this.routeOwner(this.receiver.tasks));
     }
     this.receiver = undefined;
     this.listener = undefined;
   }
+}
+
+function quoted(names: readonly string[]): string {
+  return names.map((n) => `"${n}"`).join(", ");
 }
 
 function resolveOptions(options: WebhookSourceOptions<string>): ResolvedWebhookOptions {

@@ -215,11 +215,22 @@ export class EmbeddedStore implements Store {
     return this.queues.enqueue(queue, message);
   }
 
+  /** One journal frame, or one LMDB transaction, for all the copies: all or none. */
+  async enqueueAll(copies: readonly EmitRecord[], options?: { internal?: boolean }): Promise<void> {
+    if (!options?.internal) {
+      for (const { queue } of copies) {
+        const refusal = this.admit(queue);
+        if (refusal) throw this.health.error() ?? this.journalHealth.error() ?? new StoreRefusedError(refusal, { cause: this.dirWatch.lost });
+      }
+    }
+    return this.queues.enqueueAll(copies);
+  }
+
   claim(queue: string, limit: number): Promise<QueuedMessage[]> {
     return this.queues.claim(queue, limit);
   }
 
-  complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+  complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     return this.settling.complete(queue, id, emit);
   }
 

@@ -124,10 +124,10 @@ export async function completeFromJournal(
   id: string,
   entryId: number,
   journal: OpenedJournal,
-  emit: EmitRecord | undefined,
+  emits: readonly EmitRecord[],
 ): Promise<void> {
   const { lane } = journal;
-  if (!emit) {
+  if (emits.length === 0) {
     try {
       await lane.done(entryId);
     } catch (error) {
@@ -136,15 +136,15 @@ export async function completeFromJournal(
     }
     return book.finished(queue, id);
   }
-  const seq = book.tracker.allocate(emit.queue);
-  book.tracker.adjust(emit.queue, 1);
+  const items = emits.map(({ queue, message }) => ({ queue, seq: book.tracker.allocate(queue), message }));
+  for (const item of items) book.tracker.adjust(item.queue, 1);
   try {
     // Into the journal even past its bounds: the input leaves it in the same frame, so it
-    // holds no more than before, and the two stay one atomic step.
-    await lane.doneAndEnqueue(entryId, emit.queue, seq, emit.message);
-    book.notify(emit.queue);
+    // holds little more than before, and the marker and every output stay one atomic step.
+    await lane.doneAndEnqueueAll(entryId, items);
+    for (const item of items) book.notify(item.queue);
   } catch (error) {
-    book.tracker.adjust(emit.queue, -1);
+    for (const item of items) book.tracker.adjust(item.queue, -1);
     // As for the B-tree: a failed write gives the message back; a value that cannot be
     // encoded leaves it claimed, for the runner to retry or dead-letter.
     if (error instanceof StoreRefusedError) book.abandon(queue, id);

@@ -1,4 +1,4 @@
-import type { QueuedMessage, QueueStats } from "../store";
+import type { EmitRecord, QueuedMessage, QueueStats } from "../store";
 import { StoreRefusedError, toRefusal } from "../store-errors";
 import type { QueueWatchers } from "../queue-watchers";
 import type { DiskRoom } from "./disk-room";
@@ -11,6 +11,7 @@ import type { PeekedQueue } from "./journal/peek-journal";
 import type { QueueTracker } from "./queue-tracker";
 import { messageRecord } from "./records";
 import { heldBytes, heldForm } from "./held-message";
+import { checkStorable } from "../payload-codec";
 import type { StoreWriter } from "./store-writer";
 
 /** Where the store is at work: the B-tree environment and, for a consumer, the journal. */
@@ -84,6 +85,50 @@ export class QueueOperations implements ClaimBook {
     }
     this.host.refuseIfDataFileLost();
     this.inserted(queue, seq, message);
+  }
+
+  /**
+   * Enqueues an event's copies (admitted, or internal) in one write: one journal frame, or one
+   * B-tree transaction when a copy has an ordering key or the journal is full. All or none.
+   */
+  async enqueueAll(copies: readonly EmitRecord[]): Promise<void> {
+    if (copies.length === 1) return this.enqueue(copies[0].queue, copies[0].message);
+    const { dbs, writer, tag, journal } = this.host.use();
+    const items = copies.map(({ queue, message }) => ({ queue, seq: this.tracker.allocate(queue), message, claimable: true }));
+    // Counted before the commit so that admit sees requests still in flight.
+    for (const item of items) this.tracker.adjust(item.queue, 1);
+    const uncount = (): void => {
+      for (const item of items) this.tracker.adjust(item.queue, -1);
+    };
+    const keyed = items.some((item) => item.message.orderingKey !== undefined);
+    if (!keyed && journal?.lane.hasRoomFor(copies.map((c) => c.message)) && !this.host.room.diskLow()) {
+      try {
+        await journal.lane.enqueueAll(items);
+      } catch (error) {
+        uncount();
+        throw asRefusal(error);
+      }
+      for (const item of items) this.notify(item.queue);
+      return;
+    }
+    try {
+      // Checked before the transaction: lmdb keeps the puts made before a throw inside one.
+      for (const item of items) checkStorable(item.message.payload, "payload");
+      await writer.run(() =>
+        dbs.ready.transaction(() => {
+          for (const item of items) {
+            const at: ReadyKey = [item.queue, item.seq, tag];
+            if (item.message.orderingKey !== undefined) item.claimable = placeKeyed(dbs, at, item.message, (seq) => this.seqAbove(item.queue, seq));
+            else void dbs.ready.put(at, messageRecord(item.message));
+          }
+        }),
+      );
+    } catch (error) {
+      uncount();
+      throw asRefusal(error);
+    }
+    this.host.refuseIfDataFileLost();
+    for (const item of items) if (item.claimable) this.inserted(item.queue, item.seq, item.message);
   }
 
   /** A message with an ordering key: to `ready` as its key's head, or held back (key-lines.ts). */

@@ -1,4 +1,4 @@
-import type { DeadLetter, EmitRecord, QueuedMessage } from "../store";
+import { emitList, type DeadLetter, type EmitRecord, type QueuedMessage } from "../store";
 import { StoreRefusedError } from "../store-errors";
 import { completeFromJournal, leftJournal } from "./journal-handoff";
 import { advanceKey, placeKeyed, type Promoted } from "./key-lines";
@@ -6,6 +6,7 @@ import { deadLetterKey, type DelayedKey, type Location, type ReadyKey } from "./
 import type { EmbeddedDbs } from "./lmdb-env";
 import type { Opened, QueueOperations } from "./queue-operations";
 import { deadLetterRecord, messageRecord } from "./records";
+import { checkStorable } from "../payload-codec";
 
 /** What settling needs from its store; `use` throws (StoreRefusedError) while it is not open. */
 export interface SettleHost {
@@ -24,43 +25,42 @@ export class SettleOperations {
     private readonly ops: QueueOperations,
   ) {}
 
-  async complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+  /** Several emits (one per consuming task) are written with the input's removal: all in one step. */
+  async complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     const from = this.ops.tracker.claimedAt(queue, id);
-    if (!from && !emit) return;
+    const emits = emitList(emit);
+    if (!from && emits.length === 0) return;
     const { dbs, writer, tag, journal } = this.host.use();
-    const keyedEmit = emit?.message.orderingKey !== undefined;
-    if (from?.in === "journal" && journal && !keyedEmit) return completeFromJournal(this.ops, queue, id, from.entryId, journal, emit);
-    let emitted: { queue: string; seq: number } | undefined;
-    if (emit) {
-      emitted = { queue: emit.queue, seq: this.ops.tracker.allocate(emit.queue) };
-      this.ops.tracker.adjust(emit.queue, 1);
-    }
+    const keyedEmit = emits.some((e) => e.message.orderingKey !== undefined);
+    if (from?.in === "journal" && journal && !keyedEmit) return completeFromJournal(this.ops, queue, id, from.entryId, journal, emits);
+    const emitted = emits.map((e) => ({ ...e, key: [e.queue, this.ops.tracker.allocate(e.queue), tag] as ReadyKey, claimable: true }));
+    for (const e of emitted) this.ops.tracker.adjust(e.queue, 1);
     const keyedInput = from?.in !== "journal" ? from?.orderingKey : undefined;
     let promoted: Promoted | undefined;
-    let emitClaimable = true;
     try {
+      // Checked before the write: lmdb keeps the puts made before a throw inside a transaction.
+      if (emitted.length > 1 || keyedEmit) for (const e of emitted) checkStorable(e.message.payload, "payload");
       await writer.run<unknown>(() => {
         if (keyedInput !== undefined || keyedEmit) {
           // Reads the key lines: a transaction, so that nobody changes them in between.
           return dbs.ready.transaction(() => {
             void removeAt(dbs, from);
             if (keyedInput !== undefined) promoted = advanceKey(dbs, queue, keyedInput);
-            if (!emit || !emitted) return;
-            const key: ReadyKey = [emitted.queue, emitted.seq, tag];
-            if (keyedEmit) emitClaimable = placeKeyed(dbs, key, emit.message, (seq) => this.ops.seqAbove(emit.queue, seq));
-            else void dbs.ready.put(key, messageRecord(emit.message));
+            for (const e of emitted) {
+              if (e.message.orderingKey !== undefined) e.claimable = placeKeyed(dbs, e.key, e.message, (seq) => this.ops.seqAbove(e.queue, seq));
+              else void dbs.ready.put(e.key, messageRecord(e.message));
+            }
           });
         }
-        if (!emit || !emitted) return removeAt(dbs, from);
-        const key: ReadyKey = [emitted.queue, emitted.seq, tag];
-        // One transaction: the input leaves exactly when its output is recorded.
+        if (emitted.length === 0) return removeAt(dbs, from);
+        // One transaction: the input leaves exactly when its outputs are recorded.
         return dbs.ready.batch(() => {
           void removeAt(dbs, from);
-          void dbs.ready.put(key, messageRecord(emit.message));
+          for (const e of emitted) void dbs.ready.put(e.key, messageRecord(e.message));
         });
       });
     } catch (error) {
-      if (emitted) this.ops.tracker.adjust(emitted.queue, -1);
+      for (const e of emitted) this.ops.tracker.adjust(e.queue, -1);
       // A commit that failed gives the message back; a value that cannot be encoded leaves it
       // claimed, for the caller to retry or dead-letter.
       if (error instanceof StoreRefusedError) this.ops.abandon(queue, id);
@@ -70,7 +70,7 @@ export class SettleOperations {
     await leftJournal(this.host.opened()?.journal?.lane, from);
     if (from && this.ops.tracker.unclaim(queue, id)) this.ops.tracker.adjust(queue, -1);
     if (promoted) this.promoted(queue, promoted);
-    if (emitted && emitClaimable) this.ops.inserted(emitted.queue, emitted.seq, emit!.message);
+    for (const e of emitted) if (e.claimable) this.ops.inserted(e.queue, e.key[1], e.message);
   }
 
   /** A held-back message became its key's head: claims must look at its place, listeners may claim it. */

@@ -8,6 +8,7 @@ import type {
   Store,
   StoreRefusal,
 } from "../store";
+import { emitList } from "../store";
 import { StoreRefusedError } from "../store-errors";
 import { DEFAULT_MEMORY_LIMITS, type StoreLimits } from "../store-limits";
 import { Fifo } from "../fifo";
@@ -98,6 +99,17 @@ export class MemoryStore implements Store {
     if (arrive(this.queue(queue), message)) this.notify(queue);
   }
 
+  /** All or none: every queue is admitted before any copy arrives (nothing here can fail half-way). */
+  async enqueueAll(copies: readonly EmitRecord[], options?: { internal?: boolean }): Promise<void> {
+    if (!options?.internal) {
+      for (const { queue } of copies) {
+        const refusal = this.admit(queue);
+        if (refusal) throw new StoreRefusedError(refusal);
+      }
+    }
+    for (const { queue, message } of copies) if (arrive(this.queue(queue), message)) this.notify(queue);
+  }
+
   async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
     const q = this.queues.get(queue);
     if (!q) return [];
@@ -112,9 +124,10 @@ export class MemoryStore implements Store {
     return out;
   }
 
-  async complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+  async complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     this.finish(queue, id);
-    if (emit) await this.enqueue(emit.queue, emit.message, { internal: true });
+    const emits = emitList(emit);
+    if (emits.length > 0) await this.enqueueAll(emits, { internal: true });
   }
 
   async retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {

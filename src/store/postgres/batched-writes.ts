@@ -12,10 +12,10 @@ export interface NewRow {
   readonly row: EncodedMessage;
 }
 
-/** A task's success: its input (when this process holds it) leaves, its output (if any) arrives. */
+/** A task's success: its input (when this process holds it) leaves, its outputs (one per consuming task) arrive. */
 export interface Completion {
   readonly held: Held | undefined;
-  readonly emit: NewRow | undefined;
+  readonly emits: readonly NewRow[];
 }
 
 export interface BatchedWritesHost {
@@ -35,12 +35,17 @@ const BATCH_LIMITS = { maxItems: 500, maxBytes: 8 * 1024 * 1024 };
  * statement is its own transaction: a call resolves once the batch holding it is committed.
  */
 export class BatchedWrites {
-  private readonly enqueues: GroupCommit<NewRow, void>;
+  /** Items are an event's copies: always in one statement, so all or none of them is committed. */
+  private readonly enqueues: GroupCommit<readonly NewRow[], void>;
   private readonly completions: GroupCommit<Completion, boolean>;
 
   constructor(private readonly host: BatchedWritesHost) {
-    this.enqueues = new GroupCommit((rows) => this.insertRows(rows), { ...BATCH_LIMITS, sizeOf: (r) => r.row.bytes });
-    this.completions = new GroupCommit((items) => this.writeCompletions(items), { ...BATCH_LIMITS, sizeOf: (c) => c.emit?.row.bytes ?? 64 });
+    this.enqueues = new GroupCommit((groups) => this.insertRows(groups), { ...BATCH_LIMITS, sizeOf: sumBytes, rowsOf: (g) => g.length });
+    this.completions = new GroupCommit((items) => this.writeCompletions(items), {
+      ...BATCH_LIMITS,
+      sizeOf: (c) => 64 + sumBytes(c.emits),
+      rowsOf: (c) => Math.max(1, c.emits.length),
+    });
   }
 
   /** Statements written so far (each one a commit). */
@@ -48,8 +53,9 @@ export class BatchedWrites {
     return { enqueues: this.enqueues.batches, completions: this.completions.batches };
   }
 
-  insert(row: NewRow): Promise<void> {
-    return this.enqueues.add(row);
+  /** Inserts `rows` (an event's copies) in one statement: committed together or not at all. */
+  insert(rows: readonly NewRow[]): Promise<void> {
+    return this.enqueues.add(rows);
   }
 
   /**
@@ -65,8 +71,9 @@ export class BatchedWrites {
     await Promise.all([this.enqueues.idle(), this.completions.idle()]);
   }
 
-  private async insertRows(items: NewRow[]): Promise<void[]> {
+  private async insertRows(groups: Array<readonly NewRow[]>): Promise<void[]> {
     const { sql, channel, token } = this.host;
+    const items = groups.length === 1 ? groups[0] : groups.flat();
     const queues = [...new Set(items.map((i) => i.queue))];
     const { text, values } = sql.insert(
       items.map((i) => i.row),
@@ -84,7 +91,7 @@ export class BatchedWrites {
       const landed = await committedAnyway(rows, sql, (t, v) => this.host.query(t, v)).catch(() => false);
       if (!landed) throw error;
     }
-    return new Array<void>(items.length);
+    return new Array<void>(groups.length);
   }
 
   private async writeCompletions(items: Completion[]): Promise<boolean[]> {
@@ -92,10 +99,10 @@ export class BatchedWrites {
     const emits: Array<{ inputSeq: number | null; row: EncodedMessage }> = [];
     // Queues to wake elsewhere: those that got an output, and those where a key is free now.
     const queues = new Set<string>();
-    for (const { held, emit } of items) {
+    for (const { held, emits: outputs } of items) {
       if (held) inputs.push(held.seq);
       if (held?.keyed) queues.add(held.queue);
-      if (emit) {
+      for (const emit of outputs) {
         emits.push({ inputSeq: held?.seq ?? null, row: emit.row });
         queues.add(emit.queue);
       }
@@ -106,4 +113,10 @@ export class BatchedWrites {
     const done = new Set((rows[0].done as string[]).map(Number));
     return items.map(({ held }) => held === undefined || done.has(held.seq));
   }
+}
+
+function sumBytes(rows: readonly NewRow[]): number {
+  let bytes = 0;
+  for (const r of rows) bytes += r.row.bytes;
+  return bytes;
 }

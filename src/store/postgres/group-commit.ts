@@ -4,6 +4,8 @@ export interface GroupCommitLimits<T> {
   /** Most bytes in one statement (a batch always takes at least one item). */
   readonly maxBytes: number;
   readonly sizeOf: (item: T) => number;
+  /** Rows an item writes (default 1): `maxItems` bounds rows, so that a statement's parameters fit. */
+  readonly rowsOf?: (item: T) => number;
 }
 
 interface Pending<T, R> {
@@ -71,12 +73,15 @@ export class GroupCommit<T, R> {
   }
 
   private take(): Array<Pending<T, R>> {
-    const { maxItems, maxBytes, sizeOf } = this.limits;
+    const { maxItems, maxBytes, sizeOf, rowsOf } = this.limits;
     let bytes = 0;
+    let rows = 0;
     let n = 0;
-    while (n < this.pending.length && n < maxItems) {
-      bytes += sizeOf(this.pending[n].item);
-      if (n > 0 && bytes > maxBytes) break;
+    while (n < this.pending.length) {
+      const item = this.pending[n].item;
+      bytes += sizeOf(item);
+      rows += rowsOf === undefined ? 1 : rowsOf(item);
+      if (n > 0 && (bytes > maxBytes || rows > maxItems)) break;
       n++;
     }
     return this.pending.splice(0, n);

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import pg from "pg";
-import type { DeadLetter, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "../store";
+import { emitList, type DeadLetter, type EmitRecord, type QueuedMessage, type QueueStats, type StateStore, type Store, type StoreRefusal } from "../store";
+import type { NewRow } from "./batched-writes";
 import { StoreRefusedError } from "../store-errors";
 import { ClaimSql } from "./claim-sql";
 import { DepthCache } from "./depth-cache";
@@ -213,7 +214,25 @@ export class PostgresStore implements Store {
     } catch (error) {
       throw unavailableError(error);
     }
-    await this.insert({ queue, row });
+    await this.insert([{ queue, row }]);
+  }
+
+  /** One event's copies: rows of the same group-committed INSERT, so committed together or not at all. */
+  async enqueueAll(copies: readonly EmitRecord[], options?: { internal?: boolean }): Promise<void> {
+    if (!options?.internal) {
+      for (const { queue } of copies) {
+        const refusal = this.admit(queue);
+        if (refusal) throw this.health.error() ?? new StoreRefusedError(refusal);
+      }
+    }
+    this.require();
+    let rows: NewRow[];
+    try {
+      rows = copies.map(({ queue, message }) => ({ queue, row: encodeMessage(queue, message) }));
+    } catch (error) {
+      throw unavailableError(error);
+    }
+    await this.insert(rows);
   }
 
   async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
@@ -235,18 +254,19 @@ export class PostgresStore implements Store {
     });
   }
 
-  async complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+  async complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     const held = this.held.find(queue, id);
-    if (!held && !emit) return;
+    const emits = emitList(emit);
+    if (!held && emits.length === 0) return;
     this.require();
     // A result that cannot be encoded is the task's failure, not the store's: a plain error.
-    const out = emit ? { queue: emit.queue, row: encodeMessage(emit.queue, emit.message) } : undefined;
-    if (out) this.depths.adjust(out.queue, 1);
+    const out: NewRow[] = emits.map((e) => ({ queue: e.queue, row: encodeMessage(e.queue, e.message) }));
+    for (const o of out) this.depths.adjust(o.queue, 1);
     let done: boolean;
     try {
-      done = await this.writes.complete({ held, emit: out });
+      done = await this.writes.complete({ held, emits: out });
     } catch (error) {
-      if (out) this.depths.adjust(out.queue, -1);
+      for (const o of out) this.depths.adjust(o.queue, -1);
       if (held) this.abandon(held);
       // The store's failure, not the task's: the message is given back and runs again, never
       // turned into a task failure (whose retry would insert the message a second time).
@@ -257,10 +277,11 @@ export class PostgresStore implements Store {
       if (done) this.depths.adjust(queue, -1);
       if (done && held.keyed) this.notify(queue);
     }
-    if (!out) return;
-    // Its input had been claimed again elsewhere (this lease had expired): that run will emit.
-    if (!done) this.depths.adjust(out.queue, -1);
-    else this.notify(out.queue);
+    for (const o of out) {
+      // Its input had been claimed again elsewhere (this lease had expired): that run will emit.
+      if (!done) this.depths.adjust(o.queue, -1);
+      else this.notify(o.queue);
+    }
   }
 
   async retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
@@ -270,7 +291,7 @@ export class PostgresStore implements Store {
     // 0 means "never delayed" in the table: a retry's time is at least 1 ms.
     const at = Math.max(1, Math.floor(visibleAt));
     if (!held) {
-      await this.insert({ queue, row: encodeMessage(queue, message, at) });
+      await this.insert([{ queue, row: encodeMessage(queue, message, at) }]);
       return;
     }
     try {
@@ -363,16 +384,16 @@ export class PostgresStore implements Store {
     return queues.length;
   }
 
-  private async insert(item: { queue: string; row: EncodedMessage }): Promise<void> {
+  private async insert(rows: readonly NewRow[]): Promise<void> {
     // Counted before the commit so that admit sees requests still in flight.
-    this.depths.adjust(item.queue, 1);
+    for (const r of rows) this.depths.adjust(r.queue, 1);
     try {
-      await this.writes.insert(item);
+      await this.writes.insert(rows);
     } catch (error) {
-      this.depths.adjust(item.queue, -1);
+      for (const r of rows) this.depths.adjust(r.queue, -1);
       throw unavailableError(error);
     }
-    this.notify(item.queue);
+    for (const r of rows) this.notify(r.queue);
   }
 
   /**

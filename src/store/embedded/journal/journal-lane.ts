@@ -31,6 +31,13 @@ export interface LaneEntry {
   segment: number;
 }
 
+/** A message for the lane: its queue and its place there. */
+export interface LaneItem {
+  readonly queue: string;
+  readonly seq: number;
+  readonly message: QueuedMessage;
+}
+
 /** Same options as the B-tree's message databases: plain maps, Buffers kept as bytes. */
 const packr = new Packr(PAYLOAD_ENCODING);
 
@@ -88,12 +95,24 @@ export class JournalLane {
   }
 
   hasRoom(message: QueuedMessage): boolean {
-    return this.count < this.limits.maxMessages && this.memory + heldBytes(message, this.limits.maxBytes) <= this.limits.maxBytes;
+    return this.hasRoomFor([message]);
   }
 
   /** Writes a message to the journal; resolves once it is on disk and claimable. */
   enqueue(queue: string, seq: number, message: QueuedMessage): Promise<void> {
-    return this.write([], queue, seq, message);
+    return this.write([], [{ queue, seq, message }]);
+  }
+
+  /** Writes several messages (an event's copies) in one frame: on disk together or not at all. */
+  enqueueAll(items: readonly LaneItem[]): Promise<void> {
+    return this.write([], items);
+  }
+
+  /** Whether the lane can take these messages too, counted as memory will hold them. */
+  hasRoomFor(messages: readonly QueuedMessage[]): boolean {
+    let memory = 0;
+    for (const m of messages) memory += heldBytes(m, this.limits.maxBytes);
+    return this.count + messages.length <= this.limits.maxMessages && this.memory + memory <= this.limits.maxBytes;
   }
 
   /** Waiting (unclaimed) entries of a queue, oldest first. */
@@ -165,9 +184,14 @@ export class JournalLane {
    * either both happened or neither. Resolves once that frame is on disk.
    */
   async doneAndEnqueue(entryId: number, queue: string, seq: number, message: QueuedMessage): Promise<void> {
+    return this.doneAndEnqueueAll(entryId, [{ queue, seq, message }]);
+  }
+
+  /** As doneAndEnqueue, with one output per consuming task: the marker and every output in one frame. */
+  async doneAndEnqueueAll(entryId: number, items: readonly LaneItem[]): Promise<void> {
     this.finishing.add(entryId);
     try {
-      await this.write([doneOp(entryId)], queue, seq, message);
+      await this.write([doneOp(entryId)], items);
     } finally {
       this.finishing.delete(entryId);
     }
@@ -184,23 +208,32 @@ export class JournalLane {
     this.memory = 0;
   }
 
-  /** Appends `before` and an enqueue of `message` in one frame; the message is claimable once it is on disk. */
-  private async write(before: Buffer[], queue: string, seq: number, message: QueuedMessage): Promise<void> {
-    const meta = encodeMeta(message);
-    const entryId = this.nextEntryId++;
-    // What memory holds: the kept form (a large body as raw bytes only), counted as hasRoom counts it.
-    const kept = heldForm(message);
-    const bytes = meta.length + (message.raw?.length ?? 0);
-    const memory = heldBytes(message, Infinity);
-    this.hold(1, bytes, memory);
+  /** Appends `before` and an enqueue of each item in one frame; the messages are claimable once it is on disk. */
+  private async write(before: Buffer[], items: readonly LaneItem[]): Promise<void> {
+    const parts = [...before];
+    const entries: Array<Omit<LaneEntry, "segment">> = [];
+    let total = 0;
+    let memory = 0;
+    for (const { queue, seq, message } of items) {
+      const meta = encodeMeta(message);
+      const entryId = this.nextEntryId++;
+      const bytes = meta.length + (message.raw?.length ?? 0);
+      // What memory holds: the kept form (a large body as raw bytes only), counted as hasRoomFor counts it.
+      const held = heldBytes(message, Infinity);
+      parts.push(...enqueueOp(entryId, seq, queue, meta, message.raw));
+      entries.push({ entryId, seq, queue, message: heldForm(message), bytes, memory: held });
+      total += bytes;
+      memory += held;
+    }
+    this.hold(entries.length, total, memory);
     let segment: number;
     try {
-      segment = await this.log.append([...before, ...enqueueOp(entryId, seq, queue, meta, message.raw)], 1);
+      segment = await this.log.append(parts, entries.length);
     } catch (error) {
-      this.hold(-1, -bytes, -memory);
+      this.hold(-entries.length, -total, -memory);
       throw error;
     }
-    this.waitingOf(queue).set(entryId, { entryId, seq, queue, message: kept, bytes, memory, segment });
+    for (const entry of entries) this.waitingOf(entry.queue).set(entry.entryId, { ...entry, segment });
   }
 
   /**
@@ -251,7 +284,7 @@ export class JournalLane {
     this.log.release(entry.segment);
   }
 
-  private hold(messages: 1 | -1, bytes: number, memory: number): void {
+  private hold(messages: number, bytes: number, memory: number): void {
     this.count += messages;
     this.held += bytes;
     this.memory += memory;

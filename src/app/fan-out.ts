@@ -1,0 +1,39 @@
+import type { EmitRecord, QueuedMessage } from "../store/store";
+import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
+import { runFilter, type Accepts } from "./task-filter";
+
+/** What fan-out needs of a task that takes events from a source or a queue. */
+export interface Subscriber {
+  readonly name: string;
+  /** Its physical queue in the store. */
+  readonly queue: string;
+  readonly accepts: Accepts | undefined;
+  readonly orderingKey: OrderingKeyFn<never> | undefined;
+}
+
+/**
+ * One copy of `message` per subscriber whose filter takes it, each for the subscriber's own
+ * queue with its own ordering key: what one store write (all or none) then stores. None when
+ * no filter takes it. Throws FilterError or OrderingKeyError, before anything is stored.
+ *
+ * A lone subscriber's copy keeps the message's id (the event id of the `202`, as before
+ * fan-out). With several, each copy's id is `<id>@<task>`: a task's retries, dead letter and
+ * replay then concern its copy only, and ids stay unique in the dead letters.
+ */
+export function fanOut(subscribers: readonly Subscriber[], message: QueuedMessage): EmitRecord[] {
+  const copies: EmitRecord[] = [];
+  const several = subscribers.length > 1;
+  for (const task of subscribers) {
+    if (task.accepts !== undefined && !runFilter(task.accepts, message.payload, task.name)) continue;
+    const orderingKey = task.orderingKey === undefined ? undefined : computeOrderingKey(task.orderingKey, message.payload, task.name);
+    let copy = several ? { ...message, id: copyId(message.id, task.name) } : message;
+    if (orderingKey !== undefined) copy = { ...copy, orderingKey };
+    copies.push({ queue: task.queue, message: copy });
+  }
+  return copies;
+}
+
+/** The id of `task`'s copy of an event fanned out to several tasks. */
+export function copyId(id: string, task: string): string {
+  return `${id}@${task}`;
+}

@@ -1,0 +1,82 @@
+import type { Inbox, OutcomeWait, RoutedEvent } from "../sources/source";
+import type { EmitRecord, QueuedMessage, StateStore, Store, StoreRefusal } from "../store/store";
+import type { Logger } from "../util/logger";
+import type { OutcomeRegistry } from "./outcome-registry";
+import { fanOut, type Subscriber } from "./fan-out";
+import { FilterError } from "./task-filter";
+
+/** At most one log line per task and this many milliseconds about its filter throwing. */
+const FILTER_LOG_EVERY_MS = 10_000;
+
+/**
+ * The Inbox a push source writes to: its subscribers' queues in the app's store. An event is
+ * routed once (each task's filter, each task's ordering key), then its copies are stored in
+ * one write: all of them or none.
+ */
+export class SourceInbox implements Inbox {
+  readonly tasks: readonly string[];
+  private readonly queues: readonly string[];
+  /** Per task: when its filter failure was last logged, and how many went unlogged since. */
+  private readonly filterLog = new Map<string, { at: number; quiet: number }>();
+
+  constructor(
+    /** The source's label in logs and metrics. */
+    readonly name: string,
+    /** Of the deduplication markers: with a lone task, its name's (so markers from before fan-out stay). */
+    readonly dedupeNamespace: string,
+    private readonly subscribers: readonly Subscriber[],
+    private readonly store: Store,
+    private readonly outcomes: OutcomeRegistry,
+    private readonly logger: Logger,
+  ) {
+    this.tasks = subscribers.map((s) => s.name);
+    this.queues = subscribers.map((s) => s.queue);
+  }
+
+  /** Before the body is read the event's route is unknown: a full queue of any subscriber refuses. */
+  admit(): StoreRefusal | undefined {
+    const { queues, store } = this;
+    if (queues.length === 1) return store.admit(queues[0]);
+    for (const queue of queues) {
+      const refusal = store.admit(queue);
+      if (refusal !== undefined) return refusal;
+    }
+    return undefined;
+  }
+
+  /** Throws FilterError (logged here, throttled) or OrderingKeyError, storing nothing. */
+  route(message: QueuedMessage): RoutedEvent {
+    try {
+      return { id: message.id, copies: fanOut(this.subscribers, message) };
+    } catch (error) {
+      if (error instanceof FilterError) this.filterFailed(error, message.id);
+      throw error;
+    }
+  }
+
+  accept(routed: RoutedEvent): Promise<void> {
+    const copies: readonly EmitRecord[] = routed.copies;
+    if (copies.length === 1) return this.store.enqueue(copies[0].queue, copies[0].message);
+    return this.store.enqueueAll(copies);
+  }
+
+  expect(id: string, timeoutMs: number): OutcomeWait {
+    return this.outcomes.expect(id, timeoutMs);
+  }
+
+  state(namespace: string): StateStore {
+    return this.store.state(namespace);
+  }
+
+  private filterFailed(error: FilterError, eventId: string): void {
+    const now = Date.now();
+    const last = this.filterLog.get(error.task);
+    if (last !== undefined && now - last.at < FILTER_LOG_EVERY_MS) {
+      last.quiet++;
+      return;
+    }
+    this.filterLog.set(error.task, { at: now, quiet: 0 });
+    const suppressed = last?.quiet ?? 0;
+    this.logger.error({ source: this.name, task: error.task, eventId, err: error, suppressed }, "a task's filter failed: answered 500 filter_failed, nothing stored");
+  }
+}
