@@ -47,10 +47,17 @@ export interface EncodedMessage {
   readonly bytes: number;
 }
 
+/** Longest message id, in UTF-8 bytes, that fits the indexes on (queue, id) and the dead letters' id. */
+export const MAX_ID_BYTES = 2_000;
+
 /** Encodes a message for `queue`; throws when its payload cannot be encoded (a cycle, a function...). */
 export function encodeMessage(queue: string, message: QueuedMessage, visibleAt = 0, lean = true): EncodedMessage {
   // Refused here, alone: in a batch's statement it would fail every row of the batch.
   if (message.id.includes("\u0000")) throw new Error("the message id holds the character U+0000, which PostgreSQL text cannot store");
+  // Claims and dead letters index the id; a B-tree entry holds 2,704 bytes at most, so a longer
+  // id (that does not compress) would fail every claim of its queue, not only its own.
+  const idBytes = Buffer.byteLength(message.id);
+  if (idBytes > MAX_ID_BYTES) throw new Error(`the message id is ${idBytes} bytes long; PostgreSQL indexes ids of at most ${MAX_ID_BYTES} bytes`);
   const payload = pack(lean ? leanPayload(message) : message.payload);
   const values = [
     queue,
