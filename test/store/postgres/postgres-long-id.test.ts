@@ -36,4 +36,15 @@ describe("PostgreSQL: a message id too long to index", function () {
     await store.deadLetter({ queue: "q", task: "t", message: { ...claimed, attempts: 1 }, error: "no", attempts: 1, diedAt: Date.now() });
     expect((await store.deadLetters.get(id))?.message.id).to.equal(id);
   });
+
+  it("refuses an ordering key too long to index alone, without failing its batch-mates", async () => {
+    const store = fixture.store();
+    await store.open();
+    const key = randomBytes(3_000).toString("base64");
+    const results = await Promise.allSettled([store.enqueue("q", message("long-key", {}, { orderingKey: key })), store.enqueue("q", message("mate"))]);
+    expect(results.map((r) => r.status)).to.deep.equal(["rejected", "fulfilled"]);
+    const reason = (results[0] as PromiseRejectedResult).reason as Error & { cause?: Error };
+    expect(String(reason.cause?.message ?? reason.message)).to.match(/ordering key is \d+ bytes long/);
+    expect((await store.claim("q", 10)).map((m) => m.id)).to.deep.equal(["mate"]);
+  });
 });
