@@ -27,6 +27,11 @@ function* parameters(text: string): Generator<[string, string]> {
     while (i < text.length && (text[i] === ";" || text[i] === " " || text[i] === "\t")) i++;
     const eq = text.indexOf("=", i);
     if (eq === -1) return;
+    const semi = text.indexOf(";", i);
+    if (semi !== -1 && semi < eq) {
+      i = semi; // a parameter without a value (not RFC 9110's, but sent): skipped, not glued to the next one's name
+      continue;
+    }
     const name = text.slice(i, eq).trim().toLowerCase();
     i = eq + 1;
     let value = "";

@@ -9,7 +9,7 @@ import { messageRecord } from "./records";
  * the raw bytes were counted, so memory was about twice the budget, and the hand-off, bounded
  * by a count alone, held 2,500 events of 1 MiB in 4.9 GiB. Now a large body is kept as raw
  * bytes only (its source parses them again when a task claims it, as after a restart), and a
- * small one keeps its parsed body and is counted twice.
+ * small one keeps its parsed body and is counted as well, as parsed.
  */
 
 /** Bodies up to this size keep their parsed form in memory: parsing again would cost more than it saves. */
@@ -26,21 +26,14 @@ export function heldForm(message: QueuedMessage): QueuedMessage {
 }
 
 /**
- * Bytes the message costs in memory once kept in `heldForm`: its raw bytes, its parsed body
- * when kept (counted at the raw size), and its payload; at least `max + 1` when the payload
- * alone is larger than `max` (the walk stops there).
+ * Bytes the message costs in memory once kept in `heldForm`: its raw bytes and its payload,
+ * the parsed body included when kept (walked, not taken at the raw size: `[{},{},...]` weighs
+ * ten times its text parsed); at least `max + 1` when the payload alone is larger than `max`
+ * (the walk stops there).
  */
 export function heldBytes(message: QueuedMessage, max: number): number {
   const raw = message.raw?.length ?? 0;
-  const held = heldForm(message);
-  const parsedBody = held !== message || !hasParsedBody(message) ? 0 : raw;
-  let payload = held.payload;
-  if (hasParsedBody(held)) {
-    // The parsed body is counted above, at the raw size; the rest is what the walk sees.
-    const { body: _counted, ...rest } = held.payload as Record<string, unknown>;
-    payload = rest;
-  }
-  return FIXED_COST + raw + parsedBody + sizeOf(payload, max);
+  return FIXED_COST + raw + sizeOf(heldForm(message).payload, max);
 }
 
 function hasParsedBody(message: QueuedMessage): boolean {

@@ -47,10 +47,22 @@ export interface EncodedMessage {
   readonly bytes: number;
 }
 
+/** Longest message id (and stored ordering key), in UTF-8 bytes, that fits the indexes on (queue, id), (queue, ordering_key, seq) and the dead letters' id. */
+export const MAX_ID_BYTES = 2_000;
+
 /** Encodes a message for `queue`; throws when its payload cannot be encoded (a cycle, a function...). */
 export function encodeMessage(queue: string, message: QueuedMessage, visibleAt = 0, lean = true): EncodedMessage {
   // Refused here, alone: in a batch's statement it would fail every row of the batch.
   if (message.id.includes("\u0000")) throw new Error("the message id holds the character U+0000, which PostgreSQL text cannot store");
+  // Claims and dead letters index the id; a B-tree entry holds 2,704 bytes at most, so a longer
+  // id (that does not compress) would fail every claim of its queue, not only its own.
+  const idBytes = Buffer.byteLength(message.id);
+  if (idBytes > MAX_ID_BYTES) throw new Error(`the message id is ${idBytes} bytes long; PostgreSQL indexes ids of at most ${MAX_ID_BYTES} bytes`);
+  const orderingKey = message.orderingKey === undefined ? null : storedKey(message.orderingKey);
+  // Indexed too, with the queue: refused alone rather than failing the batch's statement.
+  if (orderingKey !== null && Buffer.byteLength(orderingKey) > MAX_ID_BYTES) {
+    throw new Error(`the ordering key is ${Buffer.byteLength(orderingKey)} bytes long as stored; PostgreSQL indexes keys of at most ${MAX_ID_BYTES} bytes`);
+  }
   const payload = pack(lean ? leanPayload(message) : message.payload);
   const values = [
     queue,
@@ -61,7 +73,7 @@ export function encodeMessage(queue: string, message: QueuedMessage, visibleAt =
     message.enqueuedAt,
     storableText(message.lastError) ?? null,
     message.bodyFromRaw === true,
-    message.orderingKey === undefined ? null : storedKey(message.orderingKey),
+    orderingKey,
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
     visibleAt,
   ];

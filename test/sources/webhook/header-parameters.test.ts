@@ -23,6 +23,15 @@ describe("WebhookSource: Content-Type parameters, form escapes and echoed header
     expect(event.body).to.equal("caf\u00e9");
   });
 
+  it("reads the charset after a parameter without a value (as it was read before parameters were parsed)", async () => {
+    const { source, events } = await startWebhook(makeApp);
+    const body = Buffer.from([0x63, 0x61, 0x66, 0xe9]);
+    const reply = await nodeRequest(source.url, { headers: { "content-type": "text/plain; format; charset=ISO-8859-1", "content-length": body.length }, body });
+    expect(reply.status).to.equal(202);
+    const [{ event }] = await events.waitFor(1);
+    expect(event.body).to.equal("caf\u00e9");
+  });
+
   it("refuses a form whose percent-escapes are not valid UTF-8 with 400 invalid_form, not U+FFFD", async () => {
     const { source, events } = await startWebhook(makeApp);
     const reply = await send(source.url, { body: "name=caf%E9", headers: { "content-type": "application/x-www-form-urlencoded" } });

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import pg from "pg";
 import { CoreApp, silentLogger, type WebhookEvent } from "../../../src/index";
 import { webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
@@ -56,6 +57,29 @@ describe("PostgreSQL: U+0000 in error texts and ordering keys", function () {
     await store.complete("q", "m0");
     const [m3] = await store.claim("q", 10);
     expect(m3).to.include({ id: "m3", orderingKey: `k${NUL}1` });
+  });
+
+  it("reads a key beginning with U+0001 that an older version stored as it was, and orders new messages of that key behind it", async () => {
+    const schema = fixture.schema();
+    const store = fixture.store({ schema });
+    await store.open();
+    // Before the encoding, every key was stored as given, U+0001 or not.
+    const old = "\u0001order-7";
+    await store.enqueue("q", message("old", {}, { orderingKey: "placeholder" }));
+    const client = new pg.Client({ connectionString: fixture.url });
+    await client.connect();
+    try {
+      await client.query(`UPDATE "${schema}".messages SET ordering_key = $1 WHERE id = 'old'`, [old]);
+    } finally {
+      await client.end();
+    }
+    await store.enqueue("q", message("new", {}, { orderingKey: old }));
+    const claimed = await store.claim("q", 10);
+    // "new" shares the old row's key: it waits until "old" is done.
+    expect(claimed.map((m) => [m.id, m.orderingKey])).to.deep.equal([["old", old]]);
+    await store.complete("q", "old");
+    const [next] = await store.claim("q", 10);
+    expect(next).to.include({ id: "new", orderingKey: old });
   });
 
   it("a handler error holding U+0000 is counted and ends as a dead letter, and other events run without pause", async () => {
