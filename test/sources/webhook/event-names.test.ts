@@ -102,6 +102,14 @@ describe("event names per sender, from signed deliveries", () => {
     expect((await receive({ auth }, signed("slack", SECRET, { type: "app_rate_limited", minute_rate_limited: 1 }))).name).to.equal("app_rate_limited");
   });
 
+  it("Slack: a message whose channel type is no subscription's (an Object.prototype key among them) is named message", async () => {
+    const auth = new SlackSignature(SECRET);
+    const message = (channelType: string) => signed("slack", SECRET, { type: "event_callback", team_id: "T1", event: { type: "message", channel_type: channelType, text: "hi" } });
+    for (const channelType of ["app_home", "constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      expect((await receive({ auth }, message(channelType))).name, channelType).to.equal("message");
+    }
+  });
+
   it("Slack: a slash command by its command, an interaction by its payload's type", async () => {
     const auth = new SlackSignature(SECRET);
     const form = (fields: Record<string, string>) => (): Delivery => {

@@ -52,7 +52,9 @@ export function slackEventName(event: WebhookEvent): string | undefined {
   if (type === "event_callback") {
     const inner = field(body, "event");
     const innerType = text(field(inner, "type"));
-    const channel = SLACK_MESSAGE_CHANNELS[String(field(inner, "channel_type"))];
+    const channelType = text(field(inner, "channel_type"));
+    // Own keys only: "constructor" or "toString" would otherwise name Object.prototype's functions.
+    const channel = channelType !== undefined && Object.hasOwn(SLACK_MESSAGE_CHANNELS, channelType) ? SLACK_MESSAGE_CHANNELS[channelType] : undefined;
     return innerType === "message" && channel !== undefined ? `message.${channel}` : innerType;
   }
   if (type !== undefined) return type;
