@@ -131,6 +131,19 @@ describe("event names per sender, from signed deliveries", () => {
     expect((await receive({ auth }, messenger)).name).to.equal("page.messaging");
   });
 
+  it("Meta: entries of another kind than changes or messaging (standby) count as another field", async () => {
+    const auth = new MetaSignature(SECRET);
+    const page = (...entry: unknown[]) => signed("meta", SECRET, { object: "page", entry });
+    const messaging = { id: "1", time: 1, messaging: [{ message: { text: "hi" } }] };
+    // Messenger's handover protocol: a secondary receiver's events come as `standby`, not `messaging`.
+    const standby = { id: "1", time: 2, standby: [{ message: { text: "for the primary app" } }] };
+    expect((await receive({ auth }, page(messaging, standby))).name).to.equal("page");
+    expect((await receive({ auth }, page({ ...messaging, standby: standby.standby }))).name).to.equal("page");
+    expect((await receive({ auth }, page(standby))).name).to.equal("page");
+    // An entry with no events at all does not change the name.
+    expect((await receive({ auth }, page(messaging, { id: "2", time: 3 }))).name).to.equal("page.messaging");
+  });
+
   it("a sender's field that is absent or not text gives no name", async () => {
     const body = json({ action: 5 });
     const event = await receive({ auth: new GitHubSignature(SECRET) }, async () => ({ body, headers: { "x-hub-signature-256": await octokit.sign(SECRET, body) } }));
