@@ -9,7 +9,8 @@ export const developmentValuesInUse: string[] = [];
 export function secretFromEnv(name: string, developmentValue: string): string {
   const value = process.env[name];
   if (value !== undefined && value !== "") return value;
-  if (process.env.NODE_ENV === "production") throw new Error(`${name} is not set (development values are refused when NODE_ENV=production)`);
+  // "Production", "PRODUCTION" and "prod" are production too: a guard that a spelling turns off guards nothing.
+  if (/^prod(?:uction)?$/i.test((process.env.NODE_ENV ?? "").trim())) throw new Error(`${name} is not set (development values are refused when NODE_ENV=production)`);
   developmentValuesInUse.push(name);
   return developmentValue;
 }

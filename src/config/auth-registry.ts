@@ -69,6 +69,10 @@ export function buildAuth(block: unknown, path: readonly KeySegment[], issues: I
   } else if (credential === undefined) {
     issues.add([...path, kind.credential], `is required for auth type ${String(type)}`);
     ok = false;
+  } else if (credential === "" || (Array.isArray(credential) && credential.includes(""))) {
+    // `${VAR}` of a variable set to nothing: the file already keeps it out, the environment is what to fix.
+    issues.add([...path, kind.credential], "is empty: is the environment variable that should hold it set to nothing? (must be a non-empty string or a non-empty list of them)");
+    ok = false;
   } else if (!isCredential(credential)) {
     issues.add([...path, kind.credential], "must be a non-empty string or a non-empty list of them (use ${ENV_VAR} to keep it out of the file)");
     ok = false;

@@ -62,6 +62,8 @@ function legacyMethod(call: Extract<DecoratorCall, { form: "legacy-member" }>, o
   if (typeof descriptor?.value !== "function") {
     throw new TypeError(`@Task can only decorate methods; ${String(key)} is not one`);
   }
+  // A static method's target is the class itself: its `constructor` is Function, where no one looks.
+  if (typeof target === "function") throw new TypeError(`@Task ${target.name}.${String(key)}: a task method is a public instance method, not static`);
   const paramTypes: unknown[] | undefined = Reflect.getMetadata("design:paramtypes", target, key);
   checkParameters(`${target.constructor.name}.${String(key)}`, paramTypes?.length ?? (descriptor.value as Function).length);
   const record: TaskMethodMetadata = { method: key, options: options as TaskOptions<never> };

@@ -28,6 +28,16 @@ describe("event name patterns", () => {
     expect(matches("orders/create", "orders/created")).to.equal(false);
   });
 
+  it('"." and "/" both separate segments: a pattern written with either matches a name written with the other', () => {
+    // Shopify names its topics "orders/create"; "orders.create" is the same two segments.
+    expect(matches("orders.create", "orders/create")).to.equal(true);
+    expect(matches("orders/create", "orders.create")).to.equal(true);
+    expect(matches("orders.*", "orders/create")).to.equal(true);
+    expect(matches("*.create", "orders/create")).to.equal(true);
+    expect(matches("orders.create", "orders/created")).to.equal(false);
+    expect(matches("orders.create", "orders_create")).to.equal(false);
+  });
+
   it('"*" alone matches every name, but not an event without one', () => {
     expect(matches("*", "push")).to.equal(true);
     expect(matches("*", "checkout.session.completed")).to.equal(true);

@@ -49,6 +49,22 @@ describe("YAML loading: auth blocks", () => {
     expect(issues.map((i) => i.message).join(" ")).not.to.contain("padded");
   });
 
+  it("a credential from an environment variable set to nothing is told as empty, not as one to move to ${ENV_VAR}", async () => {
+    const file = tmp.write(
+      "empty-secret.yaml",
+      worker(
+        "  gh: {type: webhook, path: /gh, auth: {type: github, secret: '${GH_SECRET}'}}\n  hook: {type: webhook, path: /x, auth: {type: bearer, token: ['${OLD_TOKEN}', '${NEW_TOKEN}']}}",
+        `${task}\n  - {name: g, source: gh, handler: {ref: "${CJS_HANDLERS}:receive"}}`,
+      ),
+    );
+    const issues = await configIssues(loadConfig(file, { env: { GH_SECRET: "", OLD_TOKEN: "old", NEW_TOKEN: "" } }));
+    for (const path of ["resources.gh.auth.secret", "resources.hook.auth.token"]) {
+      const { message } = issueAt(issues, path);
+      expect(message, path).to.match(/is empty: is the environment variable that should hold it set to nothing\?/);
+      expect(message, path).not.to.contain("use ${ENV_VAR}");
+    }
+  });
+
   it("a misspelt key of every auth type, a misspelt option and a misspelt type get a did-you-mean", async () => {
     // The credential key of each type, misspelt, and one option of each type that takes options.
     const optionTypos: Record<string, [string, string]> = {

@@ -168,6 +168,24 @@ describe("YAML: on and filter in a file", () => {
     expect(accepts({ ...pr("pull_request.reopened", "main", true), headers: { "x-force": "1" } })).to.equal(true);
   });
 
+  it("a number YAML read from the file matches header and query text of the same number, however written", async () => {
+    // YAML reads 2.10 as the number 2.1, 007 as 7 and 1e3 as 1000: the text written is gone by then.
+    const file = tmp.write("numbers.yaml", worker(github, [
+      "  - name: t",
+      "    source: gh",
+      "    filter:",
+      "      headers.x-version: 2.10",
+      "      query.id: {oneOf: [007, 1e3]}",
+      `    ${handler}`,
+    ].join("\n")));
+    const accepts = ((await loadApp(file)).tasks[0] as RegisteredTask).accepts!;
+    expect(accepts(event({ headers: { "x-version": "2.10" }, query: { id: "007" } }))).to.equal(true);
+    expect(accepts(event({ headers: { "x-version": "2.1" }, query: { id: "1000" } }))).to.equal(true);
+    expect(accepts(event({ headers: { "x-version": "2.11" }, query: { id: "7" } }))).to.equal(false);
+    expect(accepts(event({ headers: { "x-version": "2.10" }, query: { id: "1001" } }))).to.equal(false);
+    expect(accepts(event({ headers: { "x-version": "two" }, query: { id: "7" } }))).to.equal(false);
+  });
+
   it("refuses a bad on, with its line", async () => {
     const file = tmp.write("on.yaml", worker(github, [`  - name: t`, `    source: gh`, `    on: "invoice*"`, `    ${handler}`].join("\n")));
     const issue = issueAt(await configIssues(loadConfig(file)), "tasks[0].on");

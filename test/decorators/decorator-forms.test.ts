@@ -70,4 +70,16 @@ describe("decorators: standard (TypeScript's default) and legacy (experimentalDe
     expect(() => module({}, "method", {})).to.throw(TypeError, moduleMisuse);
     expect(() => module(async () => undefined, { kind: "method", name: "m" })).to.throw(TypeError, moduleMisuse);
   });
+
+  it("legacy form: a static method is refused as the standard form refuses it (its task was recorded on Function and never ran)", () => {
+    // This test file is compiled with experimentalDecorators: the legacy form, as TypeScript calls it.
+    expect(() => {
+      class StaticHandlers {
+        @Task({ source: "static-q" })
+        static async onPush(_ctx: unknown, _event: unknown): Promise<void> {}
+      }
+      return StaticHandlers;
+    }).to.throw(TypeError, "@Task StaticHandlers.onPush: a task method is a public instance method, not static");
+    expect(Reflect.getOwnMetadata(Symbol.for("webhook-tasks:tasks"), Function)).to.equal(undefined);
+  });
 });

@@ -57,4 +57,25 @@ describe("samples: the start-up log of npm start", () => {
     expect(code).to.equal(1);
     expect(stderr).to.contain("ORDERS_TOKEN is not set (development values are refused when NODE_ENV=production)");
   });
+
+  it("refuses them too when NODE_ENV says production another way (Production, PRODUCTION, prod)", async () => {
+    const { ORDERS_TOKEN: _o, SIGNING_SECRET: _s, ...env } = process.env;
+    const dataDir = mkdtempSync(join(tmpdir(), "samples-main-"));
+    try {
+      for (const nodeEnv of ["Production", "PRODUCTION", "prod", " production"]) {
+        const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: nodeEnv, PORT: "0", WEBHOOK_TASKS_DATA_DIR: dataDir, SIGNING_SECRET: "real-signing-secret" }, stdio: ["ignore", "pipe", "pipe"] });
+        let stderr = "";
+        child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+        // Refused, it exits at once; started, it runs until stopped.
+        const stop = setTimeout(() => child.kill("SIGKILL"), 8_000);
+        const [code] = (await once(child, "close")) as [number | null];
+        clearTimeout(stop);
+        if (code === null) throw new Error(`NODE_ENV=${JSON.stringify(nodeEnv)}: the sample started on a development secret`);
+        expect(code, nodeEnv).to.equal(1);
+        expect(stderr, nodeEnv).to.contain("ORDERS_TOKEN is not set");
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -3,7 +3,8 @@ import type { Comparison, FieldRef, FilterNode, Scalar } from "./filter-node";
 
 /**
  * Runs a checked filter on an event. Headers and query parameters are text, so a number or
- * boolean they are compared with is compared as text; body values compare strictly (1 is not
+ * boolean they are compared with is compared as text (a number also matching text that is a
+ * decimal number of its value: "2.10" for 2.10, which YAML reads as 2.1); body values compare strictly (1 is not
  * "1"). A repeated query parameter holds when any of its values does. Numeric comparisons take
  * numbers, and text that is a decimal number.
  */
@@ -32,7 +33,9 @@ function read(field: FieldRef, event: WebhookEvent): unknown {
 }
 
 function same(expected: Scalar, actual: unknown, text: boolean): boolean {
-  return text ? String(expected) === actual : expected === actual;
+  if (!text) return expected === actual;
+  // A number read from YAML has lost how it was written (2.10 is 2.1): text of the same number matches.
+  return String(expected) === actual || (typeof expected === "number" && numeric(actual) === expected);
 }
 
 const DECIMAL = /^\s*-?(?:\d+|\d*\.\d+)(?:[eE][-+]?\d+)?\s*$/;

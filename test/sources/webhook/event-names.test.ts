@@ -102,6 +102,14 @@ describe("event names per sender, from signed deliveries", () => {
     expect((await receive({ auth }, signed("slack", SECRET, { type: "app_rate_limited", minute_rate_limited: 1 }))).name).to.equal("app_rate_limited");
   });
 
+  it("Slack: a message whose channel type is no subscription's (an Object.prototype key among them) is named message", async () => {
+    const auth = new SlackSignature(SECRET);
+    const message = (channelType: string) => signed("slack", SECRET, { type: "event_callback", team_id: "T1", event: { type: "message", channel_type: channelType, text: "hi" } });
+    for (const channelType of ["app_home", "constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      expect((await receive({ auth }, message(channelType))).name, channelType).to.equal("message");
+    }
+  });
+
   it("Slack: a slash command by its command, an interaction by its payload's type", async () => {
     const auth = new SlackSignature(SECRET);
     const form = (fields: Record<string, string>) => (): Delivery => {
@@ -121,6 +129,19 @@ describe("event names per sender, from signed deliveries", () => {
     expect((await receive({ auth }, meta([change("messages"), change("statuses")]))).name).to.equal("whatsapp_business_account");
     const messenger = signed("meta", SECRET, { object: "page", entry: [{ id: "1", time: 1, messaging: [{ message: { text: "hi" } }] }] });
     expect((await receive({ auth }, messenger)).name).to.equal("page.messaging");
+  });
+
+  it("Meta: entries of another kind than changes or messaging (standby) count as another field", async () => {
+    const auth = new MetaSignature(SECRET);
+    const page = (...entry: unknown[]) => signed("meta", SECRET, { object: "page", entry });
+    const messaging = { id: "1", time: 1, messaging: [{ message: { text: "hi" } }] };
+    // Messenger's handover protocol: a secondary receiver's events come as `standby`, not `messaging`.
+    const standby = { id: "1", time: 2, standby: [{ message: { text: "for the primary app" } }] };
+    expect((await receive({ auth }, page(messaging, standby))).name).to.equal("page");
+    expect((await receive({ auth }, page({ ...messaging, standby: standby.standby }))).name).to.equal("page");
+    expect((await receive({ auth }, page(standby))).name).to.equal("page");
+    // An entry with no events at all does not change the name.
+    expect((await receive({ auth }, page(messaging, { id: "2", time: 3 }))).name).to.equal("page.messaging");
   });
 
   it("a sender's field that is absent or not text gives no name", async () => {

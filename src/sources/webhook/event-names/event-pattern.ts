@@ -1,6 +1,7 @@
 /**
  * Patterns of event names, as a task's `on` gives them. Names are made of segments separated
- * by "." or "/" ("pull_request.opened", "checkout.session.completed", "orders/create"):
+ * by "." or "/" ("pull_request.opened", "checkout.session.completed", "orders/create"), which
+ * are the same in a pattern ("orders.create" matches "orders/create"):
  * - a name matches itself and every name below it: "pull_request" matches "pull_request.opened";
  * - "*" stands for one segment ("*.messages"), and at the end for one or more ("invoice.*",
  *   "customer.*" matching "customer.subscription.created");
@@ -32,7 +33,8 @@ function compile(pattern: string): RegExp {
   const last = parts.length - 1;
   const source = parts
     .map((part, i) => {
-      if (part === "." || part === "/") return `\\${part}`;
+      // Either separator stands for both: "orders.create" is the segments of "orders/create".
+      if (part === "." || part === "/") return "[./]";
       if (part !== "*") return part.replace(/[\\^$.*+?()[\]{}|-]/g, "\\$&");
       return i === last ? "[^./]+(?:[./][^./]+)*" : "[^./]+";
     })

@@ -52,7 +52,9 @@ export function slackEventName(event: WebhookEvent): string | undefined {
   if (type === "event_callback") {
     const inner = field(body, "event");
     const innerType = text(field(inner, "type"));
-    const channel = SLACK_MESSAGE_CHANNELS[String(field(inner, "channel_type"))];
+    const channelType = text(field(inner, "channel_type"));
+    // Own keys only: "constructor" or "toString" would otherwise name Object.prototype's functions.
+    const channel = channelType !== undefined && Object.hasOwn(SLACK_MESSAGE_CHANNELS, channelType) ? SLACK_MESSAGE_CHANNELS[channelType] : undefined;
     return innerType === "message" && channel !== undefined ? `message.${channel}` : innerType;
   }
   if (type !== undefined) return type;
@@ -70,7 +72,8 @@ export function slackEventName(event: WebhookEvent): string | undefined {
 /**
  * Meta: `<object>.<field>` ("page.feed", "whatsapp_business_account.messages"), `field` being
  * the changed field of every change in the delivery (Messenger's `messaging` entries count as
- * the field "messaging"). Meta batches changes: a delivery whose changes name several fields
+ * the field "messaging"; other lists of events in an entry, as `standby`, as a field of no
+ * name). Meta batches changes: a delivery whose changes name several fields
  * is named by its object alone ("page"), so that a task on one field never sees changes of
  * another it did not ask for.
  */
@@ -83,6 +86,10 @@ export function metaEventName(event: WebhookEvent): string | undefined {
     const changes = field(entry, "changes");
     if (Array.isArray(changes)) for (const change of changes) fields.add(text(field(change, "field")) ?? "");
     if (Array.isArray(field(entry, "messaging"))) fields.add("messaging");
+    // Events of another kind (Messenger's `standby`, for one) are no field named here.
+    if (typeof entry === "object" && entry !== null) {
+      for (const [key, value] of Object.entries(entry)) if (key !== "changes" && key !== "messaging" && Array.isArray(value)) fields.add("");
+    }
   }
   const [only] = fields;
   return fields.size === 1 && only !== "" ? `${object}.${only}` : object;
