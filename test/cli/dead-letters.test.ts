@@ -136,7 +136,7 @@ describe("CLI: dead-letters as a command", () => {
   });
 
   it("lists, shows, replays (re-delivered to the fixed task) and purges the dead letters of a YAML app", async function () {
-    this.timeout(90_000); // seven CLI processes and two app runs: about 6 s alone, several times that on a busy machine
+    this.timeout(90_000); // seven CLI commands and three app runs: about 6 s alone, several times that on a busy machine
     await makeDeadLetter({ order: 1 });
 
     const list = await runCli(["dead-letters", "list", FAILING], env());
