@@ -88,14 +88,18 @@ describe("task runner", () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const finished: string[] = [];
+    const started: string[] = [];
     app = new CoreApp("drain", { store, logger: silentLogger }).task({ source: "in", name: "gated", concurrency: 1 }, async (ctx: TaskContext) => {
+      started.push(ctx.eventId);
       await gate;
       finished.push(ctx.eventId);
     });
     await app.start();
     await store.enqueue("in", { id: "first", payload: 1, attempts: 0, enqueuedAt: Date.now() });
     await store.enqueue("in", { id: "second", payload: 2, attempts: 0, enqueuedAt: Date.now() });
-    await until(async () => (await store.depth("in")) === 2);
+    // The runner claims on the turn after an enqueue: stop once the first handler runs.
+    await until(() => started.length === 1);
+    expect(await store.depth("in")).to.equal(2);
     const stopped = app.stop({ timeoutMs: 2000 });
     setTimeout(release, 50);
     await stopped;
