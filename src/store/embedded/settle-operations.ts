@@ -1,0 +1,136 @@
+import type { DeadLetter, EmitRecord, QueuedMessage } from "../store";
+import { StoreRefusedError } from "../store-errors";
+import { completeFromJournal, leftJournal } from "./journal-handoff";
+import { advanceKey, placeKeyed, type Promoted } from "./key-lines";
+import type { DelayedKey, Location, ReadyKey } from "./keys";
+import type { EmbeddedDbs } from "./lmdb-env";
+import type { Opened, QueueOperations } from "./queue-operations";
+import { deadLetterRecord, messageRecord } from "./records";
+
+/** What settling needs from its store; `use` throws (StoreRefusedError) while it is not open. */
+export interface SettleHost {
+  use(): Opened;
+  opened(): Opened | undefined;
+}
+
+/**
+ * What becomes of a claimed message: done (with its output, in the same step), back later as
+ * a retry, or a dead letter. Each takes it from its place (B-tree or journal) and lets the
+ * next message of its ordering key go ahead; the claims themselves are QueueOperations'.
+ */
+export class SettleOperations {
+  constructor(
+    private readonly host: SettleHost,
+    private readonly ops: QueueOperations,
+  ) {}
+
+  async complete(queue: string, id: string, emit?: EmitRecord): Promise<void> {
+    const from = this.ops.tracker.claimedAt(queue, id);
+    if (!from && !emit) return;
+    const { dbs, writer, tag, journal } = this.host.use();
+    const keyedEmit = emit?.message.orderingKey !== undefined;
+    if (from?.in === "journal" && journal && !keyedEmit) return completeFromJournal(this.ops, queue, id, from.entryId, journal, emit);
+    let emitted: { queue: string; seq: number } | undefined;
+    if (emit) {
+      emitted = { queue: emit.queue, seq: this.ops.tracker.allocate(emit.queue) };
+      this.ops.tracker.adjust(emit.queue, 1);
+    }
+    const keyedInput = from?.in !== "journal" ? from?.orderingKey : undefined;
+    let promoted: Promoted | undefined;
+    let emitClaimable = true;
+    try {
+      await writer.run<unknown>(() => {
+        if (keyedInput !== undefined || keyedEmit) {
+          // Reads the key lines: a transaction, so that nobody changes them in between.
+          return dbs.ready.transaction(() => {
+            void removeAt(dbs, from);
+            if (keyedInput !== undefined) promoted = advanceKey(dbs, queue, keyedInput);
+            if (!emit || !emitted) return;
+            const key: ReadyKey = [emitted.queue, emitted.seq, tag];
+            if (keyedEmit) emitClaimable = placeKeyed(dbs, key, emit.message, (seq) => this.ops.seqAbove(emit.queue, seq));
+            else void dbs.ready.put(key, messageRecord(emit.message));
+          });
+        }
+        if (!emit || !emitted) return removeAt(dbs, from);
+        const key: ReadyKey = [emitted.queue, emitted.seq, tag];
+        // One transaction: the input leaves exactly when its output is recorded.
+        return dbs.ready.batch(() => {
+          void removeAt(dbs, from);
+          void dbs.ready.put(key, messageRecord(emit.message));
+        });
+      });
+    } catch (error) {
+      if (emitted) this.ops.tracker.adjust(emitted.queue, -1);
+      // A commit that failed gives the message back; a value that cannot be encoded leaves it
+      // claimed, for the caller to retry or dead-letter.
+      if (error instanceof StoreRefusedError) this.ops.abandon(queue, id);
+      throw error;
+    }
+    // An input of the journal with a keyed output: the output is on disk, now the done-marker.
+    await leftJournal(this.host.opened()?.journal?.lane, from);
+    if (from && this.ops.tracker.unclaim(queue, id)) this.ops.tracker.adjust(queue, -1);
+    if (promoted) this.promoted(queue, promoted);
+    if (emitted && emitClaimable) this.ops.inserted(emitted.queue, emitted.seq, emit!.message);
+  }
+
+  /** A held-back message became its key's head: claims must look at its place, listeners may claim it. */
+  private promoted(queue: string, { key, message }: Promoted): void {
+    const [, seq, writer] = key;
+    if (writer === this.host.opened()?.tag) return this.ops.inserted(queue, seq, message);
+    this.ops.tracker.rewind(queue, seq);
+    this.ops.notify(queue);
+  }
+
+  async retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
+    const { dbs, writer, tag } = this.host.use();
+    const from = this.ops.tracker.claimedAt(queue, message.id);
+    const key: DelayedKey = [queue, visibleAt, this.ops.tracker.allocate(queue), tag];
+    try {
+      await writer.run(() =>
+        dbs.delayed.batch(() => {
+          void removeAt(dbs, from);
+          void dbs.delayed.put(key, messageRecord(message));
+        }),
+      );
+    } catch (error) {
+      this.ops.abandon(queue, message.id);
+      throw error;
+    }
+    await leftJournal(this.host.opened()?.journal?.lane, from);
+    this.ops.tracker.delayedDueAt(queue, visibleAt);
+    if (!(from && this.ops.tracker.unclaim(queue, message.id))) this.ops.tracker.adjust(queue, 1);
+    if (visibleAt <= Date.now()) this.ops.notify(queue);
+  }
+
+  async deadLetter(letter: DeadLetter): Promise<void> {
+    const { dbs, writer } = this.host.use();
+    const { queue } = letter;
+    const id = letter.message.id;
+    const from = this.ops.tracker.claimedAt(queue, id);
+    const keyed = from?.in !== "journal" ? from?.orderingKey : undefined;
+    let promoted: Promoted | undefined;
+    try {
+      await writer.run<unknown>(() => {
+        const write = () => {
+          void removeAt(dbs, from);
+          void dbs.dead.put(id, deadLetterRecord(letter));
+          // A dead letter leaves the queue: the next message of its key goes ahead.
+          if (keyed !== undefined) promoted = advanceKey(dbs, queue, keyed);
+        };
+        return keyed === undefined ? dbs.dead.batch(write) : dbs.dead.transaction(write);
+      });
+    } catch (error) {
+      this.ops.abandon(queue, id);
+      throw error;
+    }
+    await leftJournal(this.host.opened()?.journal?.lane, from);
+    if (from && this.ops.tracker.unclaim(queue, id)) this.ops.tracker.adjust(queue, -1);
+    if (promoted) this.promoted(queue, promoted);
+  }
+}
+
+/** Removes a claimed message from the B-tree; one in the journal gets a done-marker instead. */
+function removeAt(dbs: EmbeddedDbs, location: Location | undefined): Promise<boolean> {
+  if (!location || location.in === "journal") return Promise.resolve(true);
+  return location.in === "ready" ? dbs.ready.remove(location.key) : dbs.delayed.remove(location.key);
+}
