@@ -106,7 +106,8 @@ export class TaskRunner {
   private wake(): void {
     this.mayHaveMore = true;
     this.signals++;
-    this.pumpSoon();
+    // With every slot taken (a slow task), the run that frees one pumps: no pump per enqueue.
+    if (this.inFlight < this.task.concurrency && this.recording < this.maxRecording) this.pumpSoon();
   }
 
   private pump(): void {
