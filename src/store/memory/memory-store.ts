@@ -34,6 +34,7 @@ interface MemoryQueue {
 export class MemoryStore implements Store {
   readonly engine = "memory";
   readonly durable = false;
+  readonly writesSettleAtOnce = true;
   readonly deadLetters: DeadLetterStore;
 
   private readonly queues = new Map<string, MemoryQueue>();
