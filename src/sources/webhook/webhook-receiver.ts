@@ -19,6 +19,7 @@ import { WebhookResponse } from "./webhook-response";
 import { Deduplicator, deliveryKey, type Duplicate } from "./dedupe";
 import { noteResponseCode } from "../../http/response-code";
 import { currentTraceContext } from "../../observe/trace-context";
+import { tracingIsNoop } from "../../observe/tracing";
 import type { ResolvedWebhookOptions } from "./webhook-source";
 
 const EMPTY = Buffer.alloc(0);
@@ -39,6 +40,8 @@ export class WebhookReceiver implements RouteHandler {
     private readonly inbox: Inbox,
     private readonly trust: TrustFunction | undefined,
     private readonly logger: Logger,
+    /** Requests run in a span only with tracing on and an SDK registered: else there is no trace to store. */
+    private readonly tracing = false,
   ) {
     this.taskName = inbox.task;
     this.stripHeaders = options.auth?.credentialHeaders ?? [];
@@ -117,7 +120,7 @@ export class WebhookReceiver implements RouteHandler {
       client: clientAddress(req, this.trust),
       received_at: receivedAt / 1000,
     };
-    const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true, traceContext: currentTraceContext() };
+    const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true, traceContext: this.tracing && !tracingIsNoop() ? currentTraceContext() : undefined };
     const key = this.deduplicator && deliveryKey(this.options.dedupe!, req.headers, body);
     this.store(res, message, key);
   }
