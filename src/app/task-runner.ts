@@ -21,6 +21,13 @@ const POLL_MS = 1_000;
 /** Outcomes waiting for their store write, per unit of concurrency, before claiming pauses. */
 const RECORDING_PER_SLOT = 4;
 
+/**
+ * Messages per unit of concurrency a runner claims in one turn of the event loop by pumping
+ * again as soon as a run ends; past it the next claim waits for the next turn, so that a backlog
+ * of fast handlers leaves turns to requests and timers.
+ */
+const CLAIMS_PER_TURN_PER_SLOT = 8;
+
 /** A run recorded as done, the common case: one object for all of them. */
 const DONE: Settled = Object.freeze({ next: "done", outcome: "success" });
 
@@ -45,6 +52,9 @@ export class TaskRunner {
   private signals = 0;
   private pumping = false;
   private pumpQueued = false;
+  /** Claimed since the last pump on a turn of its own; at `maxClaimsPerTurn` the runner waits for the next turn. */
+  private claimedThisTurn = 0;
+  private readonly maxClaimsPerTurn: number;
   /** The runs still going, with one timer for their timeouts. */
   private readonly deadlines: RunDeadlines<RunObservation>;
   /** After a store failure, no claiming before this time (ms since epoch). */
@@ -67,6 +77,7 @@ export class TaskRunner {
     private readonly tracing = false,
   ) {
     this.maxRecording = task.concurrency * RECORDING_PER_SLOT;
+    this.maxClaimsPerTurn = task.concurrency * CLAIMS_PER_TURN_PER_SLOT;
     this.deadlines = new RunDeadlines(task.timeoutMs, (run) => this.timedOut(run));
   }
 
@@ -131,7 +142,7 @@ export class TaskRunner {
     if (this.stopping) return this.maybeIdle();
     if (this.wanted) {
       this.wanted = false;
-      this.pumpSoon();
+      this.pumpAgain();
     }
   }
 
@@ -149,12 +160,23 @@ export class TaskRunner {
   /** Bound once: no closure per scheduled pump. */
   private readonly pumpNow = (): void => {
     this.pumpQueued = false;
+    this.claimedThisTurn = 0;
     this.pump();
   };
 
+  /**
+   * A slot or a recording place came free and more may be waiting: claim again now, within this
+   * turn's budget (a turn's arrivals are then all taken up, as they were when every enqueue
+   * pumped), else on the next turn.
+   */
+  private pumpAgain(): void {
+    if (this.claimedThisTurn < this.maxClaimsPerTurn) this.pump();
+    else this.pumpSoon();
+  }
+
   private async fill(): Promise<void> {
     // A store that cannot write would fail every outcome: handlers would run again and again.
-    if (this.store.failure !== undefined || Date.now() < this.pausedUntil) return;
+    if (this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
     while (!this.stopping && this.mayHaveMore && this.inFlight < this.task.concurrency && this.recording < this.maxRecording) {
       this.wanted = false;
       const asked = this.task.concurrency - this.inFlight;
@@ -166,6 +188,7 @@ export class TaskRunner {
       }
       // A short batch means an empty queue, unless something arrived while the claim was out.
       this.mayHaveMore = batch.length === asked || this.signals !== signals;
+      this.claimedThisTurn += batch.length;
       for (const message of batch) this.run(message);
     }
   }
@@ -209,7 +232,7 @@ export class TaskRunner {
     this.inFlight--;
     this.record(run.message, ok, value, run);
     if (this.stopping) this.maybeIdle();
-    else if (this.mayHaveMore) this.pumpSoon();
+    else if (this.mayHaveMore) this.pumpAgain();
   }
 
   /** The handler outlived the task's timeoutMs: its slot is freed and the run counts as failed. */
@@ -221,7 +244,7 @@ export class TaskRunner {
     this.inFlight--;
     this.record(run.message, false, error, run);
     if (this.stopping) this.maybeIdle();
-    else if (this.mayHaveMore) this.pumpSoon();
+    else if (this.mayHaveMore) this.pumpAgain();
   }
 
   /** A message read back without its body (QueuedMessage.bodyFromRaw) gets it from its source. */
@@ -259,7 +282,7 @@ export class TaskRunner {
   private recorded(): void {
     this.recording--;
     if (this.stopping) this.maybeIdle();
-    else if (this.mayHaveMore) this.pumpSoon();
+    else if (this.mayHaveMore) this.pumpAgain();
   }
 
   /** Completes the message, with what it emits, in one store write. Not async: no promise of its own on the common path. */
