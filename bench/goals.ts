@@ -1,18 +1,39 @@
+import { MAIN_CASE, NO_EMIT_CASE } from "./cases";
 import type { BenchResults, CaseResult } from "./results";
 import { median } from "./stats";
 
-/** The issue's goals, checked on the main case (one source, 312 B, keep-alive, 50 connections). */
+/** One goal checked on one run: a median of per-round ratios against its target. */
 export interface GoalCheck {
+  /** Case id the goal is checked on ("" for goals outside the cases, such as memory). */
+  caseId: string;
   goal: string;
   measured: number;
   target: string;
   met: boolean | undefined;
 }
 
-const MAIN_CASE = "one-source";
+/** The targets, in one place (the issue's goals; docs/benchmark.md repeats them). */
+export const TARGETS = {
+  /** ack=received req/s ÷ bare node:http, with the emit (main case). */
+  receivedVsBareEmit: 0.9,
+  /** The same without the emit (one task). */
+  receivedVsBareSingle: 0.95,
+  /** ack=persisted (embedded store) ÷ ack=received. */
+  persistedVsReceived: 0.7,
+  /** Metrics, logs and the tracing API on ÷ off. */
+  observedVsOff: 0.95,
+  /** p99 ÷ bare node:http's p99. */
+  p99VsBare: 2,
+  /** Intake with a slow task ÷ intake with a no-op task. */
+  intakeSlowVsNoop: 0.95,
+  /** ack=persisted on PostgreSQL ÷ node:http + pg-boss, on the same database. */
+  postgresVsPgBoss: 4,
+  /** ack=persisted on PostgreSQL ÷ node:http + graphile-worker, on the same database. */
+  postgresVsGraphile: 10,
+} as const;
 
 /** Median over rounds of a per-round ratio between two servers of one case. */
-export function perRoundRatio(result: CaseResult, top: string, bottom: string, field: "rps" | "p99Ms"): number {
+export function perRoundRatio(result: CaseResult, top: string, bottom: string, field: "rps" | "p99Ms" | "cpuUsPerRequest"): number {
   const rounds = new Set(result.measurements.map((m) => m.round));
   const values: number[] = [];
   for (const round of rounds) {
@@ -23,40 +44,84 @@ export function perRoundRatio(result: CaseResult, top: string, bottom: string, f
   return median(values);
 }
 
+/** The three ratios the report gives for every case (NaN where a server did not run). */
+export interface CaseRatios {
+  receivedVsBare: number;
+  persistedVsReceived: number;
+  observedVsReceived: number;
+}
+
+export function caseRatios(result: CaseResult): CaseRatios {
+  const ran = (id: string) => result.summary.some((s) => s.server === id);
+  const ratio = (top: string, bottom: string) => (ran(top) && ran(bottom) ? perRoundRatio(result, top, bottom, "rps") : NaN);
+  return {
+    receivedVsBare: ratio("framework-received", "bare-node"),
+    persistedVsReceived: ratio("framework-persisted", "framework-received"),
+    observedVsReceived: ratio("framework-received-observed", "framework-received"),
+  };
+}
+
+/** The targets of the per-case ratios; only the two one-source cases carry goals. */
+export function caseTargets(caseId: string): Partial<Record<keyof CaseRatios, number>> {
+  if (caseId === MAIN_CASE) return { receivedVsBare: TARGETS.receivedVsBareEmit, persistedVsReceived: TARGETS.persistedVsReceived, observedVsReceived: TARGETS.observedVsOff };
+  if (caseId === NO_EMIT_CASE) return { receivedVsBare: TARGETS.receivedVsBareSingle, persistedVsReceived: TARGETS.persistedVsReceived, observedVsReceived: TARGETS.observedVsOff };
+  return {};
+}
+
+const GOAL_NAMES: Record<keyof CaseRatios, string> = {
+  receivedVsBare: "ack=received req/s ÷ bare node:http",
+  persistedVsReceived: "ack=persisted (embedded) req/s ÷ ack=received",
+  observedVsReceived: "ack=received with metrics, logs and tracing API ÷ the same with them off",
+};
+
 export function checkGoals(results: BenchResults): GoalCheck[] {
-  const main = results.cases.find((c) => c.case.id === MAIN_CASE);
-  if (main === undefined) return [];
-  const summary = (id: string) => main.summary.find((s) => s.server === id);
   const checks: GoalCheck[] = [];
-  const received = summary("framework-received");
-  const persisted = summary("framework-persisted");
-  const add = (goal: string, measured: number, target: string, met: (v: number) => boolean) =>
-    checks.push({ goal, measured, target, met: Number.isFinite(measured) ? met(measured) : undefined });
-  if (received) add("ack=received req/s ÷ bare node:http", received.medianRatio, "≥ 0.80", (v) => v >= 0.8);
-  if (received && persisted) {
-    add("ack=persisted req/s ÷ ack=received", perRoundRatio(main, "framework-persisted", "framework-received", "rps"), "≥ 0.60", (v) => v >= 0.6);
+  const add = (caseId: string, goal: string, measured: number, target: string, met: (v: number) => boolean) =>
+    // "–" marks a figure given for reference, with no goal to meet.
+    checks.push({ caseId, goal, measured, target, met: target !== "–" && Number.isFinite(measured) ? met(measured) : undefined });
+  for (const result of results.cases) {
+    const ratios = caseRatios(result);
+    for (const [key, target] of Object.entries(caseTargets(result.case.id)) as [keyof CaseRatios, number][]) {
+      if (Number.isFinite(ratios[key])) add(result.case.id, GOAL_NAMES[key], ratios[key], `≥ ${target.toFixed(2)}`, (v) => v >= target);
+    }
   }
-  if (received && summary("framework-received-observed")) {
-    add("ack=received with metrics, logs and tracing API ÷ the same with them off", perRoundRatio(main, "framework-received-observed", "framework-received", "rps"), "≥ 0.95", (v) => v >= 0.95);
+  const main = results.cases.find((c) => c.case.id === MAIN_CASE);
+  if (main !== undefined) mainCaseGoals(main, add);
+  for (const intake of results.intake ?? []) {
+    add("intake", `${intake.label}: 2xx/s with a ${intake.taskDelayMs} ms task ÷ with a no-op task`, intake.slowVsNoop, `≥ ${TARGETS.intakeSlowVsNoop.toFixed(2)}`, (v) => v >= TARGETS.intakeSlowVsNoop);
   }
-  if (received) add("(for reference) ack=received capacity by CPU per request ÷ bare node:http", received.medianCpuRatio, "≥ 0.80", (v) => v >= 0.8);
-  if (received && persisted) {
-    const cpu = received.medianCpuUsPerRequest / persisted.medianCpuUsPerRequest;
-    add("(for reference) ack=persisted capacity by CPU per request ÷ ack=received", cpu, "≥ 0.60", (v) => v >= 0.6);
-  }
-  if (received && summary("framework-postgres")) {
-    add("ack=persisted on PostgreSQL req/s ÷ ack=received", perRoundRatio(main, "framework-postgres", "framework-received", "rps"), "≥ 0.35", (v) => v >= 0.35);
-  }
-  if (received && summary("framework-postgres-x2")) {
-    add("(for reference) 2 app processes on PostgreSQL, combined req/s ÷ ack=received", perRoundRatio(main, "framework-postgres-x2", "framework-received", "rps"), "–", () => true);
-  }
-  if (received) add("ack=received p99 ÷ bare node:http p99", received.medianP99Ratio, "≤ 2.0", (v) => v <= 2);
-  if (persisted) add("ack=persisted p99 ÷ bare node:http p99", persisted.medianP99Ratio, "≤ 2.0", (v) => v <= 2);
   for (const run of results.soak) {
     if (run.skipped === undefined) {
-      add(`${run.server}: RSS growth over ${run.seconds} s at full load (MiB)`, run.growthBytes / 2 ** 20, "flat (< 10% and < 16 MiB)", () => run.flat);
-      add(`${run.server}: anonymous-memory growth over ${run.seconds} s at full load (MiB)`, run.anonGrowthBytes / 2 ** 20, "flat (< 10% and < 16 MiB)", () => run.anonFlat);
+      add("", `${run.server}: RSS growth over ${run.seconds} s at full load (MiB)`, run.growthBytes / 2 ** 20, "flat (< 10% and < 16 MiB)", () => run.flat);
+      add("", `${run.server}: anonymous-memory growth over ${run.seconds} s at full load (MiB)`, run.anonGrowthBytes / 2 ** 20, "flat (< 10% and < 16 MiB)", () => run.anonFlat);
     }
   }
   return checks;
+}
+
+type Add = (caseId: string, goal: string, measured: number, target: string, met: (v: number) => boolean) => void;
+
+/** Latency, PostgreSQL against what users would pick instead, and the CPU-based figures: main case only. */
+function mainCaseGoals(main: CaseResult, add: Add): void {
+  const summary = (id: string) => main.summary.find((s) => s.server === id);
+  const received = summary("framework-received");
+  const persisted = summary("framework-persisted");
+  const postgres = summary("framework-postgres");
+  const id = main.case.id;
+  if (postgres && summary("pgboss")) {
+    add(id, "ack=persisted on PostgreSQL req/s ÷ node:http + pg-boss (same database)", perRoundRatio(main, "framework-postgres", "pgboss", "rps"), `≥ ${TARGETS.postgresVsPgBoss}`, (v) => v >= TARGETS.postgresVsPgBoss);
+  }
+  if (postgres && summary("graphile-worker")) {
+    add(id, "ack=persisted on PostgreSQL req/s ÷ node:http + graphile-worker (same database)", perRoundRatio(main, "framework-postgres", "graphile-worker", "rps"), `≥ ${TARGETS.postgresVsGraphile}`, (v) => v >= TARGETS.postgresVsGraphile);
+  }
+  if (received && postgres) add(id, "(for reference) ack=persisted on PostgreSQL req/s ÷ ack=received", perRoundRatio(main, "framework-postgres", "framework-received", "rps"), "–", () => true);
+  if (received && summary("framework-postgres-x2")) {
+    add(id, "(for reference) 2 app processes on PostgreSQL, combined req/s ÷ ack=received", perRoundRatio(main, "framework-postgres-x2", "framework-received", "rps"), "–", () => true);
+  }
+  if (received) add(id, "(for reference) ack=received capacity by CPU per request ÷ bare node:http", received.medianCpuRatio, "–", () => true);
+  if (received && persisted) {
+    add(id, "(for reference) ack=persisted capacity by CPU per request ÷ ack=received", received.medianCpuUsPerRequest / persisted.medianCpuUsPerRequest, "–", () => true);
+  }
+  if (received) add(id, "ack=received p99 ÷ bare node:http p99", received.medianP99Ratio, `≤ ${TARGETS.p99VsBare.toFixed(1)}`, (v) => v <= TARGETS.p99VsBare);
+  if (persisted) add(id, "ack=persisted p99 ÷ bare node:http p99", persisted.medianP99Ratio, `≤ ${TARGETS.p99VsBare.toFixed(1)}`, (v) => v <= TARGETS.p99VsBare);
 }

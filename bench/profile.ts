@@ -29,7 +29,7 @@ async function main(): Promise<void> {
       const profDir = join(outDir, `${kind.id}-${benchCase.id}`);
       rmSync(profDir, { recursive: true, force: true });
       const dataDir = join(settings.dataDir, `profile-${process.pid}-${kind.id}`);
-      const server = await launch(kind, { paths: pathsFor(benchCase.sources), port: 0, dataDir }, { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${profDir}`] });
+      const server = await launch(kind, { paths: pathsFor(benchCase.sources), port: 0, dataDir, emit: benchCase.emit }, { nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${profDir}`] });
       let rps = NaN;
       try {
         const r = await load.run({ port: server.port, paths: server.paths, bodyBytes: benchCase.bodyBytes, connections: benchCase.connections, keepAlive: benchCase.keepAlive, seconds, warmupSeconds: 1 });

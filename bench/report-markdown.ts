@@ -1,6 +1,7 @@
 import { fmt, mib, ms, pct, ratio } from "./format";
-import { checkGoals, perRoundRatio } from "./goals";
+import { perRoundRatio } from "./goals";
 import type { MachineInfo } from "./machine";
+import { goalsTable, ratiosSection } from "./report-ratios";
 import type { BacklogResults, BenchResults, CaseResult } from "./results";
 
 /** bench/results/RESULTS.md: the summary first, then every round, then memory under load and backlog. */
@@ -24,13 +25,7 @@ export function renderMarkdown(results: BenchResults | undefined, backlog: Backl
   }
   out.push("![requests/s and p99 latency per case](chart.svg)", "");
 
-  const goals = checkGoals(results);
-  if (goals.length > 0) {
-    out.push("## Goals (main case: 1 source, 312 B, keep-alive, 50 connections; medians of per-round ratios)", "");
-    out.push("| goal | measured | target | met |", "|---|---:|---|---|");
-    for (const g of goals) out.push(`| ${g.goal} | ${ratio(g.measured)} | ${g.target} | ${g.met === undefined ? "–" : g.met ? "yes" : "**no**"} |`);
-    out.push("");
-  }
+  out.push(...ratiosSection(results), ...goalsTable(results));
 
   out.push("## Summary (median over rounds)", "");
   out.push(
@@ -103,7 +98,7 @@ function summaryTable(result: CaseResult): string[] {
     );
   }
   const hasBoth = result.summary.some((s) => s.server === "framework-received") && result.summary.some((s) => s.server === "framework-persisted");
-  out.push("");
+  out.push("", `Case id \`${c.id}\`${c.emit ? "; the webhook task emits to a second, no-op task" : "; one task, no emit"}.`, "");
   for (const skip of result.skipped) out.push(`Not measured: ${skip.server} did not start (${cell(skip.reason)}).`, "");
   if (hasBoth) out.push(`ack=persisted ÷ ack=received (median of per-round ratios): ${ratio(perRoundRatio(result, "framework-persisted", "framework-received", "rps"))}.`, "");
   out.push(...postgresLines(result));

@@ -1,9 +1,10 @@
 import { fmt, ms } from "./format";
+import { TARGETS } from "./goals";
 import type { BenchResults } from "./results";
 
 /**
  * bench/results/chart.svg, drawn by hand: for every case, one bar per server for requests/s as
- * a ratio to bare node:http (left, goal line at 0.8) and for p99 latency (right, scaled per case).
+ * a ratio to bare node:http (left, goal line at the main case's received ÷ bare target) and for p99 latency (right, scaled per case).
  */
 const COLORS: Record<string, string> = {
   "bare-node": "#4e79a7",
@@ -13,7 +14,12 @@ const COLORS: Record<string, string> = {
   "framework-persisted-btree": "#e15759",
   "framework-postgres": "#76b7b2",
   "framework-postgres-x2": "#b07aa1",
+  "framework-received-observed": "#8cd17d",
+  pgboss: "#9c755f",
+  "graphile-worker": "#ff9da7",
 };
+
+const GOAL = TARGETS.receivedVsBareEmit;
 
 const WIDTH = 960;
 const LEFT = { x: 20, width: 420 };
@@ -47,7 +53,7 @@ export function renderSvg(results: BenchResults): string {
     y += HEADER;
     const barsTop = y - 2;
     const barsBottom = y + c.summary.length * (BAR + GAP) - GAP + 2;
-    for (const value of [0.8, 1]) {
+    for (const value of [GOAL, 1]) {
       const x = (LEFT.x + value * ratioScale).toFixed(1);
       background.push(`<line x1="${x}" y1="${barsTop}" x2="${x}" y2="${barsBottom}" stroke="#555" stroke-dasharray="3,3" stroke-width="1"/>`);
     }
@@ -77,7 +83,7 @@ export function renderSvg(results: BenchResults): string {
     y += GROUP_GAP;
   }
   const axisY = y - GROUP_GAP + 14;
-  parts.push(`<text x="${(LEFT.x + 0.8 * ratioScale - 3).toFixed(1)}" y="${axisY}" class="axis" text-anchor="end">goal 0.8</text>`);
+  parts.push(`<text x="${(LEFT.x + GOAL * ratioScale - 3).toFixed(1)}" y="${axisY}" class="axis" text-anchor="end">goal ${GOAL}</text>`);
   parts.push(`<text x="${(LEFT.x + ratioScale + 3).toFixed(1)}" y="${axisY}" class="axis">1.0 = bare node:http</text>`);
   const m = results.machine;
   y += 10;

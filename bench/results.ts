@@ -128,6 +128,36 @@ export interface BenchResults {
   busyCoresAtStart: number;
   cases: CaseResult[];
   soak: SoakResult[];
+  /** Intake with a slow task against a no-op task (absent in results written before it existed). */
+  intake?: IntakeResult[];
+}
+
+/** One round of the intake comparison: the same server freshly started with each task. */
+export interface IntakeRound {
+  round: number;
+  noopRps: number;
+  slowRps: number;
+  noopP99Ms: number;
+  slowP99Ms: number;
+  /** Answers other than 2xx with the slow task (a 503 would mean maxQueued was reached). */
+  slowNon2xx: number;
+  /** Median per-round slowRps ÷ noopRps is the figure; this is the round's. */
+  ratio: number;
+}
+
+export interface IntakeResult {
+  id: string;
+  label: string;
+  taskDelayMs: number;
+  maxQueued: number;
+  rounds: IntakeRound[];
+  medianNoopRps: number;
+  medianSlowRps: number;
+  /** Median over rounds of slow ÷ no-op 2xx/s. */
+  slowVsNoop: number;
+  /** Median over rounds of slow ÷ no-op p99. */
+  p99SlowVsNoop: number;
+  skipped?: string;
 }
 
 export interface BacklogStep {

@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CASES, CONNECTIONS, pathsFor, type BenchCase } from "./cases";
+import { measureIntake } from "./intake";
 import { LoadGenerator } from "./load";
 import { describeMachine } from "./machine";
 import { busyCores } from "./quiet";
@@ -43,8 +44,8 @@ async function main(): Promise<void> {
 
   const load = new LoadGenerator();
   try {
-    for (const [sources, group] of groupBySources(cases)) {
-      const { servers, skipped } = await startAll(kinds, sources, runDir);
+    for (const group of groupByServerShape(cases)) {
+      const { servers, skipped } = await startAll(kinds, group[0]!, runDir);
       try {
         for (const benchCase of group) {
           log(`case ${benchCase.id}: ${benchCase.title}`);
@@ -56,6 +57,10 @@ async function main(): Promise<void> {
       } finally {
         await Promise.all(servers.map((s) => s.stop()));
       }
+    }
+    if (settings.intake) {
+      results.intake = await measureIntake(load, settings, runDir, log);
+      save(settings.resultsDir, results);
     }
     if (settings.soakSeconds > 0) {
       for (const kind of ALL_SERVERS.filter((k) => settings.soakServers.includes(k.id))) {
@@ -80,22 +85,27 @@ async function main(): Promise<void> {
   }
   results.finishedAt = new Date().toISOString();
   save(settings.resultsDir, results);
-  log(`wrote ${join(settings.resultsDir, "RESULTS.md")} and chart.svg`);
+  log(`wrote ${join(settings.resultsDir, "RESULTS.md")} and chart.svg; \`npm run bench:docs\` puts these figures in docs/benchmark.md`);
 }
 
-function groupBySources(cases: readonly BenchCase[]): Map<number, BenchCase[]> {
-  const groups = new Map<number, BenchCase[]>();
-  for (const c of cases) groups.set(c.sources, [...(groups.get(c.sources) ?? []), c]);
-  return groups;
+/** Cases that can share started servers (same sources, same task shape), in the cases' order. */
+function groupByServerShape(cases: readonly BenchCase[]): BenchCase[][] {
+  const groups = new Map<string, BenchCase[]>();
+  for (const c of cases) {
+    const key = `${c.sources}:${c.emit}`;
+    groups.set(key, [...(groups.get(key) ?? []), c]);
+  }
+  return [...groups.values()];
 }
 
 /** Starts every server of a group side by side; one that fails to start is reported, not fatal. */
-async function startAll(kinds: readonly ServerKind[], sources: number, runDir: string) {
+async function startAll(kinds: readonly ServerKind[], shape: BenchCase, runDir: string) {
   const servers: RunningServer[] = [];
   const skipped: { server: string; reason: string }[] = [];
   for (const kind of kinds) {
     try {
-      servers.push(await launch(kind, { paths: pathsFor(sources), port: 0, dataDir: join(runDir, `${kind.id}-${sources}`) }));
+      const dataDir = join(runDir, `${kind.id}-${shape.sources}-${shape.emit ? "emit" : "single"}`);
+      servers.push(await launch(kind, { paths: pathsFor(shape.sources), port: 0, dataDir, emit: shape.emit }));
     } catch (error) {
       if (kind.baseline) throw error;
       log(`  ${kind.id} did not start: ${firstLine(error)}`);

@@ -35,6 +35,10 @@ export interface BenchSettings {
    * its queue) before the next one (BENCH_DRAIN_WAIT_SECONDS, default 30).
    */
   drainWaitSeconds: number;
+  /** Intake with a slow task against a no-op task (BENCH_INTAKE, default 1; 0 skips it). */
+  intake: boolean;
+  /** How long the slow task sleeps per event in the intake comparison (BENCH_INTAKE_TASK_MS, default 1500). */
+  intakeTaskMs: number;
   /** Where durable stores put their files (BENCH_DATA_DIR, default bench/results/tmp: a real disk, not tmpfs). */
   dataDir: string;
 }
@@ -70,6 +74,8 @@ export function readSettings(): BenchSettings {
     drainWaitSeconds: num("BENCH_DRAIN_WAIT_SECONDS", 30),
     retryDisturbed: Math.floor(num("BENCH_RETRY_DISTURBED", 1)),
     retryBudgetSeconds: num("BENCH_RETRY_BUDGET_SECONDS", 60),
+    intake: num("BENCH_INTAKE", 1) > 0,
+    intakeTaskMs: num("BENCH_INTAKE_TASK_MS", 1500),
     dataDir: process.env.BENCH_DATA_DIR ?? join(resultsDir, "tmp"),
   };
 }

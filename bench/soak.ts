@@ -20,7 +20,7 @@ const MiB = 2 ** 20;
  */
 export async function soak(kind: ServerKind, load: LoadGenerator, settings: BenchSettings, dataDir: string): Promise<SoakResult> {
   const seconds = settings.soakSeconds;
-  const server = await launch(kind, { paths: pathsFor(1), port: 0, dataDir });
+  const server = await launch(kind, { paths: pathsFor(1), port: 0, dataDir, emit: true });
   const samples: SoakSample[] = [];
   const started = Date.now();
   const sampler = setInterval(() => {

@@ -1,6 +1,6 @@
 import "reflect-metadata";
 
-export { CoreApp, DEFAULT_STORE, type CoreAppOptions } from "./app/core-app";
+export { CoreApp, DEFAULT_STORE, type AppStoreSettings, type CoreAppOptions } from "./app/core-app";
 export type { TaskOptions, TaskHandler, TaskSource, TaskEmit, TaskResult, EventOf } from "./app/task";
 export { Queue } from "./app/queue";
 export { OrderingKeyError, MAX_ORDERING_KEY_BYTES } from "./app/ordering-key";

@@ -15,6 +15,11 @@ export interface ServerKind {
   baseline?: boolean;
   /** Runs only when named in BENCH_SERVERS (a comparison, not part of the default run). */
   optIn?: boolean;
+  /**
+   * PostgreSQL servers: tables of its schema kept between measurements (the others are emptied),
+   * for job queues whose bookkeeping tables (migrations, queue definitions) must survive.
+   */
+  keepTables?: readonly string[];
 }
 
 export const BARE_NODE: ServerKind = {
@@ -87,6 +92,26 @@ export const FRAMEWORK_POSTGRES_UNPREPARED: ServerKind = {
   optIn: true,
 };
 
+/** node:http + pg-boss on the same PostgreSQL: `send` per request, 202 after it resolves, a worker consuming. */
+export const PGBOSS: ServerKind = {
+  id: "pgboss",
+  label: "node:http + pg-boss (PostgreSQL)",
+  script: join(__dirname, "pgboss.js"),
+  config: { store: "postgres" },
+  optIn: true,
+  keepTables: ["version", "queue", "schedule", "subscription"],
+};
+
+/** node:http + graphile-worker on the same PostgreSQL: `addJob` per request, 202 after it resolves, a runner consuming. */
+export const GRAPHILE_WORKER: ServerKind = {
+  id: "graphile-worker",
+  label: "node:http + graphile-worker (PostgreSQL)",
+  script: join(__dirname, "graphile-worker.js"),
+  config: { store: "postgres" },
+  optIn: true,
+  keepTables: ["migrations", "_private_tasks", "_private_known_crontabs", "_private_job_queues"],
+};
+
 export const ALL_SERVERS: readonly ServerKind[] = [
   BARE_NODE,
   BARE_EXPRESS,
@@ -97,4 +122,6 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   FRAMEWORK_POSTGRES,
   FRAMEWORK_POSTGRES_TWO,
   FRAMEWORK_POSTGRES_UNPREPARED,
+  PGBOSS,
+  GRAPHILE_WORKER,
 ];

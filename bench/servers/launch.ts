@@ -27,7 +27,7 @@ function nodeFlags(): string[] {
 export async function launch(kind: ServerKind, caseConfig: ServerConfig, options: { nodeFlags?: string[]; timeoutMs?: number } = {}): Promise<RunningServer> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const config: ServerConfig = { ...caseConfig, ...kind.config };
-  const database = config.store === "postgres" ? new BenchDatabase(kind.id) : undefined;
+  const database = config.store === "postgres" ? new BenchDatabase(kind.id, kind.keepTables) : undefined;
   if (database !== undefined) {
     config.postgresUrl = database.url;
     config.postgresSchema = database.schema;

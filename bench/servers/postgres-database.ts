@@ -16,7 +16,8 @@ export class BenchDatabase {
   private readonly server = benchPostgresUrl();
   private client: Client | undefined;
 
-  constructor(serverId: string) {
+  /** `keepTables`: tables of the schema that `empty` leaves alone (a job queue's bookkeeping). */
+  constructor(serverId: string, private readonly keepTables: readonly string[] = []) {
     const tag = randomBytes(3).toString("hex");
     this.schema = `bench_${serverId.replace(/[^a-z0-9]/g, "_")}_${tag}`;
     this.applicationName = `bench-${serverId}-${tag}`;
@@ -35,10 +36,13 @@ export class BenchDatabase {
     return rows.map((r) => r.pid);
   }
 
-  /** Empties every table of the schema (between measurements, while the server is idle). */
+  /** Empties every table of the schema but the kept ones (between measurements, while the server is idle). */
   async empty(): Promise<void> {
     const client = await this.connection();
-    const { rows } = await client.query<{ name: string }>("SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname = $1", [this.schema]);
+    const { rows } = await client.query<{ name: string }>(
+      "SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname = $1 AND NOT tablename = ANY($2::text[])",
+      [this.schema, [...this.keepTables]],
+    );
     if (rows.length > 0) await client.query(`TRUNCATE ${rows.map((r) => r.name).join(", ")}`);
   }
 

@@ -47,6 +47,14 @@ export interface CoreAppOptions extends ObservabilityOptions {
   http?: ListenerTimeouts;
 }
 
+/** What `app.storeSettings` gives: the store an app opens, and the embedded store's settings. */
+export interface AppStoreSettings {
+  readonly store: StoreSpec;
+  readonly dataDir: string | undefined;
+  readonly maxQueued: number | undefined;
+  readonly maxBytes: number | undefined;
+}
+
 /** The store an app uses unless told otherwise. */
 export const DEFAULT_STORE = "embedded" as const;
 
@@ -142,6 +150,16 @@ export class CoreApp {
     return this.registry.all();
   }
 
+  /**
+   * Where the app keeps its queues, resolved as start() resolves it (the `store` option, else
+   * $WEBHOOK_TASKS_STORE, else "embedded") with the embedded store's settings. Read-only; for
+   * tools that open the store without starting the app, such as `webhook-tasks status --module`.
+   */
+  get storeSettings(): AppStoreSettings {
+    const { store, dataDir, maxQueued, maxBytes } = this.options;
+    return Object.freeze({ store: store ?? storeFromEnv() ?? DEFAULT_STORE, dataDir, maxQueued, maxBytes });
+  }
+
   /** The store; available after start(). */
   get store(): Store {
     if (!this.storeInstance) throw new Error(`CoreApp "${this.name}": the store is open only between start() and stop()`);
@@ -220,7 +238,7 @@ export class CoreApp {
   private async open(): Promise<this> {
     const tasks = this.registry.all();
     if (tasks.length === 0) this.logger.warn("the app has no tasks");
-    const store = this.observability.wrapStore(createStore(this.options.store ?? storeFromEnv() ?? DEFAULT_STORE, {
+    const store = this.observability.wrapStore(createStore(this.storeSettings.store, {
       appName: this.name,
       dataDir: this.options.dataDir,
       maxQueued: this.options.maxQueued,

@@ -1,17 +1,12 @@
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import type { CoreAppOptions } from "../app/core-app";
+import { join, resolve } from "node:path";
 import { appOptionsOf } from "../config/app-options";
 import { ConfigError } from "../config/config-error";
 import { inspectConfig } from "../config/load-config";
 import { DEFAULT_STORE_ENGINE } from "../config/schema/app-config";
-import { moduleOptionsOf } from "../decorators/module.decorator";
-import { createStore, DATA_DIR_ENV, defaultDataDir, storeFromEnv, type StoreSpec } from "../store/create-store";
+import { createStore, DATA_DIR_ENV, defaultDataDir, describeStore, storeFromEnv, type StoreSpec } from "../store/create-store";
 import { storeFailureDetail } from "../store/store-errors";
 import type { Store } from "../store/store";
-import { isSource } from "../sources/source";
-import { taskMethodsOf } from "../decorators/task.decorator";
 import type { LoadedConfig } from "../config/load-config";
 
 /** A task's name and queues, enough to report on them (`status`). */
@@ -21,15 +16,26 @@ export interface TaskQueues {
   readonly emit: string | undefined;
 }
 
-/** Which store an app uses: enough to open it without building the app. */
+/** Which store to open, and what is known of the app using it: enough to open it without building the app. */
 export interface AppStoreTarget {
-  readonly appName: string;
+  /** The app's name; undefined with `--store`, where no app is read. */
+  readonly appName: string | undefined;
+  /** How messages name it: `app "github-worker"`, or `store <url without its password>`. */
+  readonly label: string;
   readonly store: StoreSpec;
   readonly dataDir: string | undefined;
   readonly maxQueued: number | undefined;
   readonly maxBytes: number | undefined;
-  /** The app's tasks and their queues. */
-  readonly tasks: readonly TaskQueues[];
+  /** The app's tasks and their queues; undefined when unknown (`--store`). */
+  readonly tasks: readonly TaskQueues[] | undefined;
+}
+
+/** The store settings an app declares (`app:` block, @Module options, app.storeSettings). */
+export interface StoreSettings {
+  readonly store?: StoreSpec;
+  readonly dataDir?: string;
+  readonly maxQueued?: number;
+  readonly maxBytes?: number;
 }
 
 /**
@@ -41,63 +47,67 @@ export async function storeTargetOfYaml(file: string): Promise<AppStoreTarget> {
   const { file: absolute, issues, config } = await inspectConfig(file);
   const storeIssues = issues.items.filter((issue) => issue.path === "" || issue.path === "app" || issue.path.startsWith("app."));
   if (!config || storeIssues.length > 0) throw new ConfigError(absolute, storeIssues.length > 0 ? storeIssues : issues.items);
-  return targetOf(config.name, appOptionsOf(config), tasksOfConfig(config));
-}
-
-/** The store settings of the @Module class a compiled JS file exports. */
-export async function storeTargetOfModule(file: string): Promise<AppStoreTarget> {
-  const absolute = resolve(file);
-  let namespace: Record<string, unknown>;
-  try {
-    namespace = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
-  } catch (error) {
-    throw new Error(`cannot load module ${file}: ${(error instanceof Error ? error.message : String(error)).split("\n")[0]}`);
-  }
-  const candidates = new Set<Function>();
-  const exported = [...Object.values(namespace), ...(isObject(namespace.default) ? Object.values(namespace.default) : [])];
-  for (const value of exported) if (typeof value === "function" && moduleOptionsOf(value)) candidates.add(value);
-  if (candidates.size === 0) throw new Error(`${file} exports no @Module class (export the class decorated with @Module({ name, handlers }))`);
-  if (candidates.size > 1) {
-    throw new Error(`${file} exports several @Module classes (${[...candidates].map((c) => c.name).join(", ")}); give a file that exports one`);
-  }
-  const [moduleClass] = candidates;
-  const options = moduleOptionsOf(moduleClass);
-  if (!options) throw new Error(`${file}: ${moduleClass.name} is not a @Module class`);
-  return targetOf(options.name, options, tasksOfHandlers(options.handlers));
+  return appTarget(config.name, appOptionsOf(config), tasksOfConfig(config));
 }
 
 /**
- * Opens the app's store for the dead-letter commands. A memory store is refused: its dead
- * letters live in the running process only.
+ * Opens the target's store without consuming (the app may be running). Refused: a memory
+ * store (its messages live in the running process only), a store given as an instance, and an
+ * embedded directory where no store ever ran (rather than creating an empty one).
  */
 export async function openAppStore(target: AppStoreTarget): Promise<Store> {
   if (target.store === "memory") {
     throw new Error(
-      `app "${target.appName}" uses the memory store: its dead letters live only inside the running process and end with it; use a durable store (store: embedded, or a postgres:// URL) to manage them from the CLI`,
+      `${target.label} uses the memory store: its dead letters live only inside the running process and end with it; use a durable store (store: embedded, or a postgres:// URL) to manage them from the CLI`,
     );
   }
+  if (typeof target.store !== "string") {
+    throw new Error(`${target.label} gives its store as an object: the CLI cannot open it apart from the app; name it with --store <postgres-url | data-dir>`);
+  }
   if (target.store === "embedded") {
-    const dir = target.dataDir ?? defaultDataDir(target.appName);
-    if (!existsSync(dir)) {
+    const dir = storeLocation(target);
+    // A directory named directly must hold a store; an app's may be new and empty (made beforehand).
+    if (target.appName === undefined ? !existsSync(join(dir, "data.mdb")) : !existsSync(dir)) {
       throw new Error(
-        `app "${target.appName}" has no store at ${dir}: it has not run with this data directory (set app.dataDir, or ${DATA_DIR_ENV}, or run the command where the app runs)`,
+        target.appName === undefined
+          ? `no embedded store at ${dir} (no data.mdb there): give the data directory of an app that ran`
+          : `${target.label} has no store at ${dir}: it has not run with this data directory (set app.dataDir, or ${DATA_DIR_ENV}, or run the command where the app runs)`,
       );
     }
   }
   // Not a consumer: it may open the store while the app runs.
-  const store = createStore(target.store, { appName: target.appName, dataDir: target.dataDir, maxQueued: target.maxQueued, maxBytes: target.maxBytes, consumer: false });
-  await store.open();
+  const store = createStore(target.store, { appName: target.appName ?? "cli", dataDir: target.dataDir, maxQueued: target.maxQueued, maxBytes: target.maxBytes, consumer: false });
+  try {
+    await store.open();
+  } catch (error) {
+    throw new Error(`${target.label}: cannot open its ${describeStore(target.store)} store: ${storeFailureDetail(error)}`);
+  }
   const failure = store.failure;
   if (failure !== undefined) {
     // An engine that retries by itself (PostgreSQL down) would only refuse every command: say why now.
     await store.close().catch(() => undefined);
-    throw new Error(`app "${target.appName}": cannot open its ${store.engine} store: ${storeFailureDetail(failure)}`);
+    throw new Error(`${target.label}: cannot open its ${store.engine} store: ${storeFailureDetail(failure)}`);
   }
   return store;
 }
 
-function targetOf(appName: string, options: CoreAppOptions, tasks: readonly TaskQueues[]): AppStoreTarget {
-  return { appName, store: options.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE, dataDir: options.dataDir, maxQueued: options.maxQueued, maxBytes: options.maxBytes, tasks };
+/** Where the target's store is, as it may be shown: the embedded store's directory, or the URL without its password. */
+export function storeLocation(target: AppStoreTarget): string {
+  if (target.store === "embedded") return resolve(target.dataDir ?? defaultDataDir(target.appName ?? ""));
+  return describeStore(target.store);
+}
+
+/** A target for a known app; its store as the app would resolve it. */
+export function appTarget(appName: string, settings: StoreSettings, tasks: readonly TaskQueues[]): AppStoreTarget {
+  return {
+    appName,
+    label: `app "${appName}"`,
+    store: settings.store ?? storeFromEnv() ?? DEFAULT_STORE_ENGINE,
+    dataDir: settings.dataDir,
+    maxQueued: settings.maxQueued,
+    maxBytes: settings.maxBytes,
+    tasks: tasks.map((t) => ({ name: t.name, queue: t.queue, emit: t.emit })),
+  };
 }
 
 /** As the app names them: a webhook resource feeds queue "webhook:<task>", a queue resource is its own name. */
@@ -107,21 +117,4 @@ function tasksOfConfig(config: LoadedConfig): TaskQueues[] {
     queue: config.resources.get(task.source)?.type === "webhook" ? `webhook:${task.name}` : task.source,
     emit: task.emit,
   }));
-}
-
-/** The @Task methods of a module's handlers, read from their metadata (nothing is instantiated). */
-function tasksOfHandlers(handlers: ReadonlyArray<unknown>): TaskQueues[] {
-  return handlers.flatMap((handler) => {
-    const cls = (typeof handler === "function" ? handler : (handler as object).constructor) as Function;
-    return taskMethodsOf(cls).map(({ method, options }) => {
-      // A Queue token prints as its name.
-      const name = options.name ?? `${cls.name}.${String(method)}`;
-      const source: unknown = options.source;
-      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), emit: options.emit === undefined ? undefined : String(options.emit) };
-    });
-  });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
 }

@@ -1,7 +1,9 @@
 import { parseArgs } from "node:util";
 import type { DeadLetter, Store } from "../store/store";
-import { openAppStore, storeTargetOfModule, storeTargetOfYaml, type AppStoreTarget } from "./app-store";
+import { APP_OPTIONS, APP_USAGE, appRefOf, targetOf, type AppRef } from "./app-argument";
+import { openAppStore } from "./app-store";
 import type { Output } from "./output";
+import { redactSecretHeaders } from "./redact-headers";
 import { clip, formatTable } from "./table";
 import { UsageError } from "./usage";
 
@@ -16,18 +18,17 @@ export interface DeadLetterRequest {
   readonly all: boolean;
   readonly queue: string | undefined;
   readonly json: boolean;
-  /** The worker YAML file, or the compiled @Module file given with --module. */
-  readonly app: { readonly yaml: string } | { readonly module: string };
+  /** The worker YAML file, the compiled module given with --module, or the store given with --store. */
+  readonly app: AppRef;
 }
 
 /**
- * `dead-letters list|show <id>|replay <id|--all>|purge <id|--all> <worker.yaml | --module file.js>`:
- * opens only the app's store, does the one thing, closes it.
+ * `dead-letters list|show <id>|replay <id|--all>|purge <id|--all> <worker.yaml | --module file.js | --store url|dir>`:
+ * opens only the store, does the one thing, closes it.
  */
 export async function deadLettersCommand(args: readonly string[], output: Output): Promise<number> {
   const request = parseDeadLetterArgs(args);
-  const target: AppStoreTarget = "yaml" in request.app ? await storeTargetOfYaml(request.app.yaml) : await storeTargetOfModule(request.app.module);
-  const store = await openAppStore(target);
+  const store = await openAppStore(await targetOf(request.app));
   try {
     return await operate(store, request, output);
   } finally {
@@ -39,7 +40,7 @@ export function parseDeadLetterArgs(args: readonly string[]): DeadLetterRequest 
   const { values, positionals } = parseArgs({
     args: [...args],
     options: {
-      module: { type: "string" },
+      ...APP_OPTIONS,
       all: { type: "boolean" },
       queue: { type: "string" },
       json: { type: "boolean" },
@@ -54,14 +55,13 @@ export function parseDeadLetterArgs(args: readonly string[]): DeadLetterRequest 
   const needsId = action === "show" || ((action === "replay" || action === "purge") && !all);
   if (all && (action === "list" || action === "show")) throw new UsageError(`--all does not apply to ${action}`);
   if (values.queue !== undefined && action !== "list" && !all) throw new UsageError("--queue applies to list, and to replay/purge with --all");
-  const expected = (needsId ? 1 : 0) + (values.module === undefined ? 1 : 0);
-  if (rest.length !== expected) {
+  const parsed = appRefOf(values, rest, needsId ? 1 : 0);
+  if (parsed === undefined) {
     const idPart = needsId ? (action === "show" ? "<id> " : "<id|--all> ") : action === "list" ? "" : "--all ";
-    throw new UsageError(`usage: dead-letters ${action} ${idPart}<worker.yaml | --module file.js>`);
+    throw new UsageError(`usage: dead-letters ${action} ${idPart}${APP_USAGE}`);
   }
-  const id = needsId ? rest[0] : undefined;
-  const app = values.module === undefined ? { yaml: rest[rest.length - 1] } : { module: values.module };
-  return { action: action as Action, id, all, queue: values.queue, json: values.json === true, app };
+  const id = needsId ? parsed.rest[0] : undefined;
+  return { action: action as Action, id, all, queue: values.queue, json: values.json === true, app: parsed.app };
 }
 
 /** Carries out a request on an open store; returns the exit code. */
@@ -130,11 +130,11 @@ function details(letter: DeadLetter): string[] {
     `error:       ${letter.error}`,
     ...(message.raw ? [`raw body:    ${message.raw.length} bytes`] : []),
     "payload:",
-    ...JSON.stringify(message.payload, bufferReplacer, 2).split("\n").map((l) => `  ${l}`),
+    ...JSON.stringify(redactSecretHeaders(message.payload) ?? null, bufferReplacer, 2).split("\n").map((l) => `  ${l}`),
   ];
 }
 
-/** A dead letter as JSON: the raw body as base64, times as ISO strings too. */
+/** A dead letter as JSON (`list --json` and `show --json`): the raw body as base64, times as ISO strings, secret headers redacted. */
 function toJson(letter: DeadLetter): Record<string, unknown> {
   const { message } = letter;
   return {
@@ -145,7 +145,7 @@ function toJson(letter: DeadLetter): Record<string, unknown> {
     error: letter.error,
     diedAt: new Date(letter.diedAt).toISOString(),
     enqueuedAt: new Date(message.enqueuedAt).toISOString(),
-    payload: JSON.parse(JSON.stringify(message.payload ?? null, bufferReplacer)) as unknown,
+    payload: JSON.parse(JSON.stringify(redactSecretHeaders(message.payload) ?? null, bufferReplacer)) as unknown,
     ...(message.raw ? { rawBase64: message.raw.toString("base64") } : {}),
   };
 }

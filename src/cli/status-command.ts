@@ -1,40 +1,56 @@
 import { parseArgs } from "node:util";
-import { appStatus, type AppStatus } from "../app/app-status";
-import { openAppStore, storeTargetOfModule, storeTargetOfYaml } from "./app-store";
+import { APP_OPTIONS, APP_USAGE, appRefOf, targetOf } from "./app-argument";
+import { openAppStore, storeLocation } from "./app-store";
 import type { Output } from "./output";
+import { statusReport, type StatusReport } from "./status-report";
 import { formatTable } from "./table";
 import { UsageError } from "./usage";
 
+/** Printed under the table when the store was named alone: no app says who consumes what. */
+export const CONSUMER_UNKNOWN = "CONSUMER ?: unknown with --store (no app is read); give the app (worker.yaml or --module) to see the tasks";
+
 /**
- * `status <worker.yaml | --module file.js> [--json]`: opens the app's store without consuming
- * (the app may be running), prints per queue its depth, oldest age, in flight and dead letters.
+ * `status <app> [--json]`: opens the store without consuming (the app may be running), prints
+ * per queue its depth, oldest age, in flight and dead letters, and, when the app is known,
+ * the task consuming it and those feeding it.
  */
 export async function statusCommand(args: readonly string[], output: Output): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...args], options: { module: { type: "string" }, json: { type: "boolean" } }, allowPositionals: true, strict: true });
-  const expected = values.module === undefined ? 1 : 0;
-  if (positionals.length !== expected) throw new UsageError("usage: status <worker.yaml | --module file.js> [--json]");
-  const target = values.module === undefined ? await storeTargetOfYaml(positionals[0]) : await storeTargetOfModule(values.module);
+  const { values, positionals } = parseArgs({ args: [...args], options: { ...APP_OPTIONS, json: { type: "boolean" } }, allowPositionals: true, strict: true });
+  const parsed = appRefOf(values, positionals, 0);
+  if (parsed === undefined) throw new UsageError(`usage: status ${APP_USAGE} [--json]`);
+  const target = await targetOf(parsed.app);
   if (target.store === "memory") {
-    throw new Error(`app "${target.appName}" uses the memory store: its queues live only inside the running process; read them there with app.status() or /metrics`);
+    throw new Error(`${target.label} uses the memory store: its queues live only inside the running process; read them there with app.status() or /metrics`);
   }
   const store = await openAppStore(target);
-  let status: AppStatus;
+  let report: StatusReport;
   try {
-    status = await appStatus(target.appName, target.tasks, store);
+    report = await statusReport(target.appName, target.tasks, store, storeLocation(target));
   } finally {
     await store.close();
   }
-  if (values.json === true) output.out(JSON.stringify(status, null, 2));
-  else for (const line of statusTable(status)) output.out(line);
+  if (values.json === true) output.out(JSON.stringify(report, null, 2));
+  else for (const line of statusTable(report)) output.out(line);
   return 0;
 }
 
-export function statusTable(status: AppStatus): string[] {
-  if (status.queues.length === 0) return [`app ${status.app}: no queues`];
-  return formatTable(
+export function statusTable(report: StatusReport): string[] {
+  const known = report.tasks !== null;
+  if (report.queues.length === 0) return [known ? `app ${report.app}: no queues` : `store ${report.store.location}: no queues`];
+  const lines = formatTable(
     ["QUEUE", "DEPTH", "WAITING", "IN FLIGHT", "OLDEST", "DEAD LETTERS", "CONSUMER", "PRODUCERS"],
-    status.queues.map((q) => [q.queue, String(q.depth), String(q.waiting), String(q.inFlight), age(q.oldestAgeSeconds), String(q.deadLetters), q.consumer ?? "-", q.producers.join(", ") || "-"]),
+    report.queues.map((q) => [
+      q.queue,
+      String(q.depth),
+      String(q.waiting),
+      String(q.inFlight),
+      age(q.oldestAgeSeconds),
+      String(q.deadLetters),
+      known ? (q.consumer ?? "-") : "?",
+      known ? q.producers?.join(", ") || "-" : "?",
+    ]),
   );
+  return known ? lines : [...lines, CONSUMER_UNKNOWN];
 }
 
 /** "-" when empty, else seconds, minutes, hours or days, whichever reads best. */

@@ -17,20 +17,28 @@ Commands:
                                  modules and exports, routes) without listening; print a
                                  summary. Exit code 0 when the file is good, 1 otherwise.
       --json                     Print the summary as JSON
-  dead-letters list <app>        List the app's dead letters
+  dead-letters list <app>        List the dead letters
       --queue <name>             Only those of one queue
+      --json                     Print JSON instead of a table
   dead-letters show <id> <app>   Show one dead letter: its error, attempts and event
+                                 (secret headers redacted)
+      --json                     Print JSON
   dead-letters replay <id|--all> <app>
                                  Put dead letters back on their queue, attempts reset; the
                                  app's task handles them once the app runs
   dead-letters purge <id|--all> <app>
                                  Delete dead letters for good
   status <app>                   Per queue: depth, waiting, in flight, age of the oldest
-                                 message, dead letters (the app may be running)
+                                 message, dead letters, consumer (the app may be running)
       --json                     Print JSON instead of a table
-      <app> is <worker.yaml> or --module <file.js> (a compiled module exporting a
-      @Module class); the app's store is opened, used and closed, nothing listens.
-      --json                     Print JSON instead of a table
+      <app> is one of:
+        <worker.yaml>            a YAML app (handler modules are not loaded)
+        --module <file.js>       a compiled module exporting a CoreApp instance or a
+                                 @Module class (it is imported: its top-level code runs)
+        --store <url|dir>        a postgres:// URL (?schema= honoured) or an embedded data
+                                 directory: the store alone, no app code imported and no
+                                 secret needed; which task consumes a queue is then unknown
+      The store is opened without consuming, used and closed; nothing listens.
 
   send <url>                     Sign a delivery as a sender would and send it to a running
                                  app; prints the answer. Exit code 0 for a 2xx answer.

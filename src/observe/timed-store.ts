@@ -78,6 +78,9 @@ export class TimedStore implements Store {
   stats(queue: string): Promise<QueueStats> {
     return this.inner.stats(queue);
   }
+  queueNames(): Promise<string[]> {
+    return this.inner.queueNames();
+  }
   watch(queue: string, listener: () => void): () => void {
     return this.inner.watch(queue, listener);
   }

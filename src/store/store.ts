@@ -163,6 +163,12 @@ export interface Store {
   stats(queue: string): Promise<QueueStats>;
 
   /**
+   * Names of the queues holding a message (waiting, delayed, claimed or held back) or a dead
+   * letter, sorted: what a tool that knows no app (`webhook-tasks status --store`) reports on.
+   */
+  queueNames(): Promise<string[]>;
+
+  /**
    * Calls `listener` when messages may have become available in `queue` (after an enqueue by
    * this process, or a notification from a shared engine). Returns an unsubscribe function.
    */

@@ -34,10 +34,12 @@ describe("CLI: dead-letters arguments", () => {
     expect(request(["replay", "--all", "--module", "app.js"])).to.deep.include({ action: "replay", all: true, app: { module: "app.js" } });
     expect(request(["purge", "abc", "--module", "app.js"])).to.deep.include({ action: "purge", id: "abc", all: false });
     expect(request(["list", "--queue", "pushes", "w.yaml"])).to.deep.include({ queue: "pushes" });
+    expect(request(["show", "abc", "--store", "postgres://db/h"])).to.deep.include({ action: "show", id: "abc", app: { store: "postgres://db/h" } });
+    expect(request(["purge", "--all", "--store", ".data/app"])).to.deep.include({ all: true, app: { store: ".data/app" } });
   });
 
   it("refuses what it cannot understand with a UsageError", () => {
-    for (const args of [[], ["peek", "w.yaml"], ["show", "w.yaml"], ["replay", "w.yaml"], ["list", "--all", "w.yaml"], ["list"], ["show", "a", "b", "w.yaml"], ["purge", "x", "--queue", "q", "w.yaml"]]) {
+    for (const args of [[], ["peek", "w.yaml"], ["show", "w.yaml"], ["replay", "w.yaml"], ["list", "--all", "w.yaml"], ["list"], ["show", "a", "b", "w.yaml"], ["purge", "x", "--queue", "q", "w.yaml"], ["list", "--module", "a.js", "--store", "d"], ["list", "w.yaml", "--store", "d"], ["show", "--store", "d"]]) {
       expect(() => parseDeadLetterArgs(args), args.join(" ")).to.throw(UsageError);
     }
   });
@@ -186,7 +188,7 @@ describe("CLI: dead-letters as a command", () => {
     expect(embedded.stdout.trim()).to.equal("no dead letters");
     const notModule = await runCli(["dead-letters", "list", "--module", join(FIXTURES, "handlers.cjs")]);
     expect(notModule.code).to.equal(1);
-    expect(notModule.stderr).to.match(/exports no @Module class/);
+    expect(notModule.stderr).to.match(/handlers.cjs exports no app \(found [^)]*failUnlessFixed[^)]*\): export a CoreApp instance/);
   });
 });
 

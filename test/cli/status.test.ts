@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import { appStatus } from "../../src/app/app-status";
-import { statusTable } from "../../src/cli/status-command";
+import { CONSUMER_UNKNOWN, statusTable } from "../../src/cli/status-command";
+import { statusReport } from "../../src/cli/status-report";
 import { MemoryStore } from "../../src/index";
 import { FIXTURES } from "../config/yaml-helpers";
 import { RunningCli, runCli } from "./cli-process";
@@ -21,13 +21,23 @@ describe("CLI: status", () => {
       { name: "receive", queue: "webhook:in", emit: "out" },
       { name: "send", queue: "out", emit: undefined },
     ];
-    const status = await appStatus("demo", tasks, store);
+    // A queue no task names any more (a renamed task), with a dead letter left in it.
+    await store.enqueue("webhook:old", { id: "old", payload: {}, attempts: 0, enqueuedAt: old });
+    const [orphan] = await store.claim("webhook:old", 1);
+    await store.deadLetter({ queue: "webhook:old", task: "old", message: orphan, error: "x", attempts: 1, diedAt: Date.now() });
+    const status = await statusReport("demo", tasks, store, "memory");
     expect(status.queues[0]).to.deep.include({ queue: "webhook:in", depth: 2, waiting: 1, inFlight: 1, deadLetters: 1, consumer: "receive" });
     expect(status.queues[1]).to.deep.include({ queue: "out", depth: 0, oldestAgeSeconds: 0, consumer: "send", producers: ["receive"] });
+    expect(status.queues[2]).to.deep.include({ queue: "webhook:old", depth: 0, deadLetters: 1, consumer: null, producers: [] });
     const lines = statusTable(status);
     expect(lines[0]).to.match(/^QUEUE\s+DEPTH\s+WAITING\s+IN FLIGHT\s+OLDEST\s+DEAD LETTERS\s+CONSUMER\s+PRODUCERS$/);
     expect(lines[1]).to.match(/^webhook:in\s+2\s+1\s+1\s+\d+\.\ds\s+1\s+receive\s+-$/);
     expect(lines[2]).to.match(/^out\s+0\s+0\s+0\s+-\s+0\s+send\s+receive$/);
+    expect(lines[3]).to.match(/^webhook:old\s+0\s+0\s+0\s+-\s+1\s+-\s+-$/);
+    const unknown = statusTable(await statusReport(undefined, undefined, store, "memory"));
+    expect(unknown.slice(1, 3).map((l) => l.split(/\s{2,}/)[0])).to.deep.equal(["webhook:in", "webhook:old"]);
+    expect(unknown[1]).to.match(/\s1\s+\?\s+\?$/);
+    expect(unknown.at(-1)).to.equal(CONSUMER_UNKNOWN);
     await store.close();
   });
 

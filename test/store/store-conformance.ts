@@ -282,6 +282,28 @@ export function storeConformance(engine: string, target: StoreUnderTest): void {
       });
     });
 
+    describe("queueNames", () => {
+      it("names every queue holding a waiting, claimed, delayed or held-back message or a dead letter, sorted", async () => {
+        const store = await open();
+        expect(await store.queueNames()).to.deep.equal([]);
+        await store.enqueue("b-waiting", message("w"));
+        await store.enqueue("a-claimed", message("c"));
+        await store.claim("a-claimed", 1);
+        await store.enqueue("d-delayed", message("r"));
+        const [retried] = await store.claim("d-delayed", 1);
+        await store.retryLater("d-delayed", { ...retried, attempts: 1 }, Date.now() + 60_000);
+        await store.enqueue("c-dead", message("x"));
+        const [dying] = await store.claim("c-dead", 1);
+        await store.deadLetter({ queue: "c-dead", task: "t", message: dying, error: "boom", attempts: 1, diedAt: Date.now() });
+        await store.enqueue("e-done", message("done"));
+        await store.claim("e-done", 1);
+        await store.complete("e-done", "done");
+        expect(await store.queueNames()).to.deep.equal(["a-claimed", "b-waiting", "c-dead", "d-delayed"]);
+        await store.deadLetters.purge({ queue: "c-dead" });
+        expect(await store.queueNames()).to.not.include("c-dead");
+      });
+    });
+
     describe("admission", () => {
       it("admits while the queue is under its limit", async () => {
         const store = await open({ maxQueued: 2 });

@@ -240,6 +240,10 @@ export class EmbeddedStore implements Store {
     return this.queues.stats(queue);
   }
 
+  queueNames(): Promise<string[]> {
+    return this.queues.queueNames();
+  }
+
   watch(queue: string, listener: () => void): () => void {
     return this.watchers.watch(queue, listener);
   }

@@ -180,6 +180,14 @@ export class QueueOperations implements ClaimBook {
     return embeddedQueueStats(dbs, this.tracker, journal?.lane, queue);
   }
 
+  /** Queues the tracker counts messages in (the disk's at open, this process's since), and those with dead letters. */
+  async queueNames(): Promise<string[]> {
+    const { dbs } = this.host.use();
+    const names = new Set(this.tracker.queuesHeld());
+    for (const { value } of dbs.dead.getRange()) names.add(value.queue);
+    return [...names].sort();
+  }
+
   requeue(queue: string, message: QueuedMessage): () => void {
     const { dbs, tag } = this.host.use();
     const seq = this.tracker.allocate(queue);

@@ -57,6 +57,11 @@ export class QueueTracker {
     book.count = Math.max(0, book.count + delta);
   }
 
+  /** Queues holding a message as far as this process knows (what `count` counts). */
+  queuesHeld(): string[] {
+    return [...this.books].filter(([, book]) => book.count > 0).map(([queue]) => queue);
+  }
+
   /** Messages of the queue handed out and not finished. */
   claimedCount(queue: string): number {
     return this.books.get(queue)?.claimed.size ?? 0;

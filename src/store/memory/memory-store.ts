@@ -176,6 +176,13 @@ export class MemoryStore implements Store {
     return { waiting: q.ready.length + q.delayed.length, inFlight: q.claimed.size, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters };
   }
 
+  async queueNames(): Promise<string[]> {
+    const names = new Set<string>();
+    for (const [name, q] of this.queues) if (size(q) > 0) names.add(name);
+    for (const letter of this.dead.values()) names.add(letter.queue);
+    return [...names].sort();
+  }
+
   watch(queue: string, listener: () => void): () => void {
     return this.watchers.watch(queue, listener);
   }

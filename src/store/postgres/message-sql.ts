@@ -145,6 +145,19 @@ export class MessageSql {
     return `SELECT queue, count(*) AS n FROM ${this.t} GROUP BY queue`;
   }
 
+  /**
+   * Every queue with a message or a dead letter. Both tables have an index led by queue: a
+   * recursive query hops from one queue to the next instead of reading a backlog's every row.
+   */
+  queueNames(): string {
+    const distinct = (table: string, alias: string) => `SELECT queue FROM (WITH RECURSIVE n AS (
+        (SELECT queue FROM ${table} ORDER BY queue LIMIT 1)
+        UNION ALL
+        SELECT (SELECT ${alias}.queue FROM ${table} ${alias} WHERE ${alias}.queue > n.queue ORDER BY ${alias}.queue LIMIT 1) FROM n WHERE n.queue IS NOT NULL
+      ) SELECT queue FROM n WHERE queue IS NOT NULL) AS ${alias}_queues`;
+    return `${distinct(this.t, "m")} UNION ${distinct(this.dead, "d")} ORDER BY queue`;
+  }
+
   stats(): string {
     return `SELECT count(*) FILTER (WHERE claimed_by IS NULL) AS waiting,
         count(*) FILTER (WHERE claimed_by IS NOT NULL) AS in_flight,

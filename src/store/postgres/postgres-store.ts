@@ -334,6 +334,11 @@ export class PostgresStore implements Store {
     };
   }
 
+  async queueNames(): Promise<string[]> {
+    const { rows } = await this.run(this.messages.queueNames(), []);
+    return rows.map((row) => String(row.queue));
+  }
+
   watch(queue: string, listener: () => void): () => void {
     return this.watchers.watch(queue, listener);
   }

@@ -1,0 +1,64 @@
+import type { Store } from "../store/store";
+import type { TaskQueues } from "./app-store";
+
+/**
+ * One queue in `status --json`. `consumer` and `producers` are null when unknown (`--store`
+ * reads no app); with an app, `consumer` null means no task of the app consumes the queue.
+ */
+export interface QueueReport {
+  readonly queue: string;
+  /** waiting + inFlight. */
+  readonly depth: number;
+  /** Messages waiting to be handed out, delayed retries included. */
+  readonly waiting: number;
+  readonly inFlight: number;
+  /** Seconds since the oldest message still in the queue entered it; 0 when empty. */
+  readonly oldestAgeSeconds: number;
+  readonly deadLetters: number;
+  readonly consumer: string | null;
+  readonly producers: readonly string[] | null;
+}
+
+/** What `status --json` prints: a stable shape, documented in docs/yaml-and-cli.md. */
+export interface StatusReport {
+  /** The app's name; null with `--store`. */
+  readonly app: string | null;
+  /** The store read: its engine, and its directory or URL (without a password). */
+  readonly store: { readonly engine: string; readonly location: string };
+  /** The app's queues first (in task order), then any other queue the store holds. */
+  readonly queues: readonly QueueReport[];
+  /** The app's tasks; null with `--store`. */
+  readonly tasks: ReadonlyArray<{ readonly name: string; readonly queue: string; readonly emit: string | null }> | null;
+}
+
+/**
+ * Per queue, the store's figures and, when the app is known, which of its tasks consume and
+ * feed it. Queues the store holds that no task names (a task renamed or removed, with dead
+ * letters left) are listed too: the dead-letter counts then add up to `dead-letters list`.
+ */
+export async function statusReport(app: string | undefined, tasks: readonly TaskQueues[] | undefined, store: Store, location: string): Promise<StatusReport> {
+  const named = tasks === undefined ? [] : tasks.flatMap((t) => (t.emit === undefined ? [t.queue] : [t.queue, t.emit]));
+  const names = [...new Set([...named, ...(await store.queueNames())])];
+  const now = Date.now();
+  const queues = await Promise.all(
+    names.map(async (queue): Promise<QueueReport> => {
+      const stats = await store.stats(queue);
+      return {
+        queue,
+        depth: stats.waiting + stats.inFlight,
+        waiting: stats.waiting,
+        inFlight: stats.inFlight,
+        oldestAgeSeconds: stats.oldestEnqueuedAt === undefined ? 0 : Math.max(0, (now - stats.oldestEnqueuedAt) / 1000),
+        deadLetters: stats.deadLetters,
+        consumer: tasks === undefined ? null : (tasks.find((t) => t.queue === queue)?.name ?? null),
+        producers: tasks === undefined ? null : tasks.filter((t) => t.emit === queue).map((t) => t.name),
+      };
+    }),
+  );
+  return {
+    app: app ?? null,
+    store: { engine: store.engine, location },
+    queues,
+    tasks: tasks === undefined ? null : tasks.map((t) => ({ name: t.name, queue: t.queue, emit: t.emit ?? null })),
+  };
+}
