@@ -40,6 +40,11 @@ export class OutcomeRegistry {
     };
   }
 
+  /** Whether settling `id` would tell anyone: callers skip building the outcome when not. */
+  awaits(id: string): boolean {
+    return this.observers.size > 0 || this.waiters.has(id);
+  }
+
   settle(id: string, outcome: DeliveryOutcome): boolean {
     for (const observer of this.observers) observer(id, outcome);
     const waiter = this.waiters.get(id);

@@ -10,14 +10,15 @@ import type { Settled } from "./task-runner";
 
 /** What the runner keeps about one run: its timing, its span, its logger. A class: one allocation per run. */
 export class RunObservation {
-  private readonly started = performance.now();
+  /** performance.now() when the run started (its timeout counts from here). */
+  readonly started = performance.now();
   private handlerEnded: number | undefined;
   private childLogger: Logger | undefined;
   private readonly traced: StartedSpan | undefined;
 
   constructor(
     private readonly task: RegisteredTask,
-    private readonly message: QueuedMessage,
+    readonly message: QueuedMessage,
     tracing: boolean,
   ) {
     this.traced = tracing ? startTaskSpan(task.name, task.queue, message, message.attempts + 1) : undefined;
@@ -33,13 +34,15 @@ export class RunObservation {
     return this.traced === undefined ? undefined : carrierOf(this.traced.span.spanContext());
   }
 
-  /** Runs the handler inside the run's span. */
-  async call<T>(handler: () => T): Promise<Awaited<T>> {
-    try {
-      return await runIn(this.traced?.context, handler);
-    } finally {
-      this.handlerEnded = performance.now();
-    }
+  /** Calls the handler inside the run's span (with no span: directly, no closure). */
+  call<A, B, T>(handler: (a: A, b: B) => T, a: A, b: B): T {
+    const context = this.traced?.context;
+    return context === undefined ? handler(a, b) : runIn(context, () => handler(a, b));
+  }
+
+  /** The handler returned or threw: the run's duration ends here, not when its outcome is written. */
+  handlerDone(): void {
+    this.handlerEnded = performance.now();
   }
 
   /** Ends the span and reports the run's outcome. */

@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { StoreRefusedError } from "../store/store-errors";
-import { storedForm } from "../store/payload-codec";
+import { handedOnForm } from "../store/payload-codec";
 import { errorMessage, type Logger } from "../util/logger";
 import type { OutcomeRegistry } from "./outcome-registry";
 import { backoffDelay } from "./retry-policy";
@@ -9,9 +9,10 @@ import type { RegisteredTask } from "./task-registry";
 import type { TaskContext } from "./task-context";
 import type { CoreApp } from "./core-app";
 import { PermanentError } from "./permanent-error";
-import { withTimeout, TaskTimeoutError } from "./task-timeout";
+import { TaskTimeoutError } from "./task-timeout";
 import { RunObservation } from "./run-observation";
 import { deadLetterMessage, withoutPayload } from "./dead-letter-message";
+import { RunDeadlines } from "./run-deadlines";
 import type { AppObserver, TaskRunOutcomeName } from "../observe/app-observer";
 
 const EMPTY = Buffer.alloc(0);
@@ -21,7 +22,15 @@ const POLL_MS = 1_000;
 /** Outcomes waiting for their store write, per unit of concurrency, before claiming pauses. */
 const RECORDING_PER_SLOT = 4;
 
-type HandlerOutcome = ({ ok: true; result: unknown } | { ok: false; error: unknown }) & { run?: RunObservation };
+/**
+ * Messages per unit of concurrency a runner claims in one turn of the event loop by pumping
+ * again as soon as a run ends; past it the next claim waits for the next turn, so that a backlog
+ * of fast handlers leaves turns to requests and timers.
+ */
+const CLAIMS_PER_TURN_PER_SLOT = 8;
+
+/** A run recorded as done, the common case: one object for all of them. */
+const DONE: Settled = Object.freeze({ next: "done", outcome: "success" });
 
 /**
  * Runs one task: claims messages from its queue up to its concurrency, calls the handler,
@@ -40,8 +49,15 @@ export class TaskRunner {
   private readonly maxRecording: number;
   /** False once a claim came back short: the queue was empty, and only a signal refills it. */
   private mayHaveMore = true;
+  /** Counts wake-ups, so that one arriving while a claim is out is not lost when the claim comes back short. */
+  private signals = 0;
   private pumping = false;
   private pumpQueued = false;
+  /** Claimed since the last pump on a turn of its own; at `maxClaimsPerTurn` the runner waits for the next turn. */
+  private claimedThisTurn = 0;
+  private readonly maxClaimsPerTurn: number;
+  /** The runs still going, with one timer for their timeouts. */
+  private readonly deadlines: RunDeadlines<RunObservation>;
   /** After a store failure, no claiming before this time (ms since epoch). */
   private pausedUntil = 0;
   private wanted = false;
@@ -62,6 +78,8 @@ export class TaskRunner {
     private readonly tracing = false,
   ) {
     this.maxRecording = task.concurrency * RECORDING_PER_SLOT;
+    this.maxClaimsPerTurn = task.concurrency * CLAIMS_PER_TURN_PER_SLOT;
+    this.deadlines = new RunDeadlines(task.timeoutMs, (run) => this.timedOut(run));
   }
 
   start(): void {
@@ -92,10 +110,16 @@ export class TaskRunner {
     return this.inFlight;
   }
 
-  /** Something may have become available (an enqueue, a poll, a retry coming due). */
+  /**
+   * Something may have become available (an enqueue, a poll, a retry coming due). The claim
+   * waits for the next turn of the event loop: the enqueues of one turn (the requests read in
+   * one poll of the sockets) are then claimed together, instead of one claim per enqueue.
+   */
   private wake(): void {
     this.mayHaveMore = true;
-    this.pump();
+    this.signals++;
+    // With every slot taken (a slow task), the run that frees one pumps: no pump per enqueue.
+    if (this.inFlight < this.task.concurrency && this.recording < this.maxRecording) this.pumpSoon();
   }
 
   private pump(): void {
@@ -119,7 +143,7 @@ export class TaskRunner {
     if (this.stopping) return this.maybeIdle();
     if (this.wanted) {
       this.wanted = false;
-      this.pumpSoon();
+      this.pumpAgain();
     }
   }
 
@@ -131,24 +155,41 @@ export class TaskRunner {
   private pumpSoon(): void {
     if (this.pumpQueued || this.stopping) return;
     this.pumpQueued = true;
-    setImmediate(() => {
-      this.pumpQueued = false;
-      this.pump();
-    });
+    setImmediate(this.pumpNow);
+  }
+
+  /** Bound once: no closure per scheduled pump. */
+  private readonly pumpNow = (): void => {
+    this.pumpQueued = false;
+    this.claimedThisTurn = 0;
+    this.pump();
+  };
+
+  /**
+   * A slot or a recording place came free and more may be waiting: claim again now, within this
+   * turn's budget (a turn's arrivals are then all taken up, as they were when every enqueue
+   * pumped), else on the next turn.
+   */
+  private pumpAgain(): void {
+    if (this.claimedThisTurn < this.maxClaimsPerTurn) this.pump();
+    else this.pumpSoon();
   }
 
   private async fill(): Promise<void> {
     // A store that cannot write would fail every outcome: handlers would run again and again.
-    if (this.store.failure !== undefined || Date.now() < this.pausedUntil) return;
+    if (this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
     while (!this.stopping && this.mayHaveMore && this.inFlight < this.task.concurrency && this.recording < this.maxRecording) {
       this.wanted = false;
       const asked = this.task.concurrency - this.inFlight;
+      const signals = this.signals;
       const batch = await this.store.claim(this.task.queue, asked);
       if (this.stopping) {
         await this.store.release(this.task.queue, batch.map((m) => m.id));
         return;
       }
-      this.mayHaveMore = batch.length === asked;
+      // A short batch means an empty queue, unless something arrived while the claim was out.
+      this.mayHaveMore = batch.length === asked || this.signals !== signals;
+      this.claimedThisTurn += batch.length;
       for (const message of batch) this.run(message);
     }
   }
@@ -158,24 +199,53 @@ export class TaskRunner {
       // Its attempts were all used by runs that never reported back (their process died or
       // stalled and the lease was taken back): running it again may take this process down too.
       const error = new Error(`not run again: its ${claimed.attempts} attempts were used by runs that never finished (${claimed.lastError ?? "no error recorded"})`);
-      this.record(claimed, { ok: false, error, run: new RunObservation(this.task, claimed, this.tracing) });
+      this.record(claimed, false, error, new RunObservation(this.task, claimed, this.tracing));
       return;
     }
-    this.inFlight++;
     let message: QueuedMessage;
     try {
       message = this.revived(claimed);
     } catch (error) {
-      this.inFlight--;
-      this.record(claimed, { ok: false, error: new Error(`the event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`) });
+      this.record(claimed, false, new Error(`the event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`), undefined);
       return;
     }
-    this.invoke(message).then((outcome) => {
-      this.inFlight--;
-      this.record(message, outcome);
-      if (this.stopping) this.maybeIdle();
-      else if (this.mayHaveMore) this.pumpSoon();
-    });
+    this.inFlight++;
+    const { task } = this;
+    const run = new RunObservation(task, message, this.tracing);
+    this.deadlines.add(run);
+    let pending: Promise<unknown>;
+    try {
+      pending = Promise.resolve(run.call(task.handler, new RunContext(this.app, task, message, run), message.payload));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (result) => this.handlerDone(run, true, result),
+      (error: unknown) => this.handlerDone(run, false, error),
+    );
+  }
+
+  /** The handler settled: its slot is free, its outcome is written (unless it timed out before). */
+  private handlerDone(run: RunObservation, ok: boolean, value: unknown): void {
+    // Once timed out, the abandoned handler's late result or failure settles nothing.
+    if (!this.deadlines.delete(run)) return;
+    run.handlerDone();
+    this.inFlight--;
+    this.record(run.message, ok, value, run);
+    if (this.stopping) this.maybeIdle();
+    else if (this.mayHaveMore) this.pumpAgain();
+  }
+
+  /** The handler outlived the task's timeoutMs: its slot is freed and the run counts as failed. */
+  private timedOut(run: RunObservation): void {
+    const { task } = this;
+    const error = new TaskTimeoutError(task.name, task.timeoutMs);
+    run.logger.error({ err: error, timeoutMs: task.timeoutMs }, "task timed out: its slot is freed and the run counts as failed");
+    run.handlerDone();
+    this.inFlight--;
+    this.record(run.message, false, error, run);
+    if (this.stopping) this.maybeIdle();
+    else if (this.mayHaveMore) this.pumpAgain();
   }
 
   /** A message read back without its body (QueuedMessage.bodyFromRaw) gets it from its source. */
@@ -187,40 +257,39 @@ export class TaskRunner {
     return { ...message, payload: source.revive(payload, raw) };
   }
 
-  /** Calls the handler (in its span, within its timeout); never rejects. */
-  private async invoke(message: QueuedMessage): Promise<HandlerOutcome> {
-    const { task } = this;
-    const run = new RunObservation(task, message, this.tracing);
-    const ctx: TaskContext = new RunContext(this.app, task, message, run);
-    try {
-      return { ok: true, result: await withTimeout(run.call(() => task.handler(ctx, message.payload)), task.name, task.timeoutMs), run };
-    } catch (error) {
-      if (error instanceof TaskTimeoutError) run.logger.error({ err: error, timeoutMs: task.timeoutMs }, "task timed out: its slot is freed and the run counts as failed");
-      return { ok: false, error, run };
-    }
-  }
-
   /** Writes a handler's outcome to the store, in the background of the next claims. */
-  private record(message: QueuedMessage, outcome: HandlerOutcome): void {
+  private record(message: QueuedMessage, ok: boolean, value: unknown, run: RunObservation | undefined): void {
     this.recording++;
-    const written = outcome.ok ? this.succeeded(message, outcome.result, outcome.run) : this.failed(message, outcome.error, outcome.run);
-    written
-      .then((settled) => outcome.run?.finished(this.observer, settled ?? { next: "done", outcome: "success" }, outcome.ok ? undefined : outcome.error))
-      .catch((error: unknown) => {
+    let written: Promise<Settled | undefined>;
+    try {
+      written = ok ? this.succeeded(message, value, run) : this.failed(message, value, run);
+    } catch (error) {
+      written = Promise.reject(error);
+    }
+    written.then(
+      (settled) => {
+        run?.finished(this.observer, settled ?? DONE, ok ? undefined : value);
+        this.recorded();
+      },
+      (error: unknown) => {
         // The message stays in the store and comes back. Only a failing store (refusing work)
         // pauses claiming: one event whose outcome cannot be written must not stall the others.
         const storeFailing = error instanceof StoreRefusedError;
         if (storeFailing) this.pausedUntil = Date.now() + POLL_MS;
         this.logger.error({ eventId: message.id, err: error }, storeFailing ? "cannot record a task's outcome in the store; pausing this task" : "cannot record a task's outcome in the store");
-      })
-      .finally(() => {
-        this.recording--;
-        if (this.stopping) this.maybeIdle();
-        else if (this.mayHaveMore) this.pumpSoon();
-      });
+        this.recorded();
+      },
+    );
   }
 
-  private async succeeded(message: QueuedMessage, result: unknown, run?: RunObservation): Promise<Settled | undefined> {
+  private recorded(): void {
+    this.recording--;
+    if (this.stopping) this.maybeIdle();
+    else if (this.mayHaveMore) this.pumpAgain();
+  }
+
+  /** Completes the message, with what it emits, in one store write. Not async: no promise of its own on the common path. */
+  private succeeded(message: QueuedMessage, result: unknown, run?: RunObservation): Promise<Settled | undefined> {
     const { task, store } = this;
     let emit: EmitRecord[] | undefined;
     if (task.emit !== undefined && result !== undefined) {
@@ -228,7 +297,8 @@ export class TaskRunner {
       try {
         // The form every engine hands back (a Map becomes a plain object in memory too); what no
         // engine can store fails here, naming the bad field: a task failure, retried, then a dead letter.
-        payload = storedForm(result);
+        // Plain data is handed on as it is: it would come back equal (see handedOnForm).
+        payload = handedOnForm(result);
       } catch (error) {
         return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`), run);
       }
@@ -240,15 +310,17 @@ export class TaskRunner {
         return this.failed(message, error, run);
       }
     }
-    try {
-      await store.complete(task.queue, message.id, emit);
-    } catch (error) {
-      if (error instanceof StoreRefusedError) throw error;
-      // Not the disk: the result itself cannot be stored (a BigInt, a cycle). A task failure.
-      return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`), run);
-    }
-    this.outcomes.settle(message.id, { ok: true, value: result });
-    return undefined;
+    return store.complete(task.queue, message.id, emit).then(
+      () => {
+        if (this.outcomes.awaits(message.id)) this.outcomes.settle(message.id, { ok: true, value: result });
+        return undefined;
+      },
+      (error: unknown) => {
+        if (error instanceof StoreRefusedError) throw error;
+        // Not the disk: the result itself cannot be stored (a BigInt, a cycle). A task failure.
+        return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`), run);
+      },
+    );
   }
 
   private async failed(message: QueuedMessage, error: unknown, run?: RunObservation): Promise<Settled> {
@@ -353,7 +425,11 @@ function emitted(inputId: string, task: string, payload: unknown, traceContext: 
   return traceContext === undefined ? message : { ...message, traceContext };
 }
 
-/** Same input, same task: same id, so a redelivered input emits a message downstream can recognise. */
+/**
+ * Same input, same task: same id, so a redelivered input emits a message downstream can recognise.
+ * The one-shot hash gives the bytes the streaming one gave (ids stored before stay valid), at a
+ * third of its cost: no Hash object per message.
+ */
 export function emittedId(inputId: string, task: string): string {
-  return createHash("sha256").update(inputId).update("\u0000").update(task).digest("base64url").slice(0, 24);
+  return hash("sha256", `${inputId}\u0000${task}`, "base64url").slice(0, 24);
 }

@@ -8,26 +8,3 @@ export class TaskTimeoutError extends Error {
     this.name = "TaskTimeoutError";
   }
 }
-
-/**
- * The handler's promise, or a TaskTimeoutError after `timeoutMs`. The handler is not stopped
- * (JavaScript cannot stop it): its promise is abandoned, and what it does later is ignored.
- */
-export function withTimeout<T>(work: Promise<T>, task: string, timeoutMs: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new TaskTimeoutError(task, timeoutMs)), timeoutMs);
-    // A hung handler must not keep a stopping process alive for minutes.
-    timer.unref();
-    // Once timed out, the abandoned handler's late result or failure settles nothing.
-    work.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}

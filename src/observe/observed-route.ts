@@ -23,6 +23,9 @@ export interface ObservedSource {
  * the answer is sent reports how it ended to the observer. The handler itself is unchanged.
  */
 export class ObservedRoute implements RouteHandler {
+  /** The listener's origin, read at the first request (the port is bound by then): not built per request. */
+  private origin: string | undefined;
+
   constructor(
     private readonly inner: RouteHandler,
     private readonly about: ObservedSource,
@@ -41,7 +44,7 @@ export class ObservedRoute implements RouteHandler {
       this.observer?.onRequest?.({
         source: this.about.source,
         route: this.about.route,
-        origin: this.about.origin(),
+        origin: (this.origin ??= this.about.origin()),
         method: req.method ?? "",
         status,
         code,

@@ -5,17 +5,21 @@ import type { StoreWrite } from "./app-observer";
 /**
  * A store whose queue writes are timed (until they resolve, that is until durable) and
  * reported; everything else passes straight through. The app wraps its store in it when
- * metrics are on, so the engines know nothing of metrics.
+ * metrics are on, so the engines know nothing of metrics. A store whose writes are done when
+ * the call returns (Store.writesSettleAtOnce) has nothing to wait for: each write is reported
+ * at once with a duration of 0, without two clock reads and a callback per write.
  */
 export class TimedStore implements Store {
   /** The engine's name, read once: it labels every write. */
   private readonly engineName: string;
+  private readonly atOnce: boolean;
 
   constructor(
     readonly inner: Store,
     private readonly report: (write: StoreWrite) => void,
   ) {
     this.engineName = inner.engine;
+    this.atOnce = inner.writesSettleAtOnce === true;
   }
 
   get engine(): string {
@@ -23,6 +27,9 @@ export class TimedStore implements Store {
   }
   get durable(): boolean {
     return this.inner.durable;
+  }
+  get writesSettleAtOnce(): boolean {
+    return this.atOnce;
   }
   get failure(): Error | undefined {
     return this.inner.failure;
@@ -41,24 +48,29 @@ export class TimedStore implements Store {
     return this.inner.admit(queue);
   }
   enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
+    if (this.atOnce) return this.now("enqueue", this.inner.enqueue(queue, message, options));
     return this.timed("enqueue", performance.now(), this.inner.enqueue(queue, message, options));
   }
   enqueueAll(copies: readonly EmitRecord[], options?: { internal?: boolean }): Promise<void> {
+    if (this.atOnce) return this.now("enqueue", this.inner.enqueueAll(copies, options));
     return this.timed("enqueue", performance.now(), this.inner.enqueueAll(copies, options));
   }
   claim(queue: string, limit: number): Promise<QueuedMessage[]> {
     return this.inner.claim(queue, limit);
   }
   complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
+    if (this.atOnce) return this.now("complete", this.inner.complete(queue, id, emit));
     return this.timed("complete", performance.now(), this.inner.complete(queue, id, emit));
   }
   retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
+    if (this.atOnce) return this.now("retryLater", this.inner.retryLater(queue, message, visibleAt));
     return this.timed("retryLater", performance.now(), this.inner.retryLater(queue, message, visibleAt));
   }
   release(queue: string, ids: readonly string[]): Promise<void> {
     return this.inner.release(queue, ids);
   }
   deadLetter(letter: DeadLetter): Promise<void> {
+    if (this.atOnce) return this.now("deadLetter", this.inner.deadLetter(letter));
     return this.timed("deadLetter", performance.now(), this.inner.deadLetter(letter));
   }
   state(namespace: string): StateStore {
@@ -75,6 +87,12 @@ export class TimedStore implements Store {
   }
   watch(queue: string, listener: () => void): () => void {
     return this.inner.watch(queue, listener);
+  }
+
+  /** A write that was done when its call returned (failed or not): reported now, taking no time. */
+  private now(operation: StoreWrite["operation"], write: Promise<void>): Promise<void> {
+    this.report({ engine: this.engineName, operation, durationSeconds: 0 });
+    return write;
   }
 
   /** Resolves and rejects as `write` does; a write that fails is timed too. */

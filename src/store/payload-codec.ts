@@ -1,4 +1,5 @@
 import { Packr } from "msgpackr";
+import { isPlainData } from "./plain-data";
 
 /**
  * How values are written by every engine that writes them out: MessagePack (msgpackr) as plain
@@ -29,6 +30,15 @@ export class UnstorableValueError extends TypeError {
  */
 export function storedForm(value: unknown, root = "result"): unknown {
   return decodePayload(encodePayload(value, root));
+}
+
+/**
+ * storedForm for a value handed on once and not kept by the caller (what a task emits): plain
+ * data, which would come back equal, is returned as it is, without encoding and decoding a copy.
+ * Not for values a caller may change afterwards (state: its reads are copies).
+ */
+export function handedOnForm(value: unknown, root = "result"): unknown {
+  return isPlainData(value) ? value : storedForm(value, root);
 }
 
 /** The bytes of a value (checked first, see storedForm); a copy the caller may keep. */

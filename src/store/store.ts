@@ -116,6 +116,11 @@ export interface Store {
   /** True when an enqueued message survives a crash of this process. */
   readonly durable: boolean;
   /**
+   * True when a queue write (enqueue, complete, retryLater, deadLetter) is done when the call
+   * returns, its promise already settled (the memory store): there is no wait to time.
+   */
+  readonly writesSettleAtOnce?: boolean;
+  /**
    * Why the store cannot write right now (a directory it could not open, a failed commit), or
    * undefined. Engines that recover by themselves keep running and refuse work meanwhile.
    */

@@ -20,6 +20,26 @@ describe("task runner", () => {
     expect(await store.depth("c")).to.equal(0);
   });
 
+  it("hands on every emitted value at once, not at the next poll, when values arrive while the next task is claiming", async function () {
+    this.timeout(30_000);
+    // Ten values emitted back to back reach "consume" while its claims are out. A wake-up lost
+    // then left the last one to the runner's poll, a second after start: five apps took 5 s that
+    // way; handed on at once they take milliseconds.
+    const started = Date.now();
+    for (let round = 0; round < 5; round++) {
+      const store = new MemoryStore();
+      let consumed = 0;
+      app = new CoreApp(`burst-${round}`, { store, logger: silentLogger })
+        .task({ source: "a", emit: "b", name: "produce" }, async (_ctx, n: number) => n)
+        .task({ source: "b", name: "consume" }, async () => void consumed++);
+      await app.start();
+      for (let n = 0; n < 10; n++) await store.enqueue("a", { id: `m${n}`, payload: n, attempts: 0, enqueuedAt: Date.now() });
+      await until(() => consumed === 10, 20_000);
+      await app.stop();
+    }
+    expect(Date.now() - started).to.be.below(2_500);
+  });
+
   it("retries with backoff and gives each retry the same event id and a growing attempt number", async () => {
     const store = new MemoryStore();
     const calls: Array<{ id: string; attempt: number; at: number }> = [];
@@ -88,14 +108,18 @@ describe("task runner", () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const finished: string[] = [];
+    const started: string[] = [];
     app = new CoreApp("drain", { store, logger: silentLogger }).task({ source: "in", name: "gated", concurrency: 1 }, async (ctx: TaskContext) => {
+      started.push(ctx.eventId);
       await gate;
       finished.push(ctx.eventId);
     });
     await app.start();
     await store.enqueue("in", { id: "first", payload: 1, attempts: 0, enqueuedAt: Date.now() });
     await store.enqueue("in", { id: "second", payload: 2, attempts: 0, enqueuedAt: Date.now() });
-    await until(async () => (await store.depth("in")) === 2);
+    // The runner claims on the turn after an enqueue: stop once the first handler runs.
+    await until(() => started.length === 1);
+    expect(await store.depth("in")).to.equal(2);
     const stopped = app.stop({ timeoutMs: 2000 });
     setTimeout(release, 50);
     await stopped;

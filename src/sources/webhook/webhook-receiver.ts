@@ -21,6 +21,7 @@ import { WebhookResponse } from "./webhook-response";
 import { Deduplicator, deliveryKey, type Duplicate } from "./dedupe";
 import { noteResponseCode } from "../../http/response-code";
 import { currentTraceContext } from "../../observe/trace-context";
+import { tracingIsNoop } from "../../observe/tracing";
 import type { ResolvedWebhookOptions } from "./webhook-source";
 
 const EMPTY = Buffer.alloc(0);
@@ -45,6 +46,8 @@ export class WebhookReceiver implements RouteHandler {
     private readonly inbox: Inbox,
     private readonly trust: TrustFunction | undefined,
     private readonly logger: Logger,
+    /** Requests run in a span only with tracing on and an SDK registered: else there is no trace to store. */
+    private readonly tracing = false,
   ) {
     this.tasks = inbox.tasks;
     this.taskName = inbox.tasks.length === 1 ? inbox.tasks[0] : inbox.name;
@@ -125,7 +128,7 @@ export class WebhookReceiver implements RouteHandler {
       received_at: receivedAt / 1000,
     };
     if (this.options.eventName !== undefined) event.name = this.options.eventName(event);
-    const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true, traceContext: currentTraceContext() };
+    const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true, traceContext: this.tracing && !tracingIsNoop() ? currentTraceContext() : undefined };
     let routed: RoutedEvent;
     try {
       routed = this.inbox.route(message);

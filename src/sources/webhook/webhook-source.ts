@@ -100,7 +100,7 @@ export class WebhookSource<S extends string = string> implements Source {
     }
     const trust = this.trustOverride ?? (runtime.trustProxy === undefined ? undefined : compileTrust(runtime.trustProxy));
     const listener = runtime.listeners.get(this.options.host, this.options.port);
-    const receiver = new WebhookReceiver(this.options, inbox, trust, runtime.logger);
+    const receiver = new WebhookReceiver(this.options, inbox, trust, runtime.logger, runtime.tracing === true);
     const methods = [...new Set([...this.options.methods, ...(this.options.auth?.handshake?.methods ?? [])])];
     const handler =
       runtime.observer?.onRequest === undefined && runtime.tracing !== true

@@ -1,4 +1,7 @@
 import { expect } from "chai";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { MemoryStore, type QueuedMessage, type TaskContext, type WebhookEvent } from "../../../src/index";
 import { Collector, gate, sleep, startWebhook, useApps, webhook } from "../../helpers/app";
 import { postJson, send } from "../../helpers/http-client";
@@ -155,6 +158,44 @@ describe("WebhookSource: tasks behind the endpoint", () => {
     await events.waitFor(1);
     expect(events.events.map((e) => e.body)).to.deep.equal([{ n: 3 }]);
   });
+
+  for (const [label, app] of [
+    ["ack received, memory store", { ack: "received" as const, store: {} }],
+    ["ack persisted, embedded store", { ack: "persisted" as const, store: { store: "embedded" as const } }],
+  ] as const) {
+    it(`answers 2xx while a slow task holds every slot, up to maxQueued (${label})`, async function () {
+      this.timeout(15_000);
+      const dir = mkdtempSync(join(tmpdir(), "slow-task-"));
+      try {
+        const hold = gate();
+        const running = new Collector<WebhookEvent>((_ctx, event) => hold.promise.then(() => ({ n: (event.body as { n: number }).n })));
+        const next = new Collector<unknown>();
+        const created = makeApp(undefined, { maxQueued: 40, dataDir: dir, ...app.store });
+        const source = webhook({ ack: app.ack });
+        // The webhook's task emits to a second one, as most apps do; it takes two slots and never returns until the gate opens.
+        created.task({ source, name: "slow", emit: "after", concurrency: 2 }, running.handler);
+        created.task({ source: "after", name: "after" }, next.handler);
+        await created.start();
+        // 38 more requests than slots, 8 at a time: every one is answered while both runs are still blocked.
+        const statuses: number[] = [];
+        for (let batch = 0; batch < 5; batch++) {
+          const replies = await Promise.all(Array.from({ length: 8 }, (_, n) => postJson(source.url, { n: batch * 8 + n })));
+          statuses.push(...replies.map((r) => r.status));
+          expect(running.count, "runs started").to.equal(2);
+        }
+        expect(statuses).to.deep.equal(Array(40).fill(202));
+        // The queue holds its 40 (2 running, 38 waiting): the next is refused, not held.
+        const over = await postJson(source.url, { n: 40 });
+        expect(over.status).to.equal(503);
+        expect(next.count).to.equal(0);
+        hold.open();
+        await running.waitFor(40, 10_000);
+        await next.waitFor(40, 10_000);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 
   it("answers 503 to concurrent requests beyond the limit, never half-making an event", async () => {
     const hold = gate();
