@@ -304,7 +304,9 @@ export class CoreApp {
         const names = subscribers.map((t) => t.name);
         const { name, dedupeNamespace } = this.sourceLabels(source, names);
         const logger = subscribers.length === 1 ? subscribers[0].logger : this.logger.child({ source: name });
-        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger), {
+        // A source given more tasks keeps reading the markers its lone task wrote before.
+        const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
+        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier), {
           listeners: this.listeners,
           trustProxy: this.options.trustProxy,
           logger,
