@@ -229,6 +229,7 @@ export class CoreApp {
       throw new Error("check(): the store is not opened");
     };
     try {
+      this.checkSourceLabels();
       for (const source of this.registry.sources()) {
         const tasks = this.registry.subscribersOf(source).map((t) => t.name);
         const inbox = { ...this.sourceLabels(source, tasks), tasks, admit: () => undefined, route: noStore, accept: noStore, expect: noStore, state: () => unopenedState };
@@ -247,6 +248,24 @@ export class CoreApp {
   private sourceLabels(source: Source, tasks: readonly string[]): { name: string; dedupeNamespace: string } {
     const name = source.sourceName ?? tasks[0];
     return { name, dedupeNamespace: tasks.length === 1 ? `dedupe:${tasks[0]}` : `dedupe:source:${name}` };
+  }
+
+  /**
+   * Two sources feeding several tasks each under one label (one path on two ports or hosts,
+   * paths that differ only in characters a label replaces) would share their deduplication
+   * markers: an event id seen by one would be a repeat at the other. Refused, naming both.
+   */
+  private checkSourceLabels(): void {
+    const seen = new Map<string, Source>();
+    for (const source of this.registry.sources()) {
+      const tasks = this.registry.subscribersOf(source).map((t) => t.name);
+      const { name, dedupeNamespace } = this.sourceLabels(source, tasks);
+      const other = seen.get(dedupeNamespace);
+      if (other !== undefined) {
+        throw new Error(`${other.describe()} and ${source.describe()} feed several tasks each under one label "${name}": their deduplication markers and metrics would mix; give one of them another path`);
+      }
+      seen.set(dedupeNamespace, source);
+    }
   }
 
   start(): Promise<this> {
@@ -268,6 +287,7 @@ export class CoreApp {
     }));
     const attached: Source[] = [];
     try {
+      this.checkSourceLabels();
       await store.open();
       this.storeInstance = store;
       if (store.failure !== undefined) {
@@ -284,7 +304,9 @@ export class CoreApp {
         const names = subscribers.map((t) => t.name);
         const { name, dedupeNamespace } = this.sourceLabels(source, names);
         const logger = subscribers.length === 1 ? subscribers[0].logger : this.logger.child({ source: name });
-        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger), {
+        // A source given more tasks keeps reading the markers its lone task wrote before.
+        const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
+        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier), {
           listeners: this.listeners,
           trustProxy: this.options.trustProxy,
           logger,

@@ -1,6 +1,7 @@
 import type { EmitRecord, QueuedMessage } from "../store/store";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
 import { runFilter, type Accepts } from "./task-filter";
+import { storedForm } from "../store/payload-codec";
 
 /** What fan-out needs of a task that takes events from a source or a queue. */
 export interface Subscriber {
@@ -26,7 +27,11 @@ export function fanOut(subscribers: readonly Subscriber[], message: QueuedMessag
   for (const task of subscribers) {
     if (task.accepts !== undefined && !runFilter(task.accepts, message.payload, task.name)) continue;
     const orderingKey = task.orderingKey === undefined ? undefined : computeOrderingKey(task.orderingKey, message.payload, task.name);
-    let copy = several ? { ...message, id: copyId(message.id, task.name) } : message;
+    // A copy past the first gets a payload of its own: the memory store and the embedded
+    // store's hand-off give a task the object stored, and a handler changing its event in
+    // place (sorting a list, adding a field) would change the other tasks' copies.
+    const payload = copies.length === 0 ? message.payload : storedForm(message.payload, "payload");
+    let copy = several ? { ...message, id: copyId(message.id, task.name), payload } : message;
     if (orderingKey !== undefined) copy = { ...copy, orderingKey };
     copies.push({ queue: task.queue, message: copy });
   }

@@ -28,6 +28,8 @@ export class SourceInbox implements Inbox {
     private readonly store: Store,
     private readonly outcomes: OutcomeRegistry,
     private readonly logger: Logger,
+    /** Namespaces of markers from before the source had several tasks (each task's, when it was alone). */
+    readonly dedupeEarlier: readonly string[] = [],
   ) {
     this.tasks = subscribers.map((s) => s.name);
     this.queues = subscribers.map((s) => s.queue);

@@ -34,6 +34,11 @@ export interface Inbox {
   readonly tasks: readonly string[];
   /** State namespace of the source's deduplication markers. */
   readonly dedupeNamespace: string;
+  /**
+   * Namespaces of markers written before the source's tasks changed, read (never written) when
+   * `dedupeNamespace` has no marker: a repeat of a delivery taken before the deploy stays a duplicate.
+   */
+  readonly dedupeEarlier?: readonly string[];
   /** Synchronous check done before reading a request: a refusal means 503 and no event. */
   admit(): StoreRefusal | undefined;
   /**

@@ -123,7 +123,8 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
         const runs: Record<string, TestRun<WebhookEvent<B>>> = {};
         for (const [i, task] of tasks.entries()) {
           const id = watcher.idAfter(task.queue, before[i]);
-          if (id !== undefined) runs[task.name] = { ...answer, ...(await watcher.run<WebhookEvent<B>>(id, timeoutMs)) };
+          // Defined, not assigned: a task named "__proto__" is a run too, not the object's prototype.
+          if (id !== undefined) Object.defineProperty(runs, task.name, { value: { ...answer, ...(await watcher.run<WebhookEvent<B>>(id, timeoutMs)) }, enumerable: true, writable: true, configurable: true });
         }
         return { ...answer, runs };
     });
@@ -133,7 +134,10 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
     app,
     async send<B>(source: WebhookSource, init: SendInit = {}): Promise<TestRun<WebhookEvent<B>>> {
       const delivery = await deliver<B>(source, init, "send");
-      const first = Object.values(delivery.runs)[0];
+      // In the order the tasks were added: an object lists names like "2024" first.
+      const first = subscribersOf(source)
+        .map((t) => Object.getOwnPropertyDescriptor(delivery.runs, t.name)?.value as TestRun<WebhookEvent<B>> | undefined)
+        .find((run) => run !== undefined);
       return first ?? { status: delivery.status, headers: delivery.headers, body: delivery.body, ...noRun };
     },
 

@@ -203,3 +203,40 @@ describe("fan-out: one source or queue, several tasks", () => {
     expect(await app.store.state("dedupe:solo").get("d-2")).to.not.equal(undefined);
   });
 });
+
+describe("fan-out: sources sharing a label", () => {
+  const newApp = useApps();
+
+  it("two sources feeding several tasks each on one path (two addresses) would share their deduplication markers: refused at start and in check()", async () => {
+    const app = newApp();
+    // Stripe sends one event, with one id, to every endpoint registered: here two. Sharing one
+    // namespace, the second endpoint's event was answered as a repeat and reached no task.
+    const first = webhook({ path: "/stripe", host: "127.0.0.1", dedupe: "stripe" });
+    const second = webhook({ path: "/stripe", host: "127.0.0.2", dedupe: "stripe" });
+    app.task({ source: first, name: "a1" }, () => undefined);
+    app.task({ source: first, name: "a2" }, () => undefined);
+    app.task({ source: second, name: "b1" }, () => undefined);
+    app.task({ source: second, name: "b2" }, () => undefined);
+    expect(() => app.check()).to.throw(/127\.0\.0\.1.*127\.0\.0\.2.*label "stripe"/);
+    let refused: unknown;
+    await app.start().catch((error: unknown) => (refused = error));
+    expect((refused as Error | undefined)?.message).to.match(/label "stripe"/);
+  });
+
+  it("one source with several tasks and another with one task on the same path start", async () => {
+    const app = newApp();
+    const first = webhook({ path: "/stripe", host: "127.0.0.1", dedupe: "stripe" });
+    const second = webhook({ path: "/stripe", host: "127.0.0.2", dedupe: "stripe" });
+    const a = new Collector();
+    const b = new Collector();
+    app.task({ source: first, name: "a1" }, a.handler);
+    app.task({ source: first, name: "a2" }, () => undefined);
+    app.task({ source: second, name: "b" }, b.handler);
+    await app.start();
+    const event = { id: "evt_1", type: "charge.succeeded" };
+    expect((await postJson(first.url, event)).status).to.equal(202);
+    expect((await postJson(second.url, event)).status).to.equal(202);
+    await a.waitFor(1);
+    await b.waitFor(1);
+  });
+});

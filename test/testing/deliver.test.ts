@@ -51,3 +51,35 @@ describe("testing: deliver routes as the app does and returns every subscriber's
     }
   });
 });
+
+describe("testing: send and deliver with any task name", () => {
+  it("send gives the run of the first task added, even when a later one's name is a number", async () => {
+    const hook = new WebhookSource({ path: "/hooks/numbers", port: 8080 });
+    const app = new CoreApp("kit-number-names", { logger: silentLogger });
+    app.task({ source: hook, name: "audit" }, async () => "audit ran");
+    app.task({ source: hook, name: "2024" }, async () => "2024 ran");
+    const t = await testApp(app);
+    try {
+      expect((await t.send(hook, { body: {} })).result).to.equal("audit ran");
+      expect(Object.keys((await t.deliver(hook, { body: {} })).runs)).to.have.members(["audit", "2024"]);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("a task named __proto__ has its run in deliver's runs, and send gives it", async () => {
+    const hook = new WebhookSource({ path: "/hooks/proto", port: 8080 });
+    const app = new CoreApp("kit-proto-name", { logger: silentLogger });
+    app.task({ source: hook, name: "__proto__" }, async () => "proto ran");
+    app.task({ source: hook, name: "other", filter: () => false }, async () => "other ran");
+    const t = await testApp(app);
+    try {
+      const delivery = await t.deliver(hook, { body: {} });
+      expect(Object.keys(delivery.runs)).to.deep.equal(["__proto__"]);
+      expect(Object.getOwnPropertyDescriptor(delivery.runs, "__proto__")?.value.result).to.equal("proto ran");
+      expect((await t.send(hook, { body: {} })).result).to.equal("proto ran");
+    } finally {
+      await t.stop();
+    }
+  });
+});

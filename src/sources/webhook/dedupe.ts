@@ -111,6 +111,8 @@ export class Deduplicator {
     private readonly ttlMs: number,
     private readonly reservationMs = DEDUPE_RESERVATION_MS,
     private readonly awaitMs?: number,
+    /** Namespaces read, never written, when `state` has no marker: those of before the source's tasks changed. */
+    private readonly earlier: readonly StateStore[] = [],
   ) {}
 
   /** The awaited outcome of a stored delivery is final and not a drop: copies are duplicates from now on. */
@@ -135,7 +137,7 @@ export class Deduplicator {
         if (original !== undefined) return this.awaitMs === undefined ? { id: original } : { id: original, pendingUntil: Date.now() + this.awaitMs };
         continue; // the first copy failed to store: this one tries in its place
       }
-      const seen = await this.state.get<string | Reservation | AwaitedMarker>(key);
+      const seen = (await this.state.get<string | Reservation | AwaitedMarker>(key)) ?? (await this.earlierMarker(key));
       if (typeof seen === "string") return { id: seen };
       if (seen !== undefined && "awaited" in seen) {
         // Past `until` the original's wait is over: its event follows the normal retry path.
@@ -177,6 +179,13 @@ export class Deduplicator {
       this.pending.delete(key);
       return undefined;
     }
+  }
+
+  /** A stored delivery's marker in an earlier namespace (a reservation there is no one's any more). */
+  private async earlierMarker(key: string): Promise<string | AwaitedMarker | undefined> {
+    if (this.earlier.length === 0) return undefined;
+    const found = await Promise.all(this.earlier.map((state) => state.get<string | Reservation | AwaitedMarker>(key)));
+    return found.find((m): m is string | AwaitedMarker => typeof m === "string" || (m !== undefined && "awaited" in m));
   }
 
   /**

@@ -53,7 +53,7 @@ export class WebhookReceiver implements RouteHandler {
     this.taskName = inbox.tasks.length === 1 ? inbox.tasks[0] : inbox.name;
     this.stripHeaders = options.auth?.credentialHeaders ?? [];
     const awaitMs = options.reply === "result" || options.ack === "processed" ? options.ackTimeoutMs : undefined;
-    this.deduplicator = options.dedupe && new Deduplicator(inbox.state(inbox.dedupeNamespace), options.dedupe.ttlMs, undefined, awaitMs);
+    this.deduplicator = options.dedupe && new Deduplicator(inbox.state(inbox.dedupeNamespace), options.dedupe.ttlMs, undefined, awaitMs, (inbox.dedupeEarlier ?? []).map((n) => inbox.state(n)));
   }
 
   /** Never throws: it runs inside the server's "request" event, where a throw would end the process. */
