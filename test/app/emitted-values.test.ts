@@ -135,6 +135,16 @@ describe("emitted values are the same on every engine", function () {
     });
   }
 
+  it("gives the next task a value it can change when the task returned frozen data, on every engine", async () => {
+    // A frozen constant is plain data, but no engine gives it back frozen: the next task may add to it.
+    const frozen = () => Object.freeze({ n: 1, tags: Object.freeze(["a"]), inner: Object.freeze({ deep: Object.seal({ x: 1 }) }), loose: Object.preventExtensions({ y: 2 }) });
+    for (const engine of ENGINES) {
+      const got = (await roundTrip(engine, frozen)) as { tags: string[]; inner: { deep: object }; loose: object };
+      expect(got, engine).to.deep.equal({ n: 1, tags: ["a"], inner: { deep: { x: 1 } }, loose: { y: 2 } });
+      for (const value of [got, got.tags, got.inner, got.inner.deep, got.loose]) expect(Object.isExtensible(value), `${engine}: ${JSON.stringify(value)}`).to.equal(true);
+    }
+  });
+
   it("storedForm tells the same without a store, with an UnstorableValueError carrying the path", () => {
     const error = (() => {
       try {
