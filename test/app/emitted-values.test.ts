@@ -70,6 +70,9 @@ describe("emitted values are the same on every engine", function () {
       await second.start();
     }
     await until(() => received.length === 1);
+    // The next engine starts afresh: an app left running on this data directory would claim its messages.
+    for (const app of apps.splice(0)) await app.stop({ timeoutMs: 2_000 });
+    rmSync(join(dir, "data"), { recursive: true, force: true });
     return received[0];
   }
 
