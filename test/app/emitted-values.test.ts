@@ -148,6 +148,16 @@ describe("emitted values are the same on every engine", function () {
     }
   });
 
+  it("gives the next task the same keys on every engine when a key is not well-formed UTF-16", async () => {
+    // JSON.parse makes such keys from "\ud800" escapes; MessagePack writes them as UTF-8, which has no lone surrogates.
+    const value = () => JSON.parse('{"\\ud800k": "v", "nested": {"x\\udc00": 1, "ok": [1]}}') as unknown;
+    const got = [];
+    for (const engine of ENGINES) got.push(await roundTrip(engine, value));
+    expect(got[0], "memory as embedded").to.deep.equal(got[1]);
+    expect(got[2], "embedded after a restart as embedded").to.deep.equal(got[1]);
+    expect(got[0], "memory as storedForm").to.deep.equal(storedForm(value()));
+  });
+
   it("storedForm tells the same without a store, with an UnstorableValueError carrying the path", () => {
     const error = (() => {
       try {
