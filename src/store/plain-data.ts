@@ -5,7 +5,8 @@ const MAX_DEPTH = 64;
  * True when `value` would come back from the payload codec equal to itself, so that a copy made
  * by encoding and decoding it would only cost: strings (well-formed UTF-16), numbers other than
  * -0, booleans, null, arrays without holes or undefined, and objects whose prototype is
- * Object.prototype with string keys other than "__proto__" (undefined values kept), each
+ * Object.prototype with well-formed string keys other than "__proto__" (undefined values kept), all of
+ * them extensible (not frozen, sealed or made non-extensible: no engine gives those back), each
  * object reached once (the codec makes two copies of one reached twice). One pass; anything
  * else (a Date, a Buffer, a Map, a class instance, a cycle) answers false and takes the full
  * check and copy.
@@ -34,6 +35,8 @@ function plain(value: unknown, depth: number, walk: Walk): boolean {
   }
   if (value === null) return true;
   if (depth === MAX_DEPTH) return false;
+  // A frozen, sealed or non-extensible object comes back from every engine as one the next task may change.
+  if (!Object.isExtensible(value)) return false;
   if (depth > 0) {
     const seen = (walk.seen ??= new Set());
     if (seen.has(value)) return false;
@@ -54,6 +57,8 @@ function plain(value: unknown, depth: number, walk: Walk): boolean {
   for (const key in object) {
     // The codec renames an own "__proto__" key, which JSON.parse can make.
     if (key === "__proto__") return false;
+    // MessagePack writes keys as UTF-8 too: a lone surrogate comes back as U+FFFD.
+    if (!(key as unknown as WellFormed).isWellFormed()) return false;
     const item = object[key];
     if (item !== undefined && !plain(item, depth + 1, walk)) return false;
   }

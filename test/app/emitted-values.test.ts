@@ -70,6 +70,9 @@ describe("emitted values are the same on every engine", function () {
       await second.start();
     }
     await until(() => received.length === 1);
+    // The next engine starts afresh: an app left running on this data directory would claim its messages.
+    for (const app of apps.splice(0)) await app.stop({ timeoutMs: 2_000 });
+    rmSync(join(dir, "data"), { recursive: true, force: true });
     return received[0];
   }
 
@@ -134,6 +137,26 @@ describe("emitted values are the same on every engine", function () {
       }
     });
   }
+
+  it("gives the next task a value it can change when the task returned frozen data, on every engine", async () => {
+    // A frozen constant is plain data, but no engine gives it back frozen: the next task may add to it.
+    const frozen = () => Object.freeze({ n: 1, tags: Object.freeze(["a"]), inner: Object.freeze({ deep: Object.seal({ x: 1 }) }), loose: Object.preventExtensions({ y: 2 }) });
+    for (const engine of ENGINES) {
+      const got = (await roundTrip(engine, frozen)) as { tags: string[]; inner: { deep: object }; loose: object };
+      expect(got, engine).to.deep.equal({ n: 1, tags: ["a"], inner: { deep: { x: 1 } }, loose: { y: 2 } });
+      for (const value of [got, got.tags, got.inner, got.inner.deep, got.loose]) expect(Object.isExtensible(value), `${engine}: ${JSON.stringify(value)}`).to.equal(true);
+    }
+  });
+
+  it("gives the next task the same keys on every engine when a key is not well-formed UTF-16", async () => {
+    // JSON.parse makes such keys from "\ud800" escapes; MessagePack writes them as UTF-8, which has no lone surrogates.
+    const value = () => JSON.parse('{"\\ud800k": "v", "nested": {"x\\udc00": 1, "ok": [1]}}') as unknown;
+    const got = [];
+    for (const engine of ENGINES) got.push(await roundTrip(engine, value));
+    expect(got[0], "memory as embedded").to.deep.equal(got[1]);
+    expect(got[2], "embedded after a restart as embedded").to.deep.equal(got[1]);
+    expect(got[0], "memory as storedForm").to.deep.equal(storedForm(value()));
+  });
 
   it("storedForm tells the same without a store, with an UnstorableValueError carrying the path", () => {
     const error = (() => {
