@@ -1,5 +1,5 @@
 import { Packr } from "msgpackr";
-import { isPlainData } from "./plain-data";
+import { NOT_PLAIN, plainCopy } from "./plain-data";
 
 /**
  * How values are written by every engine that writes them out: MessagePack (msgpackr) as plain
@@ -33,12 +33,12 @@ export function storedForm(value: unknown, root = "result"): unknown {
 }
 
 /**
- * storedForm for a value handed on once and not kept by the caller (what a task emits): plain
- * data, which would come back equal, is returned as it is, without encoding and decoding a copy.
- * Not for values a caller may change afterwards (state: its reads are copies).
+ * storedForm for what a task emits: plain data, which would come back equal, is copied in one
+ * walk (see plainCopy) instead of being encoded and decoded; anything else takes storedForm.
  */
 export function handedOnForm(value: unknown, root = "result"): unknown {
-  return isPlainData(value) ? value : storedForm(value, root);
+  const copied = plainCopy(value);
+  return copied === NOT_PLAIN ? storedForm(value, root) : copied;
 }
 
 /** The bytes of a value (checked first, see storedForm); a copy the caller may keep. */

@@ -1,69 +1,73 @@
 /** Deeper than this is taken as not plain (a cycle, or data deep enough to be worth the full check). */
 const MAX_DEPTH = 64;
 
+/** What plainCopy answers for a value that is not plain data. */
+export const NOT_PLAIN: unique symbol = Symbol("not plain data");
+
 /**
- * True when `value` would come back from the payload codec equal to itself, so that a copy made
- * by encoding and decoding it would only cost: strings (well-formed UTF-16), numbers other than
- * -0, booleans, null, arrays without holes or undefined, and objects whose prototype is
- * Object.prototype with well-formed string keys other than "__proto__" (undefined values kept), all of
- * them extensible (not frozen, sealed or made non-extensible: no engine gives those back), each
- * object reached once (the codec makes two copies of one reached twice). One pass; anything
- * else (a Date, a Buffer, a Map, a class instance, a cycle) answers false and takes the full
- * check and copy.
+ * A copy of `value` made in one walk when it is plain data, which the payload codec would give
+ * back equal: strings (well-formed UTF-16), numbers other than -0, booleans, null, arrays
+ * without holes or undefined, and objects whose prototype is Object.prototype with well-formed
+ * string keys other than "__proto__" (undefined values kept), all of them extensible (no engine
+ * gives back a frozen, sealed or non-extensible object). An object reached twice is copied
+ * twice, as the codec does. Anything else (a Date, a Buffer, a Map, a class instance, a cycle)
+ * answers NOT_PLAIN and takes the codec's full check and copy.
+ *
+ * A copy, not the value itself: the task that returned it may keep it (a constant, a cache),
+ * and the task that receives it may change it; neither must see the other's changes.
  */
-export function isPlainData(value: unknown): boolean {
-  return plain(value, 0, new Walk());
+export function plainCopy(value: unknown): unknown {
+  return copy(value, 0);
 }
 
-/** The objects met so far below the root; made only for a value that nests objects. */
-class Walk {
-  seen: Set<object> | undefined;
-}
-
-function plain(value: unknown, depth: number, walk: Walk): boolean {
+function copy(value: unknown, depth: number): unknown {
   switch (typeof value) {
     case "string":
-      return (value as unknown as WellFormed).isWellFormed();
+      return (value as unknown as WellFormed).isWellFormed() ? value : NOT_PLAIN;
     case "number":
-      return value !== 0 || 1 / value > 0;
+      return value !== 0 || 1 / value > 0 ? value : NOT_PLAIN;
     case "boolean":
-      return true;
+      return value;
     case "object":
       break;
     default:
-      return false;
+      return NOT_PLAIN;
   }
-  if (value === null) return true;
-  if (depth === MAX_DEPTH) return false;
-  // A frozen, sealed or non-extensible object comes back from every engine as one the next task may change.
-  if (!Object.isExtensible(value)) return false;
-  if (depth > 0) {
-    const seen = (walk.seen ??= new Set());
-    if (seen.has(value)) return false;
-    seen.add(value);
-  }
+  if (value === null) return null;
+  if (depth === MAX_DEPTH || !Object.isExtensible(value)) return NOT_PLAIN;
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto === Array.prototype) {
     const array = value as unknown[];
+    const out = new Array<unknown>(array.length);
     for (let i = 0; i < array.length; i++) {
       const item = array[i];
       // A hole or undefined reads back as undefined in a dense array: not the same array.
-      if (item === undefined || !plain(item, depth + 1, walk)) return false;
+      if (item === undefined) return NOT_PLAIN;
+      const copied = copy(item, depth + 1);
+      if (copied === NOT_PLAIN) return NOT_PLAIN;
+      out[i] = copied;
     }
-    return true;
+    return out;
   }
-  if (proto !== Object.prototype) return false;
+  if (proto !== Object.prototype) return NOT_PLAIN;
   const object = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
   for (const key in object) {
     // The codec renames an own "__proto__" key, which JSON.parse can make.
-    if (key === "__proto__") return false;
+    if (key === "__proto__") return NOT_PLAIN;
     // MessagePack writes keys as UTF-8 too: a lone surrogate comes back as U+FFFD.
-    if (!(key as unknown as WellFormed).isWellFormed()) return false;
+    if (!(key as unknown as WellFormed).isWellFormed()) return NOT_PLAIN;
     const item = object[key];
-    if (item !== undefined && !plain(item, depth + 1, walk)) return false;
+    if (item === undefined) {
+      out[key] = undefined;
+      continue;
+    }
+    const copied = copy(item, depth + 1);
+    if (copied === NOT_PLAIN) return NOT_PLAIN;
+    out[key] = copied;
   }
   // Symbol keys are left out by the codec.
-  return Object.getOwnPropertySymbols(object).length === 0;
+  return Object.getOwnPropertySymbols(object).length === 0 ? out : NOT_PLAIN;
 }
 
 /** String.prototype.isWellFormed (Node 20; the ES2022 lib does not declare it). */

@@ -148,6 +148,30 @@ describe("emitted values are the same on every engine", function () {
     }
   });
 
+  it("gives the next task its own copy: a task changing what it received changes neither the producer's value, nor the next run's input, nor the outcome", async () => {
+    for (const engine of ["memory", "embedded"] as const) {
+      const app = makeApp(engine, `copies-${engine}`);
+      const DEFAULTS = { count: 0, tags: ["a"] };
+      const seen: number[] = [];
+      const outcomes: unknown[] = [];
+      app.onOutcome((_id, outcome) => void (outcome.ok && outcome.value !== undefined && outcomes.push(outcome.value)));
+      app.task({ source: "in", emit: "out", name: "produce" }, async () => DEFAULTS);
+      app.task({ source: "out", name: "consume" }, async (_ctx, got: { count: number; tags: string[] }) => {
+        got.count++;
+        got.tags.push("changed");
+        seen.push(got.count);
+      });
+      await app.start();
+      for (const id of ["e0", "e1"]) await app.store.enqueue("in", { id, payload: {}, attempts: 0, enqueuedAt: Date.now() });
+      await until(() => seen.length === 2);
+      expect(seen, engine).to.deep.equal([1, 1]);
+      expect(DEFAULTS, engine).to.deep.equal({ count: 0, tags: ["a"] });
+      expect(outcomes, engine).to.deep.equal([{ count: 0, tags: ["a"] }, { count: 0, tags: ["a"] }]);
+      for (const started of apps.splice(0)) await started.stop({ timeoutMs: 2_000 });
+      rmSync(join(dir, "data"), { recursive: true, force: true });
+    }
+  });
+
   it("gives the next task the same keys on every engine when a key is not well-formed UTF-16", async () => {
     // JSON.parse makes such keys from "\ud800" escapes; MessagePack writes them as UTF-8, which has no lone surrogates.
     const value = () => JSON.parse('{"\\ud800k": "v", "nested": {"x\\udc00": 1, "ok": [1]}}') as unknown;
