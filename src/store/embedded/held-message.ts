@@ -56,9 +56,12 @@ function sizeOf(value: unknown, max: number): number {
       for (const entry of item instanceof Map ? item.entries() : item.values()) stack.push(entry);
     } else {
       total += 32;
-      for (const [key, entry] of Object.entries(item)) {
+      // for-in over own keys: no entries array per object (this runs for every message the store holds).
+      const object = item as Record<string, unknown>;
+      for (const key in object) {
+        if (!Object.hasOwn(object, key)) continue;
         total += 16 + key.length * 2;
-        stack.push(entry);
+        stack.push(object[key]);
       }
     }
   }

@@ -68,9 +68,10 @@ export class QueueOperations implements ClaimBook {
     this.tracker.adjust(queue, 1);
     if (message.orderingKey !== undefined) return this.enqueueKeyed(dbs, writer, [queue, seq, tag], message);
     // A disk low on room keeps it for done-markers: new messages go to the B-tree's free pages.
-    if (journal?.lane.hasRoom(message) && !this.host.room.diskLow()) {
+    const memory = journal === undefined ? 0 : journal.lane.memoryOf(message);
+    if (journal?.lane.hasRoomFor(1, memory) && !this.host.room.diskLow()) {
       try {
-        await journal.lane.enqueue(queue, seq, message);
+        await journal.lane.enqueue(queue, seq, message, memory);
       } catch (error) {
         this.tracker.adjust(queue, -1);
         throw asRefusal(error);
@@ -94,14 +95,14 @@ export class QueueOperations implements ClaimBook {
   async enqueueAll(copies: readonly EmitRecord[]): Promise<void> {
     if (copies.length === 1) return this.enqueue(copies[0].queue, copies[0].message);
     const { dbs, writer, tag, journal } = this.host.use();
-    const items = copies.map(({ queue, message }) => ({ queue, seq: this.tracker.allocate(queue), message, claimable: true }));
+    const items = copies.map(({ queue, message }) => ({ queue, seq: this.tracker.allocate(queue), message, claimable: true, memory: journal === undefined ? 0 : journal.lane.memoryOf(message) }));
     // Counted before the commit so that admit sees requests still in flight.
     for (const item of items) this.tracker.adjust(item.queue, 1);
     const uncount = (): void => {
       for (const item of items) this.tracker.adjust(item.queue, -1);
     };
     const keyed = items.some((item) => item.message.orderingKey !== undefined);
-    if (!keyed && journal?.lane.hasRoomFor(copies.map((c) => c.message)) && !this.host.room.diskLow()) {
+    if (!keyed && journal?.lane.hasRoomFor(items.length, items.reduce((sum, item) => sum + item.memory, 0)) && !this.host.room.diskLow()) {
       try {
         await journal.lane.enqueueAll(items);
       } catch (error) {

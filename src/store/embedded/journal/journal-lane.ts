@@ -36,6 +36,8 @@ export interface LaneItem {
   readonly queue: string;
   readonly seq: number;
   readonly message: QueuedMessage;
+  /** Its memory cost (memoryOf), when the caller measured it already for hasRoomFor. */
+  readonly memory?: number;
 }
 
 /** Same options as the B-tree's message databases: plain maps, Buffers kept as bytes. */
@@ -94,13 +96,14 @@ export class JournalLane {
     return this.memory;
   }
 
-  hasRoom(message: QueuedMessage): boolean {
-    return this.hasRoomFor([message]);
+  /** What `message` will cost the lane in memory (held-message.ts); past maxBytes, just over it. */
+  memoryOf(message: QueuedMessage): number {
+    return heldBytes(message, this.limits.maxBytes);
   }
 
   /** Writes a message to the journal; resolves once it is on disk and claimable. */
-  enqueue(queue: string, seq: number, message: QueuedMessage): Promise<void> {
-    return this.write([], [{ queue, seq, message }]);
+  enqueue(queue: string, seq: number, message: QueuedMessage, memory?: number): Promise<void> {
+    return this.write([], [{ queue, seq, message, memory }]);
   }
 
   /** Writes several messages (an event's copies) in one frame: on disk together or not at all. */
@@ -108,11 +111,9 @@ export class JournalLane {
     return this.write([], items);
   }
 
-  /** Whether the lane can take these messages too, counted as memory will hold them. */
-  hasRoomFor(messages: readonly QueuedMessage[]): boolean {
-    let memory = 0;
-    for (const m of messages) memory += heldBytes(m, this.limits.maxBytes);
-    return this.count + messages.length <= this.limits.maxMessages && this.memory + memory <= this.limits.maxBytes;
+  /** Whether the lane can take `messages` more messages costing `memory` bytes (memoryOf each). */
+  hasRoomFor(messages: number, memory: number): boolean {
+    return this.count + messages <= this.limits.maxMessages && this.memory + memory <= this.limits.maxBytes;
   }
 
   /** Waiting (unclaimed) entries of a queue, oldest first. */
@@ -214,12 +215,12 @@ export class JournalLane {
     const entries: Array<Omit<LaneEntry, "segment">> = [];
     let total = 0;
     let memory = 0;
-    for (const { queue, seq, message } of items) {
+    for (const { queue, seq, message, memory: measured } of items) {
       const meta = encodeMeta(message);
       const entryId = this.nextEntryId++;
       const bytes = meta.length + (message.raw?.length ?? 0);
-      // What memory holds: the kept form (a large body as raw bytes only), counted as hasRoomFor counts it.
-      const held = heldBytes(message, Infinity);
+      // What memory holds: the kept form (a large body as raw bytes only), measured once per message.
+      const held = measured ?? heldBytes(message, Infinity);
       parts.push(...enqueueOp(entryId, seq, queue, meta, message.raw));
       entries.push({ entryId, seq, queue, message: heldForm(message), bytes, memory: held });
       total += bytes;
