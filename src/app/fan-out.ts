@@ -1,7 +1,7 @@
 import type { EmitRecord, QueuedMessage } from "../store/store";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
 import { runFilter, type Accepts } from "./task-filter";
-import { storedForm } from "../store/payload-codec";
+import { handedOnForm } from "../store/payload-codec";
 
 /** What fan-out needs of a task that takes events from a source or a queue. */
 export interface Subscriber {
@@ -29,8 +29,9 @@ export function fanOut(subscribers: readonly Subscriber[], message: QueuedMessag
     const orderingKey = task.orderingKey === undefined ? undefined : computeOrderingKey(task.orderingKey, message.payload, task.name);
     // A copy past the first gets a payload of its own: the memory store and the embedded
     // store's hand-off give a task the object stored, and a handler changing its event in
-    // place (sorting a list, adding a field) would change the other tasks' copies.
-    const payload = copies.length === 0 ? message.payload : storedForm(message.payload, "payload");
+    // place (sorting a list, adding a field) would change the other tasks' copies. Plain data
+    // (a parsed JSON event) is copied in one walk, anything else encoded and decoded.
+    const payload = copies.length === 0 ? message.payload : handedOnForm(message.payload, "payload");
     let copy = several ? { ...message, id: copyId(message.id, task.name), payload } : message;
     if (orderingKey !== undefined) copy = { ...copy, orderingKey };
     copies.push({ queue: task.queue, message: copy });
