@@ -1,8 +1,6 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Logger, run } from "graphile-worker";
-import { answerAccepted, answerNotFound, buildEvent, readBody } from "./bare-work";
-import { announce, exitOnSignal, readConfig } from "./server-config";
+import { serveBare } from "./bare-http";
+import { readConfig } from "./server-config";
 
 /**
  * What a user might build instead of our PostgreSQL store: bare `node:http` and graphile-worker
@@ -32,33 +30,7 @@ async function main(): Promise<void> {
     },
   });
 
-  const routes = new Set(config.paths);
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const receivedAt = Date.now();
-    const url = req.url!;
-    const queryStart = url.indexOf("?");
-    const path = queryStart === -1 ? url : url.slice(0, queryStart);
-    if (req.method !== "POST" || !routes.has(path)) {
-      req.resume();
-      return answerNotFound(res);
-    }
-    readBody(req, (raw) => {
-      runner.addJob("hook", buildEvent(req, raw, path, queryStart, receivedAt)).then(
-        () => answerAccepted(res),
-        () => {
-          res.writeHead(503).end();
-        },
-      );
-    });
-  });
-  server.listen(config.port, "127.0.0.1", () => announce((server.address() as AddressInfo).port));
-  exitOnSignal(async () => {
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-    await runner.stop();
-  });
+  serveBare(config, (event) => runner.addJob("hook", event), () => runner.stop());
 }
 
 main().catch((error: unknown) => {
