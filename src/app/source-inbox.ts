@@ -1,6 +1,7 @@
 import type { Inbox, OutcomeWait, RoutedEvent } from "../sources/source";
 import type { EmitRecord, QueuedMessage, StateStore, Store, StoreRefusal } from "../store/store";
 import type { Logger } from "../util/logger";
+import { RateLimit } from "../util/rate-limit";
 import type { OutcomeRegistry } from "./outcome-registry";
 import { fanOut, type Subscriber } from "./fan-out";
 import { FilterError } from "./task-filter";
@@ -16,8 +17,8 @@ const FILTER_LOG_EVERY_MS = 10_000;
 export class SourceInbox implements Inbox {
   readonly tasks: readonly string[];
   private readonly queues: readonly string[];
-  /** Per task: when its filter failure was last logged, and how many went unlogged since. */
-  private readonly filterLog = new Map<string, { at: number; quiet: number }>();
+  /** Per task: its filter failures' log lines, at most one per FILTER_LOG_EVERY_MS. */
+  private readonly filterLog = new Map<string, RateLimit>();
 
   constructor(
     /** The source's label in logs and metrics. */
@@ -71,14 +72,10 @@ export class SourceInbox implements Inbox {
   }
 
   private filterFailed(error: FilterError, eventId: string): void {
-    const now = Date.now();
-    const last = this.filterLog.get(error.task);
-    if (last !== undefined && now - last.at < FILTER_LOG_EVERY_MS) {
-      last.quiet++;
-      return;
-    }
-    this.filterLog.set(error.task, { at: now, quiet: 0 });
-    const suppressed = last?.quiet ?? 0;
-    this.logger.error({ source: this.name, task: error.task, eventId, err: error, suppressed }, "a task's filter failed: answered 500 filter_failed, nothing stored");
+    let limit = this.filterLog.get(error.task);
+    if (limit === undefined) this.filterLog.set(error.task, (limit = new RateLimit(FILTER_LOG_EVERY_MS)));
+    const passed = limit.pass();
+    if (passed === undefined) return;
+    this.logger.error({ source: this.name, task: error.task, eventId, err: error, suppressed: passed.suppressed }, "a task's filter failed: answered 500 filter_failed, nothing stored");
   }
 }

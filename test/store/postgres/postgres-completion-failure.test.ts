@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import pg from "pg";
-import { CoreApp, silentLogger, type WebhookEvent } from "../../../src/index";
+import type { WebhookEvent } from "../../../src/index";
 import { webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
 import { until } from "../../helpers/wait";
@@ -14,12 +14,7 @@ import { PostgresFixture } from "./postgres-fixture";
 describe("PostgreSQL: a completion that fails is not turned into a second copy of its event", function () {
   this.timeout(60_000);
   const fixture = new PostgresFixture();
-  let app: CoreApp | undefined;
-  afterEach(async () => {
-    await app?.stop({ timeoutMs: 3_000 });
-    app = undefined;
-    await fixture.cleanup();
-  });
+  afterEach(() => fixture.cleanup());
 
   async function failCompletions(schema: string, sqlstate: string, times: number): Promise<void> {
     const client = new pg.Client({ connectionString: fixture.url });
@@ -57,7 +52,7 @@ describe("PostgreSQL: a completion that fails is not turned into a second copy o
     const source = webhook();
     let firstRuns = 0;
     const emitted: string[] = [];
-    app = new CoreApp("completion-failure", { store: `${fixture.url}?schema=${schema}` as `postgres://${string}`, logger: silentLogger });
+    const app = fixture.app("completion-failure", schema);
     app.task<WebhookEvent<{ n: number }>, { n: number }>({ source, name: "first", emit: "out", retry: { attempts: 10, initialDelayMs: 1, maxDelayMs: 1 } }, async (_ctx, event) => {
       firstRuns++;
       return { n: event.body.n };

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { CoreApp, silentLogger } from "../../../src/index";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store";
 import type { PostgresStoreOptions } from "../../../src/store/postgres/postgres-options";
 
@@ -12,12 +13,13 @@ export function uniqueSchema(prefix = "wt_test"): string {
 }
 
 /**
- * Stores on fresh schemas of the shared server; `cleanup` drops every schema made, once the
- * stores are closed.
+ * Stores and apps on fresh schemas of the shared server; `cleanup` stops the apps, closes the
+ * stores, then drops every schema made.
  */
 export class PostgresFixture {
   private readonly schemas = new Set<string>();
   private readonly stores: PostgresStore[] = [];
+  private readonly apps: CoreApp[] = [];
 
   constructor(readonly url = TEST_POSTGRES_URL) {}
 
@@ -36,7 +38,16 @@ export class PostgresFixture {
     return store;
   }
 
+  /** A new, unstarted app (silent) whose store is a schema of this server: a new one unless `schema` is given. */
+  app(name: string, schema = this.schema()): CoreApp {
+    this.schemas.add(schema);
+    const app = new CoreApp(name, { store: `${this.url}?schema=${schema}` as `postgres://${string}`, logger: silentLogger });
+    this.apps.push(app);
+    return app;
+  }
+
   async cleanup(): Promise<void> {
+    for (const app of this.apps.splice(0)) await app.stop({ timeoutMs: 3_000 }).catch(() => undefined);
     for (const store of this.stores.splice(0)) await store.close().catch(() => undefined);
     if (this.schemas.size === 0) return;
     const client = new pg.Client({ connectionString: this.url });

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import pg from "pg";
-import { CoreApp, silentLogger, type WebhookEvent } from "../../../src/index";
+import type { WebhookEvent } from "../../../src/index";
 import { webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
 import { until } from "../../helpers/wait";
@@ -16,12 +16,7 @@ const NUL = "\u0000";
 describe("PostgreSQL: U+0000 in error texts and ordering keys", function () {
   this.timeout(60_000);
   const fixture = new PostgresFixture();
-  let app: CoreApp | undefined;
-  afterEach(async () => {
-    await app?.stop({ timeoutMs: 3_000 });
-    app = undefined;
-    await fixture.cleanup();
-  });
+  afterEach(() => fixture.cleanup());
 
   it("stores a retry's and a dead letter's error texts with U+0000 escaped", async () => {
     const store = fixture.store();
@@ -86,7 +81,7 @@ describe("PostgreSQL: U+0000 in error texts and ordering keys", function () {
     const source = webhook();
     let poisonRuns = 0;
     const done = new Set<number>();
-    app = new CoreApp("nul-error", { store: `${fixture.url}?schema=${fixture.schema()}` as `postgres://${string}`, logger: silentLogger });
+    const app = fixture.app("nul-error");
     app.task<WebhookEvent<{ n: number }>>({ source, name: "t", concurrency: 4, retry: { attempts: 3, initialDelayMs: 1, maxDelayMs: 1 } }, async (_ctx, event) => {
       if (event.body.n === 0) {
         poisonRuns++;
@@ -110,7 +105,7 @@ describe("PostgreSQL: U+0000 in error texts and ordering keys", function () {
   it("a value emitted with an ordering key holding U+0000 arrives once, with its key as given", async () => {
     const source = webhook();
     const seen: Array<{ key: string; id: string }> = [];
-    app = new CoreApp("nul-emit", { store: `${fixture.url}?schema=${fixture.schema()}` as `postgres://${string}`, logger: silentLogger });
+    const app = fixture.app("nul-emit");
     app.task<WebhookEvent<{ n: number }>, { key: string; n: number }>({ source, name: "first", emit: "out", concurrency: 4 }, async (_ctx, event) => ({ key: `a${NUL}b`, n: event.body.n }));
     app.task<{ key: string; n: number }>({ source: "out", name: "second", concurrency: 4, orderingKey: (v) => v.key }, async (ctx, value) => {
       seen.push({ key: value.key, id: ctx.eventId });

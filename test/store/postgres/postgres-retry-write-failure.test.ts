@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import pg from "pg";
-import { CoreApp, silentLogger, type WebhookEvent } from "../../../src/index";
+import type { WebhookEvent } from "../../../src/index";
 import { webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
 import { until } from "../../helpers/wait";
@@ -14,19 +14,14 @@ import { PostgresFixture } from "./postgres-fixture";
 describe("PostgreSQL: a failed run whose retry cannot be written", function () {
   this.timeout(60_000);
   const fixture = new PostgresFixture();
-  let app: CoreApp | undefined;
-  afterEach(async () => {
-    await app?.stop({ timeoutMs: 3_000 });
-    app = undefined;
-    await fixture.cleanup();
-  });
+  afterEach(() => fixture.cleanup());
 
   it("counts its attempts, ends as a dead letter, and does not hold the other events back", async () => {
     const schema = fixture.schema();
     const source = webhook();
     let poisonRuns = 0;
     const done = new Set<number>();
-    app = new CoreApp("retry-refused", { store: `${fixture.url}?schema=${schema}` as `postgres://${string}`, logger: silentLogger });
+    const app = fixture.app("retry-refused", schema);
     app.task<WebhookEvent<{ n: number }>>({ source, name: "t", concurrency: 4, retry: { attempts: 30, initialDelayMs: 1, maxDelayMs: 1 } }, async (_ctx, event) => {
       if (event.body.n === 0) {
         poisonRuns++;

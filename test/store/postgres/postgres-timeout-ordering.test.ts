@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { CoreApp, silentLogger, type WebhookEvent } from "../../../src/index";
+import type { WebhookEvent } from "../../../src/index";
 import { webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
 import { until } from "../../helpers/wait";
@@ -12,12 +12,7 @@ import { PostgresFixture } from "./postgres-fixture";
 describe("PostgreSQL: a timed-out run of a keyed event no longer holds its key", function () {
   this.timeout(30_000);
   const fixture = new PostgresFixture();
-  let app: CoreApp | undefined;
-  afterEach(async () => {
-    await app?.stop({ timeoutMs: 3_000 });
-    app = undefined;
-    await fixture.cleanup();
-  });
+  afterEach(() => fixture.cleanup());
 
   it("the next run of the key starts while the timed-out one is still running", async () => {
     const log: string[] = [];
@@ -25,7 +20,7 @@ describe("PostgreSQL: a timed-out run of a keyed event no longer holds its key",
     let overlapped = false;
     let firstRun = true;
     const source = webhook();
-    app = new CoreApp("timeout-key", { store: `${fixture.url}?schema=${fixture.schema()}` as `postgres://${string}`, logger: silentLogger });
+    const app = fixture.app("timeout-key");
     app.task<WebhookEvent<{ key: string; n: number }>>(
       { source, name: "keyed", concurrency: 4, timeoutMs: 200, retry: { attempts: 3, initialDelayMs: 10, maxDelayMs: 10 }, orderingKey: (e) => e.body.key },
       async (_ctx, event) => {
