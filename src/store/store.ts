@@ -4,6 +4,8 @@
  * never know which engine sits behind them. Adding an engine adds a folder under src/store/.
  */
 
+import type { HistoryStore, PauseStore } from "./history";
+
 /** One unit of work waiting for a task: a webhook event or a value another task emitted. */
 export interface QueuedMessage<T = unknown> {
   /** Stable id: the webhook event id, or an id derived from the emitting task's input. */
@@ -175,6 +177,12 @@ export interface Store {
   deadLetter(letter: DeadLetter): Promise<void>;
 
   readonly deadLetters: DeadLetterStore;
+
+  /** The event history (see history.ts); an engine without one leaves it out and the app says so. */
+  readonly history?: HistoryStore;
+
+  /** Paused tasks, kept where the engine keeps its queues. */
+  readonly pauses?: PauseStore;
 
   /** State scoped to a namespace (one per task, one per source for deduplication). */
   state(namespace: string): StateStore;
