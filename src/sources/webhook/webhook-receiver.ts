@@ -26,6 +26,10 @@ import type { ResolvedWebhookOptions } from "./webhook-source";
 
 const EMPTY = Buffer.alloc(0);
 
+/** The 202's length with a UUID for id (every event id the receiver makes): its headers made once, not per answer. */
+const ACCEPTED_UUID_LENGTH = `{"accepted":true,"id":"${"0".repeat(36)}"}`.length;
+const ACCEPTED_UUID_HEADERS = Object.freeze({ "content-type": "application/json", "content-length": ACCEPTED_UUID_LENGTH });
+
 /**
  * The per-request pipeline of one WebhookSource: admission, auth, body, parse, event, store,
  * answer. Everything static was validated when the source was built; this path only works.
@@ -86,16 +90,16 @@ export class WebhookReceiver implements RouteHandler {
         if (failure !== undefined) return sendAuthFailure(res, failure);
       }
     }
-    readBody(req, this.options.maxBodyBytes, () => continueIfExpected(req, res)).then(
-      (raw) => {
-        try {
-          this.withBody(req, res, path, queryStart, raw, receivedAt);
-        } catch (error) {
-          this.bodyFailed(res, error);
-        }
-      },
-      (error: unknown) => this.bodyFailed(res, error),
-    );
+    // "100 Continue" only for a client waiting for it: no closure per request otherwise.
+    const beforeRead = req.headers.expect === undefined ? undefined : () => continueIfExpected(req, res);
+    readBody(req, this.options.maxBodyBytes, beforeRead, (error, raw) => {
+      if (error !== undefined) return this.bodyFailed(res, error);
+      try {
+        this.withBody(req, res, path, queryStart, raw, receivedAt);
+      } catch (failure) {
+        this.bodyFailed(res, failure);
+      }
+    });
   }
 
   private withBody(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number, raw: Buffer, receivedAt: number): void {
@@ -267,7 +271,7 @@ export class WebhookReceiver implements RouteHandler {
     const fixed = this.options.response;
     if (fixed !== undefined) return sendResponse(res, fixed);
     const body = `{"accepted":true,"id":"${id}"}`;
-    res.writeHead(202, { "content-type": "application/json", "content-length": body.length });
+    res.writeHead(202, body.length === ACCEPTED_UUID_LENGTH ? ACCEPTED_UUID_HEADERS : { "content-type": "application/json", "content-length": body.length });
     res.end(body);
   }
 
