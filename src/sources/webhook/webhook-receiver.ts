@@ -14,14 +14,14 @@ import type { DeliveryOutcome, Inbox, RoutedEvent } from "../source";
 import { FilterError } from "../../app/task-filter";
 import type { AuthFailure, AuthRequest, WebhookAuth } from "./auth";
 import { BodyParseError, parseBody } from "./parse-body";
-import { BodyReadError, readBody } from "./read-body";
+import { BodyReadError, readBody, type BodyCallback } from "./read-body";
 import type { WebhookEvent } from "./webhook-event";
 import { WebhookError } from "./webhook-error";
 import { WebhookResponse } from "./webhook-response";
 import { Deduplicator, deliveryKey, type Duplicate } from "./dedupe";
 import { noteResponseCode } from "../../http/response-code";
 import { currentTraceContext } from "../../observe/trace-context";
-import { tracingIsNoop } from "../../observe/tracing";
+import { activeTracingContext, runIn, tracingIsNoop } from "../../observe/tracing";
 import type { ResolvedWebhookOptions } from "./webhook-source";
 
 const EMPTY = Buffer.alloc(0);
@@ -92,14 +92,18 @@ export class WebhookReceiver implements RouteHandler {
     }
     // "100 Continue" only for a client waiting for it: no closure per request otherwise.
     const beforeRead = req.headers.expect === undefined ? undefined : () => continueIfExpected(req, res);
-    readBody(req, this.options.maxBodyBytes, beforeRead, (error, raw) => {
+    const onBody: BodyCallback = (error, raw) => {
       if (error !== undefined) return this.bodyFailed(res, error);
       try {
         this.withBody(req, res, path, queryStart, raw, receivedAt);
       } catch (failure) {
         this.bodyFailed(res, failure);
       }
-    });
+    };
+    // The body's "end" event runs outside the request's span: its context is carried over, so
+    // that what runs once the body is in (verifiers, filters, the stored trace) still sees it.
+    const traced = this.tracing ? activeTracingContext() : undefined;
+    readBody(req, this.options.maxBodyBytes, beforeRead, traced === undefined ? onBody : (error, raw) => runIn(traced, () => onBody(error, raw)));
   }
 
   private withBody(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number, raw: Buffer, receivedAt: number): void {
