@@ -175,6 +175,7 @@ export interface Store {
   /**
    * Optional, with `claimNow`: `complete` done before it returns; it throws what `complete`
    * would reject with. A run is then settled in the same turn as its handler, without a promise.
+   * A wrapper that changes what `complete` does must change this too, or leave both out.
    */
   completeNow?(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): void;
 

@@ -118,9 +118,12 @@ export class MemoryStore implements Store {
   }
 
   claim(queue: string, limit: number): Promise<QueuedMessage[]> {
+    const q = this.queues.get(queue);
     const out: QueuedMessage[] = [];
+    if (q === undefined) return Promise.resolve(out);
+    promoteIfDue(q);
     while (out.length < limit) {
-      const message = this.claimNow(queue);
+      const message = take(q);
       if (message === undefined) break;
       out.push(message);
     }
@@ -130,10 +133,8 @@ export class MemoryStore implements Store {
   claimNow(queue: string): QueuedMessage | undefined {
     const q = this.queues.get(queue);
     if (q === undefined) return undefined;
-    if (q.delayed.length > 0 && Date.now() >= q.nextDue) promoteDue(q, Date.now());
-    const message = q.ready.shift();
-    if (message !== undefined) q.claimed.set(message.id, message);
-    return message;
+    promoteIfDue(q);
+    return take(q);
   }
 
   complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
@@ -266,6 +267,20 @@ function leave(q: MemoryQueue, key: string): boolean {
   q.held--;
   q.ready.push(next);
   return true;
+}
+
+/** The next claimable message, now claimed. */
+function take(q: MemoryQueue): QueuedMessage | undefined {
+  const message = q.ready.shift();
+  if (message !== undefined) q.claimed.set(message.id, message);
+  return message;
+}
+
+/** Delayed retries whose time has come become claimable; the clock is read only while some wait. */
+function promoteIfDue(q: MemoryQueue): void {
+  if (q.delayed.length === 0) return;
+  const now = Date.now();
+  if (now >= q.nextDue) promoteDue(q, now);
 }
 
 function promoteDue(q: MemoryQueue, now: number): void {
