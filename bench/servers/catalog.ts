@@ -112,7 +112,11 @@ export const GRAPHILE_WORKER: ServerKind = {
   keepTables: ["migrations", "_private_tasks", "_private_known_crontabs", "_private_job_queues"],
 };
 
-/** Fan-out: three tasks with a filter on each source; compare with framework-received and framework-persisted. */
+/**
+ * Fan-out: three tasks with a filter on each source, each taking every event; compare with
+ * framework-received and framework-persisted. In the emit case each of the three emits to the
+ * one second queue, whose no-op task then runs three times per request.
+ */
 export const FRAMEWORK_RECEIVED_FANOUT: ServerKind = {
   id: "framework-received-fanout3",
   label: "webhook-tasks ack=received (memory store), 3 subscribers with filters",

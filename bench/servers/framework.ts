@@ -42,18 +42,18 @@ async function serve(port: number): Promise<{ port: number; stop: () => Promise<
     await handler();
     return { path: event.path, at: event.received_at };
   };
+  const subscribers = config.subscribers ?? 1;
   const sources = config.paths.map((path, i) => {
     const source = new WebhookSource({ path, port, host: "127.0.0.1", ack: config.ack ?? "received" });
-    if (config.emit) {
-      app.task({ source, name: `hook${i}`, concurrency: config.concurrency, emit: `next${i}` }, emitting);
-      app.task({ source: `next${i}`, name: `next${i}`, concurrency: config.concurrency }, async () => {});
-    } else if ((config.subscribers ?? 1) > 1) {
-      for (let k = 0; k < config.subscribers!; k++) {
-        app.task({ source, name: `hook${i}.s${k}`, concurrency: config.concurrency, filter: (e: WebhookEvent) => e.method === "POST" }, handler);
-      }
-    } else {
-      app.task({ source, name: `hook${i}`, concurrency: config.concurrency }, handler);
+    // With `emit`, every webhook task of the source emits to the one second queue, whose no-op
+    // task then runs once per emitted value (with three subscribers: three times per request).
+    const names = subscribers > 1 ? Array.from({ length: subscribers }, (_, k) => `hook${i}.s${k}`) : [`hook${i}`];
+    for (const name of names) {
+      const filter = subscribers > 1 ? { filter: (e: WebhookEvent) => e.method === "POST" } : {};
+      if (config.emit) app.task({ source, name, concurrency: config.concurrency, emit: `next${i}`, ...filter }, emitting);
+      else app.task({ source, name, concurrency: config.concurrency, ...filter }, handler);
     }
+    if (config.emit) app.task({ source: `next${i}`, name: `next${i}`, concurrency: config.concurrency }, async () => {});
     return source;
   });
   await app.start();

@@ -31,7 +31,10 @@ export interface ServerConfig {
    * consumed by a second (no-op) task. The bare servers do the same with a second queue.
    */
   emit?: boolean;
-  /** Framework only: tasks on each source (fan-out), each with a cheap filter that passes; default 1, no filter. */
+  /**
+   * Framework only: tasks on each source (fan-out), each with a cheap filter that passes; default
+   * 1, no filter. With `emit`, every one of them emits to the source's one second queue.
+   */
   subscribers?: number;
   /** Task runs at once (backlog cases use 1). */
   concurrency?: number;

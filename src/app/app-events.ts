@@ -43,6 +43,8 @@ export type AppEventListener<K extends AppEventName> = (payload: AppEventMap[K])
  */
 export class AppEvents implements AppObserver {
   private readonly emitter = new EventEmitter();
+  /** Both events are about runs that did not end done: successful runs need not be reported here. */
+  readonly onlyUnfinishedRuns = true;
 
   constructor(private readonly logger: Logger) {}
 

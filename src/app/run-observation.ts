@@ -47,9 +47,9 @@ export class RunObservation {
 
   /** Ends the span and reports the run's outcome. */
   finished(observer: AppObserver | undefined, settled: Settled, error: unknown): void {
-    const durationSeconds = ((this.handlerEnded ?? performance.now()) - this.started) / 1000;
     if (this.traced !== undefined) endTaskSpan(this.traced.span, settled.outcome, error);
-    if (observer?.onTaskRun === undefined) return;
+    if (observer?.onTaskRun === undefined || (settled.next === "done" && observer.onlyUnfinishedRuns === true)) return;
+    const durationSeconds = ((this.handlerEnded ?? performance.now()) - this.started) / 1000;
     const { task, message } = this;
     observer.onTaskRun({
       task: task.name,

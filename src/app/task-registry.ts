@@ -45,6 +45,8 @@ const TASK_NAME = QUEUE_NAME;
 /** Tasks of one app; checks names, queues and sources once, when they are added. */
 export class TaskRegistry {
   private readonly tasks = new Map<string, RegisteredTask>();
+  /** consumersOf per named queue, for copiesFor (every emitted value): tasks are only added before start. */
+  private readonly consumerCache = new Map<string, RegisteredTask[]>();
 
   add(options: TaskOptions<TaskSource, unknown, never>, handler: TaskHandler<never, unknown>, placeholder: { state: StateStore; logger: Logger }): RegisteredTask {
     if (typeof options !== "object" || options === null) throw new TypeError("task: options { source, emit? } are required");
@@ -102,6 +104,7 @@ export class TaskRegistry {
       }
     }
     this.tasks.set(name, task);
+    this.consumerCache.clear();
     return task;
   }
 
@@ -126,7 +129,8 @@ export class TaskRegistry {
    * it (the value waits there). Throws FilterError or OrderingKeyError.
    */
   copiesFor(queue: string, message: QueuedMessage): EmitRecord[] {
-    const consumers = this.consumersOf(queue);
+    let consumers = this.consumerCache.get(queue);
+    if (consumers === undefined) this.consumerCache.set(queue, (consumers = this.consumersOf(queue)));
     if (consumers.length === 0) return [{ queue, message }];
     return fanOut(consumers, message);
   }

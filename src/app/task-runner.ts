@@ -129,6 +129,10 @@ export class TaskRunner {
       return;
     }
     this.pumping = true;
+    if (this.store.claimNow !== undefined) {
+      this.fillNow();
+      return this.afterPump();
+    }
     this.fill().then(
       () => this.afterPump(),
       (error: unknown) => {
@@ -191,6 +195,29 @@ export class TaskRunner {
       this.mayHaveMore = batch.length === asked || this.signals !== signals;
       this.claimedThisTurn += batch.length;
       for (const message of batch) this.run(message);
+    }
+  }
+
+  /**
+   * fill() for a store that hands messages over at once (claimNow): claimed and started in one
+   * loop, with no promise or array per claim.
+   */
+  private fillNow(): void {
+    if (this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
+    const { store, task } = this;
+    try {
+      while (!this.stopping && this.mayHaveMore && this.inFlight < task.concurrency && this.recording < this.maxRecording) {
+        this.wanted = false;
+        const message = store.claimNow!(task.queue);
+        if (message === undefined) {
+          this.mayHaveMore = false;
+          return;
+        }
+        this.claimedThisTurn++;
+        this.run(message);
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, "cannot claim work from the store");
     }
   }
 
@@ -260,17 +287,16 @@ export class TaskRunner {
   /** Writes a handler's outcome to the store, in the background of the next claims. */
   private record(message: QueuedMessage, ok: boolean, value: unknown, run: RunObservation | undefined): void {
     this.recording++;
-    let written: Promise<Settled | undefined>;
+    let written: Settled | Promise<Settled | undefined>;
     try {
       written = ok ? this.succeeded(message, value, run) : this.failed(message, value, run);
     } catch (error) {
       written = Promise.reject(error);
     }
+    // A store whose writes settle at once (completeNow) settles the run in this same turn.
+    if (!(written instanceof Promise)) return this.runSettled(run, written, ok, value);
     written.then(
-      (settled) => {
-        run?.finished(this.observer, settled ?? DONE, ok ? undefined : value);
-        this.recorded();
-      },
+      (settled) => this.runSettled(run, settled ?? DONE, ok, value),
       (error: unknown) => {
         // The message stays in the store and comes back. Only a failing store (refusing work)
         // pauses claiming: one event whose outcome cannot be written must not stall the others.
@@ -282,14 +308,23 @@ export class TaskRunner {
     );
   }
 
+  /** The run's outcome is in the store: its span ends, the observer is told, claiming goes on. */
+  private runSettled(run: RunObservation | undefined, settled: Settled, ok: boolean, value: unknown): void {
+    run?.finished(this.observer, settled, ok ? undefined : value);
+    this.recorded();
+  }
+
   private recorded(): void {
     this.recording--;
     if (this.stopping) this.maybeIdle();
     else if (this.mayHaveMore) this.pumpAgain();
   }
 
-  /** Completes the message, with what it emits, in one store write. Not async: no promise of its own on the common path. */
-  private succeeded(message: QueuedMessage, result: unknown, run?: RunObservation): Promise<Settled | undefined> {
+  /**
+   * Completes the message, with what it emits, in one store write. Not async: no promise of its
+   * own on the common path, and none at all (DONE, settled now) when the store has completeNow.
+   */
+  private succeeded(message: QueuedMessage, result: unknown, run?: RunObservation): Settled | Promise<Settled | undefined> {
     const { task, store } = this;
     let emit: EmitRecord[] | undefined;
     if (task.emit !== undefined && result !== undefined) {
@@ -310,17 +345,34 @@ export class TaskRunner {
         return this.failed(message, error, run);
       }
     }
+    const { completeNow } = store;
+    if (completeNow !== undefined) {
+      try {
+        completeNow.call(store, task.queue, message.id, emit);
+      } catch (error) {
+        return this.completeFailed(message, error, run);
+      }
+      this.completed(message.id, result);
+      return DONE;
+    }
     return store.complete(task.queue, message.id, emit).then(
       () => {
-        if (this.outcomes.awaits(message.id)) this.outcomes.settle(message.id, { ok: true, value: result });
+        this.completed(message.id, result);
         return undefined;
       },
-      (error: unknown) => {
-        if (error instanceof StoreRefusedError) throw error;
-        // Not the disk: the result itself cannot be stored (a BigInt, a cycle). A task failure.
-        return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`), run);
-      },
+      (error: unknown) => this.completeFailed(message, error, run),
     );
+  }
+
+  /** A caller waiting for the run (ack "processed", reply "result") gets its result. */
+  private completed(id: string, result: unknown): void {
+    if (this.outcomes.awaits(id)) this.outcomes.settle(id, { ok: true, value: result });
+  }
+
+  private completeFailed(message: QueuedMessage, error: unknown, run: RunObservation | undefined): Promise<Settled> {
+    if (error instanceof StoreRefusedError) throw error;
+    // Not the disk: the result itself cannot be stored (a BigInt, a cycle). A task failure.
+    return this.failed(message, new Error(`the task's result cannot be stored: ${errorMessage(error)}`), run);
   }
 
   private async failed(message: QueuedMessage, error: unknown, run?: RunObservation): Promise<Settled> {

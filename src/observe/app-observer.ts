@@ -8,6 +8,11 @@ export interface AppObserver {
   onRequest?(outcome: RequestOutcome): void;
   onTaskRun?(outcome: TaskRunOutcome): void;
   onStoreWrite?(write: StoreWrite): void;
+  /**
+   * True when onTaskRun wants only runs that did not end `done` (retries, dead letters,
+   * answered failures): the runner then builds no outcome for the common, successful run.
+   */
+  readonly onlyUnfinishedRuns?: boolean;
 }
 
 /** How one HTTP request ended. */
@@ -71,6 +76,7 @@ export function combineObservers(observers: readonly AppObserver[]): AppObserver
   const writes = observers.filter((o) => o.onStoreWrite !== undefined);
   // Plain loops with try/catch: no closure per call, this runs for every request.
   return {
+    onlyUnfinishedRuns: runs.every((o) => o.onlyUnfinishedRuns === true),
     onRequest: requests.length === 0 ? undefined : (outcome) => {
       for (const o of requests) {
         try {

@@ -106,6 +106,14 @@ export function endTaskSpan(span: Span, outcome: string, error: unknown): void {
   span.end();
 }
 
+/**
+ * The context active now while an SDK is registered (inside a request, its span's), for
+ * callbacks that run outside it, such as a stream's events; undefined without an SDK.
+ */
+export function activeTracingContext(): Context | undefined {
+  return tracingIsNoop() ? undefined : context.active();
+}
+
 /** Runs `fn` with `ctx` active (when there is one). */
 export function runIn<T>(ctx: Context | undefined, fn: () => T): T {
   return ctx === undefined ? fn() : context.with(ctx, fn);

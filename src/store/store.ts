@@ -167,6 +167,20 @@ export interface Store {
    */
   complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void>;
 
+  /**
+   * Optional, for engines whose writes settle at once (`writesSettleAtOnce`): `claim` of one
+   * message, returned directly (undefined when none is visible). The runner then claims and
+   * starts runs in one loop, without a promise and an array per claim.
+   */
+  claimNow?(queue: string): QueuedMessage | undefined;
+
+  /**
+   * Optional, with `claimNow`: `complete` done before it returns; it throws what `complete`
+   * would reject with. A run is then settled in the same turn as its handler, without a promise.
+   * A wrapper that changes what `complete` does must change this too, or leave both out.
+   */
+  completeNow?(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): void;
+
   /** Puts a claimed message back, invisible until `visibleAt` (ms since epoch), with its new attempt count and error. */
   retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void>;
 

@@ -190,20 +190,33 @@ class RunWatcher {
       return store.enqueueAll(copies, options);
     };
     const complete = (queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]) => {
-      // Every copy carries the same value: the first says what was emitted.
-      const first = emitList(emit)[0];
-      if (first !== undefined) this.entry(id).emitted = first.message.payload;
+      this.completing(id, emit);
       return store.complete(queue, id, emit);
     };
+    // The runner completes through completeNow where the store has it: watched the same way.
+    const completeNow =
+      store.completeNow === undefined
+        ? undefined
+        : (queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]) => {
+            this.completing(id, emit);
+            store.completeNow!(queue, id, emit);
+          };
     return new Proxy(store, {
       get(target, key) {
         if (key === "enqueue") return enqueue;
         if (key === "complete") return complete;
+        if (key === "completeNow") return completeNow;
         if (key === "enqueueAll") return enqueueAll;
         const value: unknown = Reflect.get(target, key, target);
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
+  }
+
+  /** Every copy carries the same value: the first says what was emitted. */
+  private completing(id: string, emit: EmitRecord | readonly EmitRecord[] | undefined): void {
+    const first = emitList(emit)[0];
+    if (first !== undefined) this.entry(id).emitted = first.message.payload;
   }
 
   private arrived(queue: string, message: QueuedMessage): void {

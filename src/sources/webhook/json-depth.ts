@@ -32,3 +32,28 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
   }
   return false;
 }
+
+/**
+ * jsonNestsDeeperThan over UTF-8 bytes, for a body read as UTF-8: the bytes of quotes,
+ * backslashes and brackets never occur inside a multi-byte character, and indexing bytes runs
+ * about twice as fast as charCodeAt on the decoded text.
+ */
+export function utf8JsonNestsDeeperThan(bytes: Uint8Array, max: number): boolean {
+  let depth = 0;
+  const length = bytes.length;
+  for (let i = 0; i < length; i++) {
+    const c = bytes[i];
+    if (c === QUOTE) {
+      for (i++; i < length; i++) {
+        const s = bytes[i];
+        if (s === BACKSLASH) i++;
+        else if (s === QUOTE) break;
+      }
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      if (++depth > max) return true;
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
+      depth--;
+    }
+  }
+  return false;
+}

@@ -4,7 +4,7 @@ import type { ParserMode } from "./webhook-event";
 import { charsetOf, mediaType } from "./content-type";
 import { echoed } from "./echoed-value";
 import { parseForm } from "./form-body";
-import { jsonNestsDeeperThan } from "./json-depth";
+import { jsonNestsDeeperThan, utf8JsonNestsDeeperThan } from "./json-depth";
 
 /** The body does not read as its parser expects: 400 (or 415 for an unknown charset), no event. */
 export class BodyParseError extends Error {
@@ -32,7 +32,7 @@ export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | u
   const text = decode(raw, charset, effective);
   switch (effective) {
     case "json":
-      if (jsonNestsDeeperThan(text, maxDepth)) throw new BodyParseError(400, "body_too_deep", `the JSON body nests deeper than ${maxDepth} levels`);
+      if (maxDepth !== Infinity && (isUtf8Name(charset) ? utf8JsonNestsDeeperThan(raw, maxDepth) : jsonNestsDeeperThan(text, maxDepth))) throw new BodyParseError(400, "body_too_deep", `the JSON body nests deeper than ${maxDepth} levels`);
       try {
         return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       } catch (error) {

@@ -24,6 +24,11 @@ export class BodyReadError extends Error {
   }
 }
 
+/** Called once with the body, or with why it could not be read (then `raw` is empty). */
+export type BodyCallback = (error: BodyReadError | undefined, raw: Buffer) => void;
+
+const EMPTY = Buffer.alloc(0);
+
 /**
  * Reads the whole body once, refusing more than `limit` bytes as early as possible (from
  * Content-Length when the client sends one). A body sent with a Content-Encoding (gzip,
@@ -32,29 +37,35 @@ export class BodyReadError extends Error {
  * the bytes the sender serialised and signed. Slow senders are cut by the server's request
  * timeout (408), so no timer is armed here.
  */
-export function readBody(req: IncomingMessage, limit: number, beforeRead?: () => void): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, beforeRead: (() => void) | undefined, done: BodyCallback): void {
+  // A callback, not a promise: no promise, microtask and settle closures per request.
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > limit) {
-    return Promise.reject(tooLarge(limit));
+    return done(tooLarge(limit), EMPTY);
   }
   const encoding = req.headers["content-encoding"];
-  const codings = encoding === undefined ? [] : contentCodings(encoding);
+  if (encoding === undefined) {
+    beforeRead?.();
+    return collectPlain(req, limit, done);
+  }
+  const codings = contentCodings(encoding);
   if (!Array.isArray(codings)) {
-    return Promise.reject(new BodyReadError(415, "unsupported_encoding", `content encoding ${echoed(codings.unsupported)} is not supported (${SUPPORTED_CODINGS} are)`));
+    return done(new BodyReadError(415, "unsupported_encoding", `content encoding ${echoed(codings.unsupported)} is not supported (${SUPPORTED_CODINGS} are)`), EMPTY);
   }
   // `beforeRead` (sending "100 Continue") runs only once the body is known to be acceptable.
   beforeRead?.();
-  return codings.length === 0 ? collect(req, req, limit) : readDecoded(req, codings, limit);
+  if (codings.length === 0) collectPlain(req, limit, done);
+  else readDecoded(req, codings, limit, done);
 }
 
 /** Pipes the body through one decoder per coding, the last applied decoded first. */
-function readDecoded(req: IncomingMessage, codings: readonly string[], limit: number): Promise<Buffer> {
+function readDecoded(req: IncomingMessage, codings: readonly string[], limit: number, done: BodyCallback): void {
   const order = [...codings].reverse();
   const decoders = order.map(decoderFor);
   let output: Readable = req;
   for (const decoder of decoders) output = output.pipe(decoder);
   let wireBytes = 0;
-  return collect(req, output, limit, (fail, succeed) => {
+  collect(req, output, limit, done, (fail, succeed) => {
     // The coded bytes are bounded too, as a declared Content-Length is: a chunked stream that
     // decodes to nothing (empty deflate blocks) would otherwise be read until the request timeout.
     req.on("data", (chunk: Buffer) => {
@@ -76,6 +87,33 @@ function readDecoded(req: IncomingMessage, codings: readonly string[], limit: nu
 }
 
 /**
+ * The body as sent (no Content-Encoding), the common case: two listeners, and no array for a
+ * body that arrives in one chunk. A client that leaves before the end needs no listener: no
+ * answer can reach it (the decoding path reports it, to stop its decoders).
+ */
+function collectPlain(req: IncomingMessage, limit: number, done: BodyCallback): void {
+  let first: Buffer | undefined;
+  let more: Buffer[] | undefined;
+  let size = 0;
+  let settled = false;
+  req.on("data", (chunk: Buffer) => {
+    if (settled) return;
+    size += chunk.length;
+    if (size > limit) {
+      settled = true;
+      return done(tooLarge(limit), EMPTY);
+    }
+    if (first === undefined) first = chunk;
+    else (more ??= [first]).push(chunk);
+  });
+  req.on("end", () => {
+    if (settled) return;
+    settled = true;
+    done(undefined, more !== undefined ? Buffer.concat(more, size) : (first ?? EMPTY));
+  });
+}
+
+/**
  * Collects `output` (the request itself, or its last decoder) up to `limit` bytes. `decoding`
  * wires the decoders' errors and returns what stops them early.
  */
@@ -83,35 +121,34 @@ function collect(
   req: IncomingMessage,
   output: Readable,
   limit: number,
+  done: BodyCallback,
   decoding?: (fail: (error: BodyReadError) => void, succeed: () => void) => () => void,
-): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const succeed = () => {
-      if (done) return;
-      done = true;
-      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-    };
-    const fail = (error: BodyReadError) => {
-      if (done) return;
-      done = true;
-      stop?.();
-      reject(error);
-    };
-    const stop = decoding?.(fail, succeed);
-    output.on("data", (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > limit) return fail(tooLarge(limit));
-      chunks.push(chunk);
-    });
-    output.on("end", succeed);
-    req.on("close", () => {
-      // With decoders, the request may close after its last byte and before they finish.
-      if (!req.complete) fail(new BodyReadError(499, "aborted", "the client closed the connection before the body was complete"));
-    });
+): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let settled = false;
+  const succeed = () => {
+    if (settled) return;
+    settled = true;
+    done(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+  };
+  const fail = (error: BodyReadError) => {
+    if (settled) return;
+    settled = true;
+    stop?.();
+    done(error, EMPTY);
+  };
+  const stop = decoding?.(fail, succeed);
+  output.on("data", (chunk: Buffer) => {
+    if (settled) return;
+    size += chunk.length;
+    if (size > limit) return fail(tooLarge(limit));
+    chunks.push(chunk);
+  });
+  output.on("end", succeed);
+  req.on("close", () => {
+    // With decoders, the request may close after its last byte and before they finish.
+    if (!req.complete) fail(new BodyReadError(499, "aborted", "the client closed the connection before the body was complete"));
   });
 }
 

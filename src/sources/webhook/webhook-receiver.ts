@@ -14,17 +14,21 @@ import type { DeliveryOutcome, Inbox, RoutedEvent } from "../source";
 import { FilterError } from "../../app/task-filter";
 import type { AuthFailure, AuthRequest, WebhookAuth } from "./auth";
 import { BodyParseError, parseBody } from "./parse-body";
-import { BodyReadError, readBody } from "./read-body";
+import { BodyReadError, readBody, type BodyCallback } from "./read-body";
 import type { WebhookEvent } from "./webhook-event";
 import { WebhookError } from "./webhook-error";
 import { WebhookResponse } from "./webhook-response";
 import { Deduplicator, deliveryKey, type Duplicate } from "./dedupe";
 import { noteResponseCode } from "../../http/response-code";
 import { currentTraceContext } from "../../observe/trace-context";
-import { tracingIsNoop } from "../../observe/tracing";
+import { activeTracingContext, runIn, tracingIsNoop } from "../../observe/tracing";
 import type { ResolvedWebhookOptions } from "./webhook-source";
 
 const EMPTY = Buffer.alloc(0);
+
+/** The 202's length with a UUID for id (every event id the receiver makes): its headers made once, not per answer. */
+const ACCEPTED_UUID_LENGTH = `{"accepted":true,"id":"${"0".repeat(36)}"}`.length;
+const ACCEPTED_UUID_HEADERS = Object.freeze({ "content-type": "application/json", "content-length": ACCEPTED_UUID_LENGTH });
 
 /**
  * The per-request pipeline of one WebhookSource: admission, auth, body, parse, event, store,
@@ -86,16 +90,20 @@ export class WebhookReceiver implements RouteHandler {
         if (failure !== undefined) return sendAuthFailure(res, failure);
       }
     }
-    readBody(req, this.options.maxBodyBytes, () => continueIfExpected(req, res)).then(
-      (raw) => {
-        try {
-          this.withBody(req, res, path, queryStart, raw, receivedAt);
-        } catch (error) {
-          this.bodyFailed(res, error);
-        }
-      },
-      (error: unknown) => this.bodyFailed(res, error),
-    );
+    // "100 Continue" only for a client waiting for it: no closure per request otherwise.
+    const beforeRead = req.headers.expect === undefined ? undefined : () => continueIfExpected(req, res);
+    const onBody: BodyCallback = (error, raw) => {
+      if (error !== undefined) return this.bodyFailed(res, error);
+      try {
+        this.withBody(req, res, path, queryStart, raw, receivedAt);
+      } catch (failure) {
+        this.bodyFailed(res, failure);
+      }
+    };
+    // The body's "end" event runs outside the request's span: its context is carried over, so
+    // that what runs once the body is in (verifiers, filters, the stored trace) still sees it.
+    const traced = this.tracing ? activeTracingContext() : undefined;
+    readBody(req, this.options.maxBodyBytes, beforeRead, traced === undefined ? onBody : (error, raw) => runIn(traced, () => onBody(error, raw)));
   }
 
   private withBody(req: IncomingMessage, res: ServerResponse, path: string, queryStart: number, raw: Buffer, receivedAt: number): void {
@@ -267,7 +275,7 @@ export class WebhookReceiver implements RouteHandler {
     const fixed = this.options.response;
     if (fixed !== undefined) return sendResponse(res, fixed);
     const body = `{"accepted":true,"id":"${id}"}`;
-    res.writeHead(202, { "content-type": "application/json", "content-length": body.length });
+    res.writeHead(202, body.length === ACCEPTED_UUID_LENGTH ? ACCEPTED_UUID_HEADERS : { "content-type": "application/json", "content-length": body.length });
     res.end(body);
   }
 

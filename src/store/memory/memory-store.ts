@@ -8,7 +8,6 @@ import type {
   Store,
   StoreRefusal,
 } from "../store";
-import { emitList } from "../store";
 import { StoreRefusedError } from "../store-errors";
 import { DEFAULT_MEMORY_LIMITS, type StoreLimits } from "../store-limits";
 import { Fifo } from "../fifo";
@@ -18,6 +17,8 @@ import { QueueWatchers } from "../queue-watchers";
 interface MemoryQueue {
   ready: Fifo<QueuedMessage>;
   delayed: Array<{ visibleAt: number; message: QueuedMessage }>;
+  /** The earliest `visibleAt` in `delayed` (Infinity when empty): a claim looks at them only from then on. */
+  nextDue: number;
   claimed: Map<string, QueuedMessage>;
   /**
    * Ordering keys with a message in the queue (ready, delayed or claimed: the key's head), each
@@ -118,30 +119,46 @@ export class MemoryStore implements Store {
 
   claim(queue: string, limit: number): Promise<QueuedMessage[]> {
     const q = this.queues.get(queue);
-    if (!q || (q.ready.length === 0 && q.delayed.length === 0)) return Promise.resolve([]);
-    if (q.delayed.length > 0) promoteDue(q, Date.now());
     const out: QueuedMessage[] = [];
+    if (q === undefined) return Promise.resolve(out);
+    promoteIfDue(q);
     while (out.length < limit) {
-      const message = q.ready.shift();
-      if (!message) break;
-      q.claimed.set(message.id, message);
+      const message = take(q);
+      if (message === undefined) break;
       out.push(message);
     }
     return Promise.resolve(out);
   }
 
+  claimNow(queue: string): QueuedMessage | undefined {
+    const q = this.queues.get(queue);
+    if (q === undefined) return undefined;
+    promoteIfDue(q);
+    return take(q);
+  }
+
   complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
-    this.finish(queue, id);
-    if (emit === undefined) return DONE;
-    // Internal: the input that made them is consumed in the same step, so no ingress limit applies.
-    for (const { queue: to, message } of emitList(emit)) if (arrive(this.queue(to), message)) this.notify(to);
+    this.completeNow(queue, id, emit);
     return DONE;
+  }
+
+  completeNow(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): void {
+    this.finish(queue, id);
+    if (emit === undefined) return;
+    // Internal: the input that made them is consumed in the same step, so no ingress limit applies.
+    if (!Array.isArray(emit)) return this.arriveInternal(emit as EmitRecord);
+    for (const record of emit as readonly EmitRecord[]) this.arriveInternal(record);
+  }
+
+  private arriveInternal(record: EmitRecord): void {
+    if (arrive(this.queue(record.queue), record.message)) this.notify(record.queue);
   }
 
   async retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
     const q = this.queue(queue);
     q.claimed.delete(message.id);
     q.delayed.push({ visibleAt, message });
+    if (visibleAt < q.nextDue) q.nextDue = visibleAt;
   }
 
   async release(queue: string, ids: readonly string[]): Promise<void> {
@@ -204,7 +221,7 @@ export class MemoryStore implements Store {
 
   private queue(name: string): MemoryQueue {
     let q = this.queues.get(name);
-    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], claimed: new Map(), lines: new Map(), held: 0 }));
+    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], nextDue: Infinity, claimed: new Map(), lines: new Map(), held: 0 }));
     return q;
   }
 
@@ -252,12 +269,31 @@ function leave(q: MemoryQueue, key: string): boolean {
   return true;
 }
 
+/** The next claimable message, now claimed. */
+function take(q: MemoryQueue): QueuedMessage | undefined {
+  const message = q.ready.shift();
+  if (message !== undefined) q.claimed.set(message.id, message);
+  return message;
+}
+
+/** Delayed retries whose time has come become claimable; the clock is read only while some wait. */
+function promoteIfDue(q: MemoryQueue): void {
+  if (q.delayed.length === 0) return;
+  const now = Date.now();
+  if (now >= q.nextDue) promoteDue(q, now);
+}
+
 function promoteDue(q: MemoryQueue, now: number): void {
   if (q.delayed.length === 0) return;
   const keep: MemoryQueue["delayed"] = [];
+  let nextDue = Infinity;
   for (const entry of q.delayed) {
     if (entry.visibleAt <= now) q.ready.push(entry.message);
-    else keep.push(entry);
+    else {
+      keep.push(entry);
+      if (entry.visibleAt < nextDue) nextDue = entry.visibleAt;
+    }
   }
   q.delayed = keep;
+  q.nextDue = nextDue;
 }
