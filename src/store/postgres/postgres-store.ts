@@ -45,6 +45,7 @@ const ignore = (): void => undefined;
 export class PostgresStore implements Store {
   readonly engine = "postgres";
   readonly durable = true;
+  readonly claimsAreStatements = true;
   readonly deadLetters: PostgresDeadLetters;
 
   private readonly options: ResolvedPostgresOptions;
