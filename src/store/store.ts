@@ -123,6 +123,12 @@ export interface Store {
    */
   readonly writesSettleAtOnce?: boolean;
   /**
+   * True when each claim is a statement sent to a database (PostgreSQL): planned, run and
+   * answered over the network. Runners then claim on the next turn of the event loop, once the
+   * runs of this turn have ended, so that one claim takes what several would.
+   */
+  readonly claimsAreStatements?: boolean;
+  /**
    * Why the store cannot write right now (a directory it could not open, a failed commit), or
    * undefined. Engines that recover by themselves keep running and refuse work meanwhile.
    */

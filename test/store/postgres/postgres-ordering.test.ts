@@ -31,6 +31,24 @@ describe("PostgresStore: ordering keys", function () {
     expect(ids(await store.claim("q", 10))).to.deep.equal(["a3", "b2"]);
   });
 
+  it("claims messages with a key in the same call once they appear in a queue it claimed keyless messages from, another process's too", async () => {
+    const schema = fixture.schema();
+    const store = await open(schema);
+    const other = await open(schema);
+    await store.enqueue("q", keyed("n1", undefined));
+    expect(ids(await store.claim("q", 10))).to.deep.equal(["n1"]);
+    for (const [id, key] of [["k1", "a"], ["k2", "a"], ["n2", undefined]] as const) await other.enqueue("q", keyed(id, key));
+    expect(ids(await store.claim("q", 10))).to.deep.equal(["k1", "n2"]);
+    expect(await store.claim("q", 10)).to.deep.equal([]);
+    await store.complete("q", "k1");
+    expect(ids(await store.claim("q", 10))).to.deep.equal(["k2"]);
+    await store.complete("q", "k2");
+    await other.enqueue("q", keyed("n3", undefined));
+    await other.enqueue("q", keyed("k3", "a"));
+    expect(ids(await store.claim("q", 1))).to.deep.equal(["n3"]);
+    expect(ids(await store.claim("q", 1))).to.deep.equal(["k3"]);
+  });
+
   it("keeps a key blocked while its first message waits for a retry, and while it is claimed again", async () => {
     const store = await open();
     await store.enqueue("q", keyed("a1", "a"));
