@@ -161,3 +161,20 @@ describe("event history: recording", () => {
     expect((await app.events.list()).events).to.deep.equal([]);
   });
 });
+
+describe("event history: with metrics on", () => {
+  const newApp = useApps();
+
+  it("records and pauses through the timed store as well", async () => {
+    const app = newApp(undefined, { metrics: true });
+    const hook = webhook({ path: "/m" });
+    const got = new Collector();
+    app.task({ source: hook, name: "m" }, got.handler);
+    await app.start();
+    const id = (await postJson(hook.url, { n: 1 })).json<{ id: string }>().id;
+    await got.waitFor(1);
+    await until(async () => (await app.events.get(id))?.status === "succeeded");
+    await app.pause("m");
+    expect(await app.paused()).to.deep.equal(["m"]);
+  });
+});
