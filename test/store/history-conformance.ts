@@ -490,6 +490,7 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
           [{ until: "yesterday" as never }, /until/],
           [{ cursor: "not-a-cursor" }, /cursor/],
           [{ source: "" }, /source/],
+          [{ sources: "hooks" } as never, /"sources" is not a history filter \(did you mean "source"\?\)/],
         ];
         for (const [query, message] of cases) {
           const error = await rejection(h.list(query));
