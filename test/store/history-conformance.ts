@@ -211,6 +211,19 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         expect((await h.size()).events).to.equal(0);
       });
 
+      it("keeps the payload as it was when noted, whatever a task does to the object afterwards", async () => {
+        const { history: h } = await history();
+        const note = webhookNote("mutable", T0, { body: { n: 1, list: [1, 2], nested: { ok: true } } });
+        h.noteEvent(note);
+        const payload = note.payload as { body: { n: number; list: number[]; nested: { ok: boolean } }; headers: Record<string, string> };
+        payload.body.n = 2;
+        payload.body.list.push(3);
+        payload.body.nested.ok = false;
+        delete payload.headers["x-request-id"];
+        await h.flush();
+        expect((await h.get("mutable"))!.payload).to.deep.equal(webhookNote("mutable", T0, { body: { n: 1, list: [1, 2], nested: { ok: true } } }).payload);
+      });
+
       it("knows no unknown id", async () => {
         const { history: h } = await history();
         await noted(h, webhookNote("e1", T0));
