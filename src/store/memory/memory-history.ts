@@ -78,7 +78,8 @@ export class MemoryHistory implements HistoryStore {
     const runs = this.runs.get(id) ?? [];
     const event: HistoryEvent = {
       ...this.summary(note),
-      payload: note.payload,
+      // A copy: what the caller does to it stays with the caller.
+      payload: snapshot(note.payload),
       runs: runs.map((r) => r.run),
       replays: this.linked(this.replaysOf.get(id)),
       children: this.linked(this.childrenOf.get(id)),
