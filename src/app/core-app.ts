@@ -22,6 +22,9 @@ import type { Readiness } from "../observe/health";
 import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
 import { exitCannotStart } from "./exit-cannot-start";
+import type { EventsApi } from "./events-api";
+import type { HistoryOptions } from "./history-options";
+import { AppHistory } from "./app-history";
 
 export interface CoreAppOptions extends ObservabilityOptions {
   /**
@@ -49,6 +52,12 @@ export interface CoreAppOptions extends ObservabilityOptions {
   shutdownDelayMs?: number;
   /** Timeouts of the HTTP listeners. */
   http?: ListenerTimeouts;
+  /**
+   * The event history (`app.events`): every accepted event with each run of each task, kept
+   * `retainMs` (default 7 days) and at most `maxEvents` (the memory store: 10,000 by default).
+   * `false`: nothing is recorded.
+   */
+  history?: HistoryOptions | boolean;
 }
 
 /** What `app.storeSettings` gives: the store an app opens, and the embedded store's settings. */
@@ -85,6 +94,9 @@ export class CoreApp {
   private shuttingDown = false;
   /** The app's Prometheus registry when `metrics` is on (yours, if you gave one). */
   readonly metrics: Registry | undefined;
+  /** The event history: list and show accepted events with their runs, replay any of them. */
+  readonly events: EventsApi;
+  private readonly history: AppHistory;
 
   constructor(name: string, options: CoreAppOptions = {}) {
     if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
@@ -99,6 +111,33 @@ export class CoreApp {
       stats: (queue) => (this.appState === "running" ? this.storeInstance?.stats(queue) : undefined),
     });
     this.metrics = this.observability.registry;
+    this.history = new AppHistory(options.history, {
+      name,
+      logger: this.logger,
+      store: () => this.store,
+      registry: this.registry,
+      sourceLabel: (source, tasks) => this.sourceLabels(source, tasks).name,
+    });
+    this.events = this.history.events;
+  }
+
+  /**
+   * Pauses a task: its events are still accepted and stored, none runs until it is resumed
+   * (runs under way finish). Kept in the store: it holds across restarts on a durable store
+   * and, on PostgreSQL, on every replica.
+   */
+  pause(task: string): Promise<void> {
+    return this.history.setPaused(task, true);
+  }
+
+  /** Resumes a paused task: its waiting events run at once. */
+  resume(task: string): Promise<void> {
+    return this.history.setPaused(task, false);
+  }
+
+  /** The paused tasks' names, sorted. */
+  paused(): Promise<string[]> {
+    return this.history.paused();
   }
 
   /** Listens to the app's events: "deadLetter" and "retry" (for alerts), after the store recorded them. */
@@ -284,6 +323,7 @@ export class CoreApp {
       maxQueued: this.options.maxQueued,
       maxBytes: this.options.maxBytes,
       logger: this.logger,
+      historyMaxEvents: this.history.maxEvents,
     }));
     const attached: Source[] = [];
     try {
@@ -298,6 +338,7 @@ export class CoreApp {
         task.state = store.state(`task:${task.name}`);
         task.logger = this.logger.child({ task: task.name });
       }
+      this.history.opened(store, tasks);
       // One inbox per source, for every task it feeds: one route, one write per event.
       for (const source of this.registry.sources()) {
         const subscribers = this.registry.subscribersOf(source);
@@ -306,7 +347,7 @@ export class CoreApp {
         const logger = subscribers.length === 1 ? subscribers[0].logger : this.logger.child({ source: name });
         // A source given more tasks keeps reading the markers its lone task wrote before.
         const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
-        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier), {
+        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger)), {
           listeners: this.listeners,
           trustProxy: this.options.trustProxy,
           logger,
@@ -318,17 +359,21 @@ export class CoreApp {
       for (const { task, queue } of this.registry.unconsumedEmits()) {
         this.logger.warn(`task "${task}" emits to queue "${queue}", which no task consumes: its messages will wait in the store`);
       }
-      this.runners = tasks.map((task) => new TaskRunner(task, this, store, this.outcomes, task.logger, this.observability.observer, this.observability.tracing));
+      this.runners = tasks.map((task) => new TaskRunner(task, this, store, this.outcomes, task.logger, this.observability.observer, this.observability.tracing, this.history.runs(task)));
+      // Read before the runners start: a task paused before a restart claims nothing.
+      await this.history.startPauses(store, new Map(tasks.map((t, i) => [t.name, this.runners[i]])));
       this.observability.mount(this.listeners, () => this.readiness());
       await this.listeners.listenAll();
     } catch (error) {
       for (const source of attached) source.detach();
+      await this.history.stop();
       this.storeInstance = undefined;
       await store.close().catch(() => undefined);
       this.appState = "stopped";
       throw error;
     }
     for (const runner of this.runners) runner.start();
+    this.history.started();
     this.appState = "running";
     this.logger.info(
       {
@@ -411,6 +456,8 @@ export class CoreApp {
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));
     for (const source of this.registry.sources()) source.detach();
+    // The notes of the last runs are written before the store closes.
+    await this.history.stop();
     await this.storeInstance?.close();
     this.storeInstance = undefined;
     this.appState = "stopped";

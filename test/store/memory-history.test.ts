@@ -1,0 +1,34 @@
+import { expect } from "chai";
+import { MemoryStore } from "../../src/store/memory/memory-store";
+import type { Store } from "../../src/store/store";
+import { describeHistoryConformance } from "./history-conformance";
+
+describeHistoryConformance("memory", () => new MemoryStore());
+
+/** The same store again, opened and closed on its own: how the suite's restart and replica cases run on the memory engine. */
+const sameData = (store: Store): Store => Object.assign(Object.create(store) as Store, { open: async () => undefined, close: async () => undefined });
+
+// The memory engine keeps its data across close() and open() of one instance: that runs the
+// suite's durability and replica cases on it, so that they are known to pass on a correct engine.
+describeHistoryConformance("memory, one instance reopened and shared", () => new MemoryStore(), { reopen: (closed) => sameData(closed), replica: (open) => sameData(open) });
+
+describe("MemoryStore history bound", () => {
+  it("keeps at most about maxEvents events, dropping the oldest in the background", async () => {
+    const store = new MemoryStore({}, { historyMaxEvents: 100 });
+    await store.open();
+    try {
+      for (let i = 0; i < 1_000; i++) {
+        store.history.noteEvent({ id: `e${i}`, origin: { kind: "webhook", source: "s" }, receivedAt: 1_000 + i, deliveries: [], payload: { i } });
+        // Turns of the event loop between bursts: the background step applies and trims.
+        if (i % 50 === 49) await new Promise((r) => setImmediate(r));
+      }
+      await store.history.flush();
+      const { events } = await store.history.size();
+      expect(events).to.be.at.least(100).and.at.most(110);
+      expect((await store.history.list({ limit: 1 })).events[0].id).to.equal("e999");
+      expect(await store.history.get("e0")).to.equal(undefined);
+    } finally {
+      await store.close();
+    }
+  });
+});
