@@ -10,6 +10,8 @@ import {
   summaryRecord,
   type ActivityCounts,
   type ActivityKey,
+  type RunRow,
+  type SummaryRecord,
 } from "./history-records";
 import type { Note } from "./note-writer";
 
@@ -43,43 +45,58 @@ export function applyNotes(dbs: HistoryDbs, notes: readonly Note[]): void {
 function applyEvent(dbs: HistoryDbs, note: EventNote, deltas: Deltas): void {
   if (dbs.index.get(note.id) !== undefined) return;
   const at = note.receivedAt;
+  const summary = summaryRecord(note);
   dbs.index.put(note.id, at);
-  dbs.timeline.put([at, note.id], summaryRecord(note));
   dbs.bodies.put(note.id, bodyRecord(note));
   if (note.parentId !== undefined) dbs.links.put([note.parentId, CHILD, at, note.id], true);
   if (note.replayOf !== undefined) dbs.links.put([note.replayOf, REPLAY, at, note.id], true);
   const source = note.origin.kind === "webhook" ? note.origin.source : "";
-  for (const d of note.deliveries) {
-    const delta = deltaOf(deltas, [activityBucket(at), d.task, source]);
+  for (const d of summary.d) {
+    const delta = deltaOf(deltas, [activityBucket(at), d[0], source]);
     delta[0]!++;
     delta[4]!++;
   }
+  // Runs noted before the event join it now, in the order noted.
+  for (const { key, value } of dbs.early.getRange({ start: [note.id, 0], end: [note.id, Number.MAX_SAFE_INTEGER] })) {
+    addRun(dbs, note.id, at, summary, value[0], value[1], deltas);
+    dbs.early.remove(key);
+  }
+  dbs.timeline.put([at, note.id], summary);
 }
 
 function applyRun(dbs: HistoryDbs, note: RunNote, deltas: Deltas): void {
+  const row = runRow(note.run);
+  const status = statusCode(note.status);
   const at = dbs.index.get(note.eventId);
-  if (at === undefined) return;
-  const summary = dbs.timeline.get([at, note.eventId]);
-  if (summary === undefined) return;
-  dbs.runs.put([note.eventId, summary.r], runRow(note.run));
-  summary.r++;
-  const delivery = summary.d.find((d) => d[0] === note.run.task);
-  if (delivery) {
-    const before = delivery[1];
-    const after = statusCode(note.status);
-    delivery[1] = after;
-    delivery[2] = Math.max(delivery[2] + 1, note.run.attempt);
-    const lastError = note.run.outcome === "success" ? null : (note.run.error?.message ?? null);
-    while (delivery.length < 4) delivery.push(null);
-    delivery[3] = lastError;
-    while (delivery.length > 3 && (delivery[delivery.length - 1] === null || delivery[delivery.length - 1] === undefined)) delivery.pop();
-    if (before !== after) {
-      const delta = deltaOf(deltas, [activityBucket(at), note.run.task, summary.q === 1 ? "" : summary.o]);
-      delta[countSlot(before)]!--;
-      delta[countSlot(after)]!++;
-    }
+  const summary = at === undefined ? undefined : dbs.timeline.get([at, note.eventId]);
+  if (at === undefined || summary === undefined) {
+    const [last] = [...dbs.early.getKeys({ start: [note.eventId, Number.MAX_SAFE_INTEGER], end: [note.eventId, -1], reverse: true, limit: 1 })];
+    dbs.early.put([note.eventId, last === undefined ? 0 : last[1] + 1], [row, status]);
+    return;
   }
+  addRun(dbs, note.eventId, at, summary, row, status, deltas);
   dbs.timeline.put([at, note.eventId], summary);
+}
+
+/** Writes a run and updates its delivery in `summary` (which the caller writes). */
+function addRun(dbs: HistoryDbs, id: string, at: number, summary: SummaryRecord, row: RunRow, status: number, deltas: Deltas): void {
+  dbs.runs.put([id, summary.r], row);
+  summary.r++;
+  const task = row[0];
+  const delivery = summary.d.find((d) => d[0] === task);
+  if (!delivery) return;
+  const before = delivery[1];
+  delivery[1] = status;
+  delivery[2]++;
+  const lastError = row[4] === "success" ? null : (row[6] ?? null);
+  while (delivery.length < 4) delivery.push(null);
+  delivery[3] = lastError;
+  while (delivery.length > 3 && (delivery[delivery.length - 1] === null || delivery[delivery.length - 1] === undefined)) delivery.pop();
+  if (before !== status) {
+    const delta = deltaOf(deltas, [activityBucket(at), task, summary.q === 1 ? "" : summary.o]);
+    delta[countSlot(before)]!--;
+    delta[countSlot(status)]!++;
+  }
 }
 
 function deltaOf(deltas: Deltas, key: ActivityKey): number[] {

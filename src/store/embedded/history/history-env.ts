@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
 import { PAYLOAD_ENCODING } from "../../payload-codec";
-import type { ActivityCounts, ActivityKey, BodyRecord, IndexRecord, LinkKey, RunKey, RunRow, SummaryRecord, TimelineKey } from "./history-records";
+import type { ActivityCounts, ActivityKey, BodyRecord, EarlyRun, IndexRecord, LinkKey, RunKey, RunRow, SummaryRecord, TimelineKey } from "./history-records";
 
 /** The history's LMDB environment and its named databases (see embedded-history.ts for the layout). */
 export interface HistoryDbs {
@@ -15,6 +15,8 @@ export interface HistoryDbs {
   readonly bodies: Database<BodyRecord, string>;
   /** [eventId, n] → its n-th run, oldest first. */
   readonly runs: Database<RunRow, RunKey>;
+  /** [eventId, n] → a run noted before its event (another process's writer was slower), and the status it left. */
+  readonly early: Database<EarlyRun, RunKey>;
   /** [id, kind, receivedAt, other] → true: an event's replays and children. */
   readonly links: Database<true, LinkKey>;
   /** [bucketStart, task, source] → counts of deliveries per status, for the overview. */
@@ -48,6 +50,7 @@ export function openHistoryEnvironment(dataDir: string): HistoryDbs {
       // Headers and bodies are text that LZ4 halves; lmdb compresses past the threshold.
       bodies: root.openDB<BodyRecord, string>({ name: "bodies", ...PAYLOAD_ENCODING, compression: { threshold: 256 } }),
       runs: root.openDB<RunRow, RunKey>({ name: "runs", ...PAYLOAD_ENCODING }),
+      early: root.openDB<EarlyRun, RunKey>({ name: "early", ...PAYLOAD_ENCODING }),
       links: root.openDB<true, LinkKey>({ name: "links" }),
       activity: root.openDB<ActivityCounts, ActivityKey>({ name: "activity", ...PAYLOAD_ENCODING }),
     };
@@ -58,5 +61,10 @@ export function openHistoryEnvironment(dataDir: string): HistoryDbs {
 }
 
 export function historyDatabases(dbs: HistoryDbs): Database[] {
-  return [dbs.timeline, dbs.index, dbs.bodies, dbs.runs, dbs.links, dbs.activity] as unknown as Database[];
+  return [dbs.timeline, dbs.index, dbs.bodies, dbs.runs, dbs.early, dbs.links, dbs.activity] as unknown as Database[];
+}
+
+/** Events kept: entries of the timeline (LMDB counts them, no walk). */
+export function entryCount(dbs: HistoryDbs): number {
+  return (dbs.timeline.getStats() as { entryCount?: number }).entryCount ?? 0;
 }

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import { parseBody } from "../../../sources/webhook/parse-body";
+import { worstStatus } from "../../history-query";
 import type { DeliveryNote, DeliveryStatus, DeliveryView, EventNote, EventOrigin, EventSummary, RunOutcome, RunRecord } from "../../history";
 
 /**
@@ -65,6 +66,9 @@ export interface BodyRecord {
   t?: string;
 }
 
+/** A run whose event is not written yet, and the status it left its delivery in. */
+export type EarlyRun = [RunRow, number];
+
 /** [task, attempt, startedAt, durationMs, outcome, errorType?, errorMessage?, stack?, emitted?] */
 export type RunRow = [string, number, number, number, RunOutcome, (string | null)?, (string | null)?, (string | null)?, (readonly string[] | null)?];
 
@@ -123,14 +127,6 @@ export function deliveryViews(id: string, record: SummaryRecord): DeliveryView[]
     if (lastError !== undefined && lastError !== null) view.lastError = lastError;
     return view;
   });
-}
-
-/** dead, then failed, then pending, then succeeded. */
-const WORST_FIRST: readonly DeliveryStatus[] = ["dead", "failed", "pending", "succeeded"];
-
-export function worstStatus(statuses: readonly DeliveryStatus[]): DeliveryStatus {
-  for (const status of WORST_FIRST) if (statuses.includes(status)) return status;
-  return "pending";
 }
 
 export function summaryOf(id: string, receivedAt: number, record: SummaryRecord): EventSummary {
