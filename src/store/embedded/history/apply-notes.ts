@@ -47,7 +47,7 @@ function applyEvent(dbs: HistoryDbs, note: EventNote, deltas: Deltas): void {
   const at = note.receivedAt;
   const summary = summaryRecord(note);
   dbs.index.put(note.id, at);
-  dbs.bodies.put(note.id, bodyRecord(note));
+  dbs.bodies.put([at, note.id], bodyRecord(note));
   if (note.parentId !== undefined) dbs.links.put([note.parentId, CHILD, at, note.id], true);
   if (note.replayOf !== undefined) dbs.links.put([note.replayOf, REPLAY, at, note.id], true);
   const source = note.origin.kind === "webhook" ? note.origin.source : "";
@@ -80,7 +80,7 @@ function applyRun(dbs: HistoryDbs, note: RunNote, deltas: Deltas): void {
 
 /** Writes a run and updates its delivery in `summary` (which the caller writes). */
 function addRun(dbs: HistoryDbs, id: string, at: number, summary: SummaryRecord, row: RunRow, status: number, deltas: Deltas): void {
-  dbs.runs.put([id, summary.r], row);
+  dbs.runs.put([at, id, summary.r], row);
   summary.r++;
   const task = row[0];
   const delivery = summary.d.find((d) => d[0] === task);

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
 import { PAYLOAD_ENCODING } from "../../payload-codec";
-import type { ActivityCounts, ActivityKey, BodyRecord, EarlyRun, IndexRecord, LinkKey, RunKey, RunRow, SummaryRecord, TimelineKey } from "./history-records";
+import type { ActivityCounts, ActivityKey, BodyRecord, EarlyKey, EarlyRun, IndexRecord, LinkKey, RunKey, RunRow, SummaryRecord, TimelineKey } from "./history-records";
 
 /** The history's LMDB environment and its named databases (see embedded-history.ts for the layout). */
 export interface HistoryDbs {
@@ -11,12 +11,12 @@ export interface HistoryDbs {
   readonly timeline: Database<SummaryRecord, TimelineKey>;
   /** id → where the event sits in the timeline. */
   readonly index: Database<IndexRecord, string>;
-  /** id → payload (its body left out when the raw bytes rebuild it) and raw bytes. */
-  readonly bodies: Database<BodyRecord, string>;
-  /** [eventId, n] → its n-th run, oldest first. */
+  /** [receivedAt, id] → payload (its body left out when the raw bytes rebuild it) and raw bytes. */
+  readonly bodies: Database<BodyRecord, TimelineKey>;
+  /** [receivedAt, eventId, n] → its n-th run, oldest first. */
   readonly runs: Database<RunRow, RunKey>;
   /** [eventId, n] → a run noted before its event (another process's writer was slower), and the status it left. */
-  readonly early: Database<EarlyRun, RunKey>;
+  readonly early: Database<EarlyRun, EarlyKey>;
   /** [id, kind, receivedAt, other] → true: an event's replays and children. */
   readonly links: Database<true, LinkKey>;
   /** [bucketStart, task, source] → counts of deliveries per status, for the overview. */
@@ -41,16 +41,15 @@ export function historyExists(dataDir: string): boolean {
 export function openHistoryEnvironment(dataDir: string): HistoryDbs {
   const dir = historyDir(dataDir);
   mkdirSync(dir, { recursive: true });
-  const root = open({ path: dir, maxDbs: 8, noSubdir: false });
+  const root = open({ path: dir, maxDbs: 8, noSubdir: false, pageSize: 16384 });
   try {
     return {
       root,
       timeline: root.openDB<SummaryRecord, TimelineKey>({ name: "timeline", ...PAYLOAD_ENCODING }),
       index: root.openDB<IndexRecord, string>({ name: "index", ...PAYLOAD_ENCODING }),
-      // Headers and bodies are text that LZ4 halves; lmdb compresses past the threshold.
-      bodies: root.openDB<BodyRecord, string>({ name: "bodies", ...PAYLOAD_ENCODING, compression: { threshold: 256 } }),
+      bodies: root.openDB<BodyRecord, TimelineKey>({ name: "bodies", ...PAYLOAD_ENCODING, compression: { threshold: 256 } }),
       runs: root.openDB<RunRow, RunKey>({ name: "runs", ...PAYLOAD_ENCODING }),
-      early: root.openDB<EarlyRun, RunKey>({ name: "early", ...PAYLOAD_ENCODING }),
+      early: root.openDB<EarlyRun, EarlyKey>({ name: "early", ...PAYLOAD_ENCODING }),
       links: root.openDB<true, LinkKey>({ name: "links" }),
       activity: root.openDB<ActivityCounts, ActivityKey>({ name: "activity", ...PAYLOAD_ENCODING }),
     };

@@ -53,7 +53,7 @@ function matching(dbs: HistoryDbs, q: CheckedQuery, [receivedAt, id]: TimelineKe
   if (!matchesDeliveries(summary.deliveries, q.task, q.status)) return undefined;
   if (q.search !== undefined) {
     if (q.search.kind === "text" && q.search.value === id) return summary;
-    const body = dbs.bodies.get(id);
+    const body = dbs.bodies.get([receivedAt, id]);
     if (body === undefined || !matchesSearch(q.search, id, summary.origin, payloadOf(body))) return undefined;
   }
   return summary;
@@ -64,9 +64,9 @@ export function getEvent(dbs: HistoryDbs | undefined, id: string): HistoryEvent 
   const at = dbs.index.get(id);
   if (at === undefined) return undefined;
   const record = dbs.timeline.get([at, id]);
-  const body = dbs.bodies.get(id);
+  const body = dbs.bodies.get([at, id]);
   if (record === undefined || body === undefined) return undefined;
-  const runs = [...dbs.runs.getRange({ start: [id, 0], end: [id, Number.MAX_SAFE_INTEGER] })].map(({ value }) => runOf(value));
+  const runs = [...dbs.runs.getRange({ start: [at, id, 0], end: [at, id, Number.MAX_SAFE_INTEGER] })].map(({ value }) => runOf(value));
   const replays: string[] = [];
   const children: string[] = [];
   // Keys [id, kind, receivedAt, other]: replays then children, each oldest first.

@@ -10,7 +10,10 @@ import type { DeliveryNote, DeliveryStatus, DeliveryView, EventNote, EventOrigin
  */
 
 export type TimelineKey = [receivedAt: number, id: string];
-export type RunKey = [eventId: string, n: number];
+/** A run, filed beside its event: [receivedAt, eventId, n]. */
+export type RunKey = [receivedAt: number, eventId: string, n: number];
+/** A run noted before its event: [eventId, n]. */
+export type EarlyKey = [eventId: string, n: number];
 /** kind: 0 replay, 1 child. */
 export type LinkKey = [id: string, kind: 0 | 1, receivedAt: number, other: string];
 export type ActivityKey = [bucketStart: number, task: string, source: string];
