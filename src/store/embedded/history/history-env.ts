@@ -47,7 +47,7 @@ export function openHistoryEnvironment(dataDir: string): HistoryDbs {
       root,
       timeline: root.openDB<SummaryRecord, TimelineKey>({ name: "timeline", ...PAYLOAD_ENCODING }),
       index: root.openDB<IndexRecord, string>({ name: "index", ...PAYLOAD_ENCODING }),
-      bodies: root.openDB<BodyRecord, TimelineKey>({ name: "bodies", ...PAYLOAD_ENCODING, compression: { threshold: 256 } }),
+      bodies: root.openDB<BodyRecord, TimelineKey>({ name: "bodies", ...PAYLOAD_ENCODING }),
       runs: root.openDB<RunRow, RunKey>({ name: "runs", ...PAYLOAD_ENCODING }),
       early: root.openDB<EarlyRun, EarlyKey>({ name: "early", ...PAYLOAD_ENCODING }),
       links: root.openDB<true, LinkKey>({ name: "links" }),

@@ -16,7 +16,8 @@ export type RunKey = [receivedAt: number, eventId: string, n: number];
 export type EarlyKey = [eventId: string, n: number];
 /** kind: 0 replay, 1 child. */
 export type LinkKey = [id: string, kind: 0 | 1, receivedAt: number, other: string];
-export type ActivityKey = [bucketStart: number, task: string, source: string];
+/** writer: the tag of the process that counted (see applyNotes). */
+export type ActivityKey = [bucketStart: number, task: string, source: string, writer: string];
 /** received, succeeded, failed, dead, pending. */
 export type ActivityCounts = [number, number, number, number, number];
 /** The event's receivedAt: where its summary sits in the timeline. */
