@@ -2,6 +2,7 @@ import { expect } from "chai";
 import type { WebhookEvent } from "../../../src/index";
 import { EmbeddedStore } from "../../../src/store/embedded/embedded-store";
 import type { HistoryDbs } from "../../../src/store/embedded/history/history-env";
+import { decodeBody } from "../../../src/store/embedded/history/history-records";
 import { Collector, sleep, useApps, webhook } from "../../helpers/app";
 import { send } from "../../helpers/http-client";
 import { until } from "../../helpers/wait";
@@ -34,7 +35,7 @@ describe("EmbeddedStore history under an app", function () {
     expect((event.payload as WebhookEvent).body).to.deep.equal(JSON.parse(raw));
     expect((event.payload as WebhookEvent).headers["x-hub-signature-256"]).to.equal("[redacted]");
     expect(event.raw!.toString()).to.equal(raw);
-    expect(dbsOf(store).bodies.get([event.receivedAt, id])!.b, "the parsed body is left out").to.equal(1);
+    expect(decodeBody(dbsOf(store).timeline.get([event.receivedAt, id])!.b).b, "the parsed body is left out").to.equal(1);
     expect((await app.events.list({ search: "repository.full_name=octo/repo" })).events.map((e) => e.id)).to.deep.equal([id]);
   });
 

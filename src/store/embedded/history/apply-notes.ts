@@ -1,10 +1,7 @@
 import type { EventNote, RunNote } from "../../history";
 import type { HistoryDbs } from "./history-env";
 import {
-  bodyRecord,
-  CHILD,
   countSlot,
-  REPLAY,
   runRow,
   statusCode,
   summaryRecord,
@@ -77,9 +74,10 @@ function applyEvent(batch: Batch, note: EventNote): void {
   const at = note.receivedAt;
   const summary = summaryRecord(note);
   touched.set(note.id, { at, summary });
-  writes.push(dbs.index.put(note.id, at), dbs.bodies.put([at, note.id], bodyRecord(note)));
-  if (note.parentId !== undefined) writes.push(dbs.links.put([note.parentId, CHILD, at, note.id], true));
-  if (note.replayOf !== undefined) writes.push(dbs.links.put([note.replayOf, REPLAY, at, note.id], true));
+  writes.push(dbs.index.put(note.id, at));
+  // The parent (or original) keeps the link: usually in this batch already (the run that emitted a value is noted with it).
+  if (note.parentId !== undefined) link(batch, note.parentId, "c", note.id);
+  if (note.replayOf !== undefined) link(batch, note.replayOf, "y", note.id);
   const source = note.origin.kind === "webhook" ? note.origin.source : "";
   for (const d of summary.d) {
     const delta = deltaOf(batch, at, d[0], source);
@@ -89,24 +87,35 @@ function applyEvent(batch: Batch, note: EventNote): void {
   if (batch.earlyRuns) {
     // Runs noted before the event join it now, in the order noted.
     for (const { key, value } of dbs.early.getRange({ start: [note.id, 0], end: [note.id, Number.MAX_SAFE_INTEGER] })) {
-      addRun(batch, note.id, at, summary, value[0], value[1]);
+      addRun(batch, at, summary, value[0], value[1]);
       writes.push(dbs.early.remove(key));
     }
   }
 }
 
+/** Adds `id` to an event's children or replays; an event not written yet gets none (reads skip what is not kept anyway). */
+function link(batch: Batch, to: string, kind: "c" | "y", id: string): void {
+  const entry = touchedOrRead(batch, to);
+  if (entry === undefined) return;
+  (entry.summary[kind] ??= []).push(id);
+}
+
+function touchedOrRead(batch: Batch, id: string): Touched | undefined {
+  let entry = batch.touched.get(id);
+  if (entry === undefined) {
+    const at = batch.dbs.index.get(id);
+    const summary = at === undefined ? undefined : batch.dbs.timeline.get([at, id]);
+    if (at !== undefined && summary !== undefined) batch.touched.set(id, (entry = { at, summary }));
+  }
+  return entry;
+}
+
 function applyRun(batch: Batch, note: RunNote): void {
-  const { dbs, touched } = batch;
   const row = runRow(note.run);
   const status = statusCode(note.status);
-  let entry = touched.get(note.eventId);
-  if (entry === undefined) {
-    const at = dbs.index.get(note.eventId);
-    const summary = at === undefined ? undefined : dbs.timeline.get([at, note.eventId]);
-    if (at !== undefined && summary !== undefined) touched.set(note.eventId, (entry = { at, summary }));
-  }
+  const entry = touchedOrRead(batch, note.eventId);
   if (entry === undefined) return keepEarly(batch, note.eventId, row, status);
-  addRun(batch, note.eventId, entry.at, entry.summary, row, status);
+  addRun(batch, entry.at, entry.summary, row, status);
 }
 
 function keepEarly(batch: Batch, eventId: string, row: RunRow, status: number): void {
@@ -120,10 +129,9 @@ function keepEarly(batch: Batch, eventId: string, row: RunRow, status: number): 
   batch.earlyRuns = true;
 }
 
-/** Writes a run and updates its delivery in `summary` (written at the end of the batch). */
-function addRun(batch: Batch, id: string, at: number, summary: SummaryRecord, row: RunRow, status: number): void {
-  batch.writes.push(batch.dbs.runs.put([at, id, summary.r], row));
-  summary.r++;
+/** Adds a run to `summary` and updates its delivery (written at the end of the batch). */
+function addRun(batch: Batch, at: number, summary: SummaryRecord, row: RunRow, status: number): void {
+  summary.u.push(row);
   const task = row[0];
   const delivery = summary.d.find((d) => d[0] === task);
   if (!delivery) return;
