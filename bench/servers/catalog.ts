@@ -59,6 +59,15 @@ export const FRAMEWORK_PERSISTED: ServerKind = {
   config: { ack: "persisted", store: "embedded" },
 };
 
+/** FRAMEWORK_PERSISTED without the event history: its cost, side by side (opt-in). */
+export const FRAMEWORK_PERSISTED_NO_HISTORY: ServerKind = {
+  id: "framework-persisted-no-history",
+  label: "webhook-tasks ack=persisted (embedded store), history off",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "embedded", history: false },
+  optIn: true,
+};
+
 /** The durable mode with the journal turned off: every message a B-tree insert and delete (the engine before the journal). */
 export const FRAMEWORK_PERSISTED_BTREE: ServerKind = {
   id: "framework-persisted-btree",
@@ -139,6 +148,7 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   FRAMEWORK_RECEIVED,
   FRAMEWORK_RECEIVED_OBSERVED,
   FRAMEWORK_PERSISTED,
+  FRAMEWORK_PERSISTED_NO_HISTORY,
   FRAMEWORK_PERSISTED_BTREE,
   FRAMEWORK_POSTGRES,
   FRAMEWORK_POSTGRES_TWO,

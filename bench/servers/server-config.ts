@@ -43,6 +43,8 @@ export interface ServerConfig {
    * (no SDK). Without it, all three are off.
    */
   observe?: boolean;
+  /** Framework only: the event history (apps keep it by default); false turns it off. */
+  history?: boolean;
 }
 
 export interface ReadyLine {

@@ -1,0 +1,171 @@
+import type { ActivityRow, EventNote, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../../history";
+import { checkHistoryQuery } from "../../history-query";
+import type { Logger } from "../../../util/logger";
+import { randomBytes } from "node:crypto";
+import { StoreWriter } from "../store-writer";
+import { WriteHealth } from "../write-health";
+import { RateLimit } from "../../../util/rate-limit";
+import { applyNotes, type Touched } from "./apply-notes";
+import { summaryRecord, type SummaryRecord } from "./history-records";
+import { activityOf } from "./history-activity";
+import { entryCount, historyDatabases, historyExists, openHistoryEnvironment, type HistoryDbs } from "./history-env";
+import { pruneHistory } from "./history-prune";
+import { getEvent, listEvents } from "./history-reads";
+import { NoteWriter, type Note, type NoteWriterOptions } from "./note-writer";
+
+export interface EmbeddedHistoryHost {
+  /** The store's data directory. */
+  readonly dir: string;
+  readonly logger: Logger;
+  /** Whether the store is open: the history is used only then. */
+  isOpen(): boolean;
+  /** Throws the store's refusal when it is not open (reads on a closed store). */
+  requireOpen(): void;
+}
+
+/**
+ * The embedded store's event history, in its own LMDB environment under `<data dir>/history/`
+ * (history-env.ts), written behind the queues by a NoteWriter: one transaction per batch of
+ * notes, every `intervalMs` (200 ms) or as soon as `batchNotes` (1,000) wait. A crash (even
+ * SIGKILL) loses at most the notes of the batch not yet committed: those of the last interval.
+ * Queues and history never share a transaction, so an event is never lost with its note.
+ *
+ * Layout (named databases): `timeline` [receivedAt, id] → the whole event (origin, name, each
+ * delivery's status, attempts and last error, its runs, the ids of its children and replays,
+ * and its payload and raw bytes encoded apart), read backwards for newest-first pages and
+ * forwards for pruning; `index` id → receivedAt; `early` runs whose event is not written yet;
+ * `activity` [minute, task, source, writer] → counts by status, kept as runs move deliveries
+ * between statuses. A webhook body its raw bytes rebuild is written once, as those bytes.
+ * An event and the runs noted in the same batch are one write, and its index entry another.
+ *
+ * The environment is opened on first use: an app with the history off never creates it, and a
+ * process that only reads (the CLI on a directory an app runs on) finds no history rather than
+ * making an empty one. LMDB lets several processes read and write one environment at once
+ * (readers never wait), so the CLI reads the history while the app writes it.
+ */
+export class EmbeddedHistory implements HistoryStore {
+  private dbs: HistoryDbs | undefined;
+  /** lmdb's batch promise guarded, as for the queues' writes (see StoreWriter). */
+  private writes: StoreWriter | undefined;
+  /** This process's activity rows (see applyNotes). */
+  private readonly tag = randomBytes(4).toString("hex");
+  private readonly unencodable = new RateLimit();
+  /**
+   * The last batch's events as written (its summaries, runs and links): most runs are noted in
+   * the batch after their event's, and find it here instead of reading it back. Only this
+   * process's runs change a summary; another process (the CLI) only adds events and replay links.
+   */
+  private recent: ReadonlyMap<string, Touched> = new Map();
+  private readonly writer: NoteWriter;
+
+  constructor(
+    private readonly host: EmbeddedHistoryHost,
+    options?: NoteWriterOptions,
+  ) {
+    this.writer = new NoteWriter((notes) => this.write(notes), () => host.isOpen(), host.logger, options);
+  }
+
+  /**
+   * The record is made now (the payload encoded, its body checked against the raw bytes): the
+   * task that receives the same object may change it before the batch is written. A payload
+   * that cannot be encoded is logged and not kept; the caller is not told.
+   */
+  noteEvent(note: EventNote): void {
+    let record: SummaryRecord;
+    try {
+      record = summaryRecord(note);
+    } catch (error) {
+      const pass = this.unencodable.pass();
+      if (pass) this.host.logger.error({ err: error, eventId: note.id, suppressed: pass.suppressed }, "the event history cannot keep an event: its payload cannot be encoded");
+      return;
+    }
+    this.writer.add({ event: note, record });
+  }
+
+  noteRun(note: RunNote): void {
+    this.writer.add({ run: note });
+  }
+
+  flush(): Promise<void> {
+    return this.writer.flush();
+  }
+
+  async list(query: HistoryQuery = {}): Promise<HistoryPage> {
+    checkHistoryQuery(query);
+    return listEvents(this.forRead(), query);
+  }
+
+  async get(id: string): Promise<HistoryEvent | undefined> {
+    return getEvent(this.forRead(), id);
+  }
+
+  async activity(since: number, bucketMs: number): Promise<ActivityRow[]> {
+    return activityOf(this.forRead(), since, bucketMs);
+  }
+
+  async prune(before: number, maxEvents?: number): Promise<number> {
+    if (!Number.isFinite(before)) throw new TypeError(`before must be a time in milliseconds since the epoch, got ${String(before)}`);
+    if (maxEvents !== undefined && (!Number.isInteger(maxEvents) || maxEvents < 0)) throw new TypeError(`maxEvents must be a whole number of events, got ${String(maxEvents)}`);
+    const dbs = this.forRead();
+    if (dbs === undefined) return 0;
+    // Events pruned must not come back from the cache with a late run.
+    this.recent = new Map();
+    try {
+      return await pruneHistory(dbs, before, maxEvents);
+    } finally {
+      this.recent = new Map();
+    }
+  }
+
+  async size(): Promise<{ events: number; bytes: number }> {
+    const dbs = this.forRead();
+    if (dbs === undefined) return { events: 0, bytes: 0 };
+    let bytes = 0;
+    for (const db of historyDatabases(dbs)) {
+      const stats = db.getStats() as { pageSize?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number };
+      bytes += ((stats.treeBranchPageCount ?? 0) + (stats.treeLeafPageCount ?? 0) + (stats.overflowPages ?? 0)) * (stats.pageSize ?? 4096);
+    }
+    return { events: entryCount(dbs), bytes };
+  }
+
+  /** Writes what is pending and closes the environment (the store closes). Notes made later wait for it to open again. */
+  async close(): Promise<void> {
+    await this.writer.flush();
+    this.writer.stop();
+    const dbs = this.dbs;
+    this.dbs = undefined;
+    this.writes = undefined;
+    this.recent = new Map();
+    if (dbs) await dbs.root.close();
+  }
+
+  private async write(notes: readonly Note[]): Promise<void> {
+    if (this.dbs === undefined) {
+      const dbs = openHistoryEnvironment(this.host.dir);
+      this.dbs = dbs;
+      this.writes = new StoreWriter(dbs.root, new WriteHealth(() => undefined));
+    }
+    const dbs = this.dbs;
+    const recent = this.recent;
+    // Used once: on failure the batch is tried again from what is on disk.
+    this.recent = new Map();
+    let touched: Map<string, Touched> | undefined;
+    // Every write's promise is held (Promise.all): a failed commit rejects them all, handled here.
+    await this.writes!.run(() => {
+      const batch = applyNotes(dbs, notes, this.tag, recent);
+      touched = batch.touched;
+      return Promise.all(batch.writes);
+    });
+    this.recent = touched!;
+  }
+
+  /** The environment, opened when it exists; undefined when no history was ever written here. */
+  private forRead(): HistoryDbs | undefined {
+    this.host.requireOpen();
+    if (this.dbs === undefined && historyExists(this.host.dir)) {
+      this.dbs = openHistoryEnvironment(this.host.dir);
+      this.writes = new StoreWriter(this.dbs.root, new WriteHealth(() => undefined));
+    }
+    return this.dbs;
+  }
+}
