@@ -81,15 +81,16 @@ const MIGRATIONS: readonly Migration[] = [
       -- No foreign keys between the three: replicas write their notes each in its own batches,
       -- so a run may be written before its event (the other replica's batch is still waiting).
       CREATE TABLE $schema.history_events (
-        id text PRIMARY KEY,
+        -- Ids and names compare as bytes ("C"): the order the other engines list in, and cheaper.
+        id text COLLATE "C" PRIMARY KEY,
         -- ms since the epoch.
         received_at double precision NOT NULL,
         -- A webhook source's label, or the queue a task emitted to (one of the two).
-        source text,
-        queue text,
+        source text COLLATE "C",
+        queue text COLLATE "C",
         name text,
-        parent_id text,
-        replay_of text,
+        parent_id text COLLATE "C",
+        replay_of text COLLATE "C",
         trace_id text,
         payload jsonb,
         raw bytea
@@ -108,8 +109,8 @@ const MIGRATIONS: readonly Migration[] = [
 
       -- One row per task an event was handed to; where it stands comes from its latest run.
       CREATE TABLE $schema.history_deliveries (
-        event_id text NOT NULL,
-        task text NOT NULL,
+        event_id text COLLATE "C" NOT NULL,
+        task text COLLATE "C" NOT NULL,
         queue text NOT NULL,
         message_id text NOT NULL,
         received_at double precision NOT NULL,
@@ -119,8 +120,8 @@ const MIGRATIONS: readonly Migration[] = [
 
       -- Insert-only: a delivery's status is its latest run's (none yet: pending).
       CREATE TABLE $schema.history_runs (
-        event_id text NOT NULL,
-        task text NOT NULL,
+        event_id text COLLATE "C" NOT NULL,
+        task text COLLATE "C" NOT NULL,
         attempt integer NOT NULL,
         started_at double precision NOT NULL,
         duration_ms double precision NOT NULL,
@@ -140,7 +141,7 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX history_runs_by_time ON $schema.history_runs USING brin (started_at);
 
       CREATE TABLE $schema.paused_tasks (
-        task text PRIMARY KEY,
+        task text COLLATE "C" PRIMARY KEY,
         paused_at timestamptz NOT NULL DEFAULT now()
       );
     `,

@@ -40,7 +40,7 @@ export function deliveriesJsonSql(tables: HistoryTables, e: string): string {
       'status', coalesce(l.status, 1), 'attempts', (SELECT count(*) FROM ${runs} c WHERE c.event_id = d.event_id AND c.task = d.task),
       'lastError', l.error_message) ORDER BY d.task), '[]')
     FROM ${deliveries} d
-    LEFT JOIN LATERAL (SELECT r.status, r.error_message FROM ${runs} r WHERE r.event_id = d.event_id AND r.task = d.task
+    LEFT JOIN LATERAL (SELECT r.status, CASE WHEN r.outcome <> 'success' THEN r.error_message END AS error_message FROM ${runs} r WHERE r.event_id = d.event_id AND r.task = d.task
       ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1) l ON true
     WHERE d.event_id = ${e}.id)`;
 }
