@@ -27,6 +27,7 @@ async function serve(port: number): Promise<{ port: number; stop: () => Promise<
     store: store(),
     dataDir: config.dataDir,
     maxQueued: config.maxQueued,
+    ...(config.history === undefined ? {} : { history: config.history }),
     // Observed: metrics, refusal logs (pino, JSON lines to a sink) and spans through the
     // OpenTelemetry API with no SDK; otherwise all three off.
     ...(config.observe

@@ -40,6 +40,8 @@ export interface ServerConfig {
    * (no SDK). Without it, all three are off.
    */
   observe?: boolean;
+  /** Framework only: the event history (`history` option); default on, as in an app. */
+  history?: boolean;
 }
 
 export interface ReadyLine {

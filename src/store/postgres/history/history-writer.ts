@@ -5,7 +5,7 @@ import type { NoteRows } from "./note-rows";
 
 export interface HistoryWriterOptions {
   /** Writes one batch in one statement (the rows as json arrays). */
-  readonly write: (events: string, deliveries: string, runs: string) => Promise<void>;
+  readonly write: (events: string, runs: string) => Promise<void>;
   readonly log: ThrottledLog;
   readonly logger: Logger | undefined;
   /** How long a note may wait for others to share its statement (default 100 ms). */
@@ -206,15 +206,13 @@ export class HistoryWriter {
 
   private async send(rows: readonly NoteRows[]): Promise<void> {
     const events: string[] = [];
-    const deliveries: string[] = [];
     const runs: string[] = [];
     for (const r of rows) {
-      events.push(...r.events);
-      deliveries.push(...r.deliveries);
-      runs.push(...r.runs);
+      for (const e of r.events) events.push(e);
+      for (const e of r.runs) runs.push(e);
     }
     this.batches++;
-    await this.options.write(`[${events.join(",")}]`, `[${deliveries.join(",")}]`, `[${runs.join(",")}]`);
+    await this.options.write(`[${events.join(",")}]`, `[${runs.join(",")}]`);
   }
 
   private settle(seq: number): void {

@@ -9,10 +9,10 @@ export function summaryColumns(tables: HistoryTables, e: string): string {
 
 /**
  * One page of events, newest first, one more than the page so the caller knows whether there
- * is a next. With a task, the walk follows that task's index on the deliveries (newest first);
- * otherwise the events' time index (or the source's). The failed and dead filters start from
- * the runs in that state, which are few; the others check each event walked. Ids compare as
- * bytes (their columns are COLLATE "C"), as the other engines compare them.
+ * is a next: the events' time index walked backwards (or the source's), or the tasks' GIN
+ * index when that is cheaper. The failed and dead filters start from the runs in that state,
+ * which are few; the others check each event walked. Ids compare as bytes (their columns are
+ * COLLATE "C"), as the other engines compare them.
  */
 export function listEventsSql(tables: HistoryTables, query: HistoryQuery): { text: string; values: unknown[]; limit: number } {
   const checked = checkHistoryQuery(query);
@@ -22,33 +22,31 @@ export function listEventsSql(tables: HistoryTables, query: HistoryQuery): { tex
     values.push(value);
     return `$${values.length}::${cast}`;
   };
-  const { events, deliveries, runs } = tables;
+  const { events, runs } = tables;
   const where: string[] = [];
-  const byTask = checked.task !== undefined;
-  // The walk's time and id columns: the task's deliveries, or the events.
-  const [at, id] = byTask ? ["t.received_at", "t.event_id"] : ["e.received_at", "e.id"];
-  if (checked.task !== undefined) where.push(`t.task = ${param(checked.task, "text")}`);
+  let task: string | undefined;
+  if (checked.task !== undefined) {
+    task = param(checked.task, "text");
+    where.push(`e.tasks @> ARRAY[${task}]`);
+  }
   if (checked.source !== undefined) where.push(`e.source = ${param(checked.source, "text")}`);
-  if (checked.since !== undefined) where.push(`${at} >= ${param(checked.since, "float8")}`);
-  if (checked.until !== undefined) where.push(`${at} < ${param(checked.until, "float8")}`);
+  if (checked.since !== undefined) where.push(`e.received_at >= ${param(checked.since, "float8")}`);
+  if (checked.until !== undefined) where.push(`e.received_at < ${param(checked.until, "float8")}`);
   if (checked.after !== undefined) {
-    where.push(`(${at}, ${id}) < (${param(checked.after.receivedAt, "float8")}, ${param(checked.after.id, "text")})`);
+    where.push(`(e.received_at, e.id) < (${param(checked.after.receivedAt, "float8")}, ${param(checked.after.id, "text")})`);
   }
   if (checked.status !== undefined) {
     // A literal (from a checked status): the partial index on failed and dead runs is then usable.
     const code = STATUS_CODES[checked.status];
-    if (byTask) where.push(`${deliveryStatusSql(runs, "t")} = ${code}`);
-    else {
-      if (code >= 2) where.push(`e.id IN (SELECT u.event_id FROM ${runs} u WHERE u.status = ${code})`);
-      where.push(`EXISTS (SELECT 1 FROM ${deliveries} d WHERE d.event_id = e.id AND ${deliveryStatusSql(runs, "d")} = ${code})`);
-    }
+    if (code >= 2) where.push(`e.id IN (SELECT u.event_id FROM ${runs} u WHERE u.status = ${code})`);
+    if (task !== undefined) where.push(`${deliveryStatusSql(runs, "e.id", task)} = ${code}`);
+    else where.push(`EXISTS (SELECT 1 FROM unnest(e.tasks) AS d(task) WHERE ${deliveryStatusSql(runs, "e.id", "d.task")} = ${code})`);
   }
   if (checked.search !== undefined) where.push(searchSql(checked.search, param));
-  const from = byTask ? `${deliveries} t JOIN ${events} e ON e.id = t.event_id` : `${events} e`;
   const sql = `SELECT ${summaryColumns(tables, "e")}
-    FROM ${from}
+    FROM ${events} e
     ${where.length > 0 ? `WHERE ${where.join("\n      AND ")}` : ""}
-    ORDER BY ${at} DESC, ${id} DESC
+    ORDER BY e.received_at DESC, e.id DESC
     LIMIT ${param(limit + 1, "integer")}`;
   return { text: sql, values, limit };
 }

@@ -71,8 +71,8 @@ export class PostgresHistory implements HistoryStore {
       ...tuning,
       log: host.log,
       logger: host.logger,
-      write: async (events, deliveries, runs) => {
-        await host.write(this.sql.write, [events, deliveries, runs]);
+      write: async (events, runs) => {
+        await host.write(this.sql.write, [events, runs]);
       },
     });
   }
