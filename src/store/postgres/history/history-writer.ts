@@ -36,8 +36,9 @@ const LOST_LOG_MS = 5_000;
  * batch at a time. Notes are encoded only then, off the request's turn.
  *
  * When the database fails, the batch is tried again after a growing pause, `tries` times, then
- * dropped (a statement that ran out of time, or lost to a lock, is tried the same way); notes
- * keep queuing meanwhile up to `maxBuffered`, past which new ones are dropped.
+ * dropped with every note queued behind it (a statement that ran out of time, or lost to a
+ * lock, is tried the same way); notes keep queuing meanwhile up to `maxBuffered`, past which
+ * new ones are dropped.
  * Drops are counted (`lost`) and logged, at most a line every 5 s. A statement the server
  * refuses for its content is split: each note alone, dropping only the one refused. The queues
  * never wait for any of this: the writer has its own statements and never marks the store failing.
@@ -179,7 +180,12 @@ export class HistoryWriter {
       } catch (error) {
         if (refusesContent(error)) return this.writeOneByOne(batch, error);
         if (attempt >= tries || this.closing) {
-          this.dropped(batch.length, error, "history notes could not be written (the database fails); dropped");
+          // What is queued behind it would meet the same database: dropped too, so that a
+          // flush (or a stop) waits for one batch's tries, not for each batch's in turn.
+          const behind = this.buffer.length;
+          if (behind > 0) this.settle(this.buffer[behind - 1].seq);
+          this.buffer = [];
+          this.dropped(batch.length + behind, error, "history notes could not be written (the database fails); dropped");
           return;
         }
         this.options.log.failed("history", error, "cannot write history notes; trying again");
