@@ -1,4 +1,5 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
+import { handedOnForm } from "../payload-codec";
 import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, isPast, matchesDeliveries, matchesSearch, newestFirst, worstStatus } from "../history-query";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
@@ -16,8 +17,10 @@ interface Kept {
  * the history. Beyond `maxEvents` the oldest go, in that same background step.
  */
 export class MemoryHistory implements HistoryStore {
-  /** Oldest first, by receipt time then id: lists walk it from the end. */
+  /** Oldest first, by receipt time then id, once sorted: lists walk it from the end. */
   private readonly ordered: Kept[] = [];
+  /** An event arrived out of order (same millisecond, smaller id; a slow writer): sort before reading. */
+  private unsorted = false;
   private readonly byId = new Map<string, Kept>();
   /** Runs by event id, in the order noted; kept even before their event is known. */
   private readonly runs = new Map<string, RunNote[]>();
@@ -29,7 +32,8 @@ export class MemoryHistory implements HistoryStore {
   constructor(private readonly maxEvents: number = DEFAULT_MEMORY_HISTORY_EVENTS) {}
 
   noteEvent(note: EventNote): void {
-    this.pending.push(note);
+    // Copied now: the task that receives the same object may change it before the note is applied.
+    this.pending.push({ ...note, payload: snapshot(note.payload) });
     this.schedule();
   }
 
@@ -74,7 +78,8 @@ export class MemoryHistory implements HistoryStore {
     const runs = this.runs.get(id) ?? [];
     const event: HistoryEvent = {
       ...this.summary(note),
-      payload: note.payload,
+      // A copy: what the caller does to it stays with the caller.
+      payload: snapshot(note.payload),
       runs: runs.map((r) => r.run),
       replays: this.linked(this.replaysOf.get(id)),
       children: this.linked(this.childrenOf.get(id)),
@@ -137,7 +142,17 @@ export class MemoryHistory implements HistoryStore {
 
   /** Applies the notes made so far, then drops the oldest events beyond the bound (with some slack, so it is rare). */
   private apply(): void {
-    if (this.pending.length === 0) return;
+    if (this.pending.length > 0) this.applyPending();
+    this.sort();
+  }
+
+  private sort(): void {
+    if (!this.unsorted) return;
+    this.ordered.sort((a, b) => newestFirst(b.note, a.note));
+    this.unsorted = false;
+  }
+
+  private applyPending(): void {
     const notes = this.pending;
     this.pending = [];
     for (const note of notes) {
@@ -145,7 +160,10 @@ export class MemoryHistory implements HistoryStore {
       else this.addEvent(note);
     }
     const slack = Math.max(1, Math.floor(this.maxEvents / 10));
-    if (this.ordered.length > this.maxEvents + slack) this.removeOldest(this.ordered.length - this.maxEvents);
+    if (this.ordered.length > this.maxEvents + slack) {
+      this.sort();
+      this.removeOldest(this.ordered.length - this.maxEvents);
+    }
   }
 
   private addEvent(note: EventNote): void {
@@ -153,11 +171,10 @@ export class MemoryHistory implements HistoryStore {
     if (this.byId.has(note.id)) return;
     const kept: Kept = { note };
     this.byId.set(note.id, kept);
-    // Almost always the newest: found from the end.
-    let at = this.ordered.length;
-    while (at > 0 && newestFirst(this.ordered[at - 1].note, note) < 0) at--;
-    if (at === this.ordered.length) this.ordered.push(kept);
-    else this.ordered.splice(at, 0, kept);
+    // Appended: sorting waits for a read (nearly sorted, it is one quick pass then).
+    const last = this.ordered[this.ordered.length - 1];
+    if (last !== undefined && newestFirst(last.note, note) < 0) this.unsorted = true;
+    this.ordered.push(kept);
     if (note.parentId !== undefined) link(this.childrenOf, note.parentId, note.id);
     if (note.replayOf !== undefined) link(this.replaysOf, note.replayOf, note.id);
   }
@@ -220,6 +237,15 @@ function unlink(index: Map<string, Set<string>>, from: string, to: string): void
   if (set === undefined) return;
   set.delete(to);
   if (set.size === 0) index.delete(from);
+}
+
+/** The payload as it is now (plain data copied in one walk, anything else through the codec); as it is when it cannot be copied. */
+function snapshot(payload: unknown): unknown {
+  try {
+    return handedOnForm(payload, "payload");
+  } catch {
+    return payload;
+  }
 }
 
 /** About what the event would take written out: its raw bytes, its payload as JSON, some overhead. */
