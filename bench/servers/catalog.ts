@@ -84,6 +84,15 @@ export const FRAMEWORK_POSTGRES: ServerKind = {
   config: { ack: "persisted", store: "postgres" },
 };
 
+/** framework-postgres with the event history off (`history: false`): what recording it costs, side by side. */
+export const FRAMEWORK_POSTGRES_NO_HISTORY: ServerKind = {
+  id: "framework-postgres-nohistory",
+  label: "webhook-tasks ack=persisted (PostgreSQL, history off)",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "postgres", history: false },
+  optIn: true,
+};
+
 /** Two app processes (replicas) on one port and one PostgreSQL schema: their combined req/s. */
 export const FRAMEWORK_POSTGRES_TWO: ServerKind = {
   id: "framework-postgres-x2",
@@ -151,6 +160,7 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   FRAMEWORK_PERSISTED_NO_HISTORY,
   FRAMEWORK_PERSISTED_BTREE,
   FRAMEWORK_POSTGRES,
+  FRAMEWORK_POSTGRES_NO_HISTORY,
   FRAMEWORK_POSTGRES_TWO,
   FRAMEWORK_POSTGRES_UNPREPARED,
   PGBOSS,

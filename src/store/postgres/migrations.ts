@@ -74,6 +74,72 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX state_expiry ON $schema.state (expires_at) WHERE expires_at IS NOT NULL;
     `,
   },
+  {
+    version: 2,
+    name: "event history, paused tasks",
+    sql: `
+      -- No foreign key between the two: replicas write their notes each in its own batches, so a
+      -- run may be written before its event (the other replica's batch is still waiting).
+      CREATE TABLE $schema.history_events (
+        -- Ids and names compare as bytes ("C"): the order the other engines list in, and cheaper.
+        id text COLLATE "C" PRIMARY KEY,
+        -- ms since the epoch.
+        received_at double precision NOT NULL,
+        -- A webhook source's label, or the queue a task emitted to (one of the two).
+        source text COLLATE "C",
+        queue text COLLATE "C",
+        name text,
+        parent_id text COLLATE "C",
+        replay_of text COLLATE "C",
+        trace_id text,
+        -- Its deliveries, one per task it was handed to, as three arrays of the same length (no
+        -- row of their own: a delivery's status comes from its latest run).
+        tasks text[] NOT NULL,
+        queues text[] NOT NULL,
+        message_ids text[] NOT NULL,
+        payload jsonb,
+        raw bytea
+      );
+      -- Newest-first paging (scanned backwards), pruning oldest first, activity since a time.
+      CREATE INDEX history_events_by_time ON $schema.history_events (received_at, id);
+      CREATE INDEX history_events_by_source ON $schema.history_events (source, received_at, id) WHERE source IS NOT NULL;
+      CREATE INDEX history_events_by_task ON $schema.history_events USING gin (tasks);
+      CREATE INDEX history_events_by_parent ON $schema.history_events (parent_id) WHERE parent_id IS NOT NULL;
+      CREATE INDEX history_events_by_replayed ON $schema.history_events (replay_of) WHERE replay_of IS NOT NULL;
+      -- Search by a header's value, whatever its name (a delivery id): the values as a jsonb array.
+      -- A body field search has no index: one GIN entry per field of every body would cost more
+      -- than all the rest of an event's row; it walks the events newest first instead.
+      CREATE INDEX history_events_by_header ON $schema.history_events
+        USING gin (jsonb_path_query_array(payload -> 'headers', '$.*[*]') jsonb_path_ops) WHERE source IS NOT NULL;
+
+      -- Insert-only: a delivery's status is its latest run's (none yet: pending).
+      CREATE TABLE $schema.history_runs (
+        event_id text COLLATE "C" NOT NULL,
+        task text COLLATE "C" NOT NULL,
+        attempt integer NOT NULL,
+        started_at double precision NOT NULL,
+        duration_ms double precision NOT NULL,
+        outcome text NOT NULL,
+        -- 0 succeeded, 1 pending, 2 failed, 3 dead: the larger, the worse.
+        status smallint NOT NULL,
+        error_type text,
+        error_message text,
+        error_stack text,
+        emitted text[],
+        -- Also makes a batch written twice (its commit's reply lost) write each run once.
+        PRIMARY KEY (event_id, task, started_at, attempt)
+      );
+      -- Failed and dead runs are few: the status filter starts from them.
+      CREATE INDEX history_runs_unsettled ON $schema.history_runs (status, event_id) WHERE status >= 2;
+      -- Runs whose event was never written (a replica died before its batch): pruned by age.
+      CREATE INDEX history_runs_by_time ON $schema.history_runs USING brin (started_at);
+
+      CREATE TABLE $schema.paused_tasks (
+        task text COLLATE "C" PRIMARY KEY,
+        paused_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
