@@ -306,7 +306,7 @@ export class CoreApp {
         const logger = subscribers.length === 1 ? subscribers[0].logger : this.logger.child({ source: name });
         // A source given more tasks keeps reading the markers its lone task wrote before.
         const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
-        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier), {
+        source.attach(this.observability.wrapInbox(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier)), {
           listeners: this.listeners,
           trustProxy: this.options.trustProxy,
           logger,
