@@ -1,0 +1,96 @@
+import { DEFAULT_REPLAY_RATE, replayEvent, replayMatching } from "../app/event-replay";
+import type { HistoryStore } from "../store/history";
+import { HistoryQueryError } from "../store/history-query";
+import type { Store } from "../store/store";
+import { targetOf } from "./app-argument";
+import { openAppStore, storeLocation, type AppStoreTarget } from "./app-store";
+import { parseEventsArgs, type EventsRequest } from "./events-args";
+import { eventDetails, eventJson, eventsTable, summaryJson } from "./events-print";
+import type { Output } from "./output";
+import { UsageError } from "./usage";
+
+/**
+ * `events list|show|replay`: the event history of an app (or of a store named with --store),
+ * read from its store without the app running or its code imported (with --store), and
+ * replays queued straight into the store's queues, which the app's tasks take when it runs.
+ */
+export async function eventsCommand(args: readonly string[], output: Output): Promise<number> {
+  const request = parseEventsArgs(args);
+  const target = await targetOf(request.app);
+  refuseWithoutHistory(target);
+  const store = await openAppStore(target);
+  try {
+    const history = store.history;
+    if (history === undefined) throw new Error(`${target.label}: its ${store.engine} store at ${storeLocation(target)} keeps no event history`);
+    return await operate(store, history, request, output);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Before opening anything: a memory store's history is in its process, and an app may have turned it off. */
+function refuseWithoutHistory(target: AppStoreTarget): void {
+  if (target.store === "memory") {
+    throw new Error(`${target.label} uses the memory store: its event history lives only inside the running process; read it there with app.events, or use a durable store (store: embedded, or a postgres:// URL)`);
+  }
+  if (target.historyOff === true) {
+    throw new Error(`${target.label} has its event history off (history: false): no event is kept to list, show or replay; turn it on to keep them`);
+  }
+}
+
+/** Carries out a request on an open store's history; returns the exit code. */
+export async function operate(store: Store, history: HistoryStore, request: EventsRequest, output: Output): Promise<number> {
+  try {
+    return await carryOut(store, history, request, output);
+  } catch (error) {
+    // A value the history refuses (a cursor it never gave) is the command line's fault.
+    if (error instanceof HistoryQueryError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+async function carryOut(store: Store, history: HistoryStore, request: EventsRequest, output: Output): Promise<number> {
+  switch (request.action) {
+    case "list": {
+      const page = await history.list(request.query);
+      if (request.json) output.out(JSON.stringify({ events: page.events.map(summaryJson), ...(page.next === undefined ? {} : { next: page.next }) }, null, 2));
+      else for (const line of eventsTable(page)) output.out(line);
+      return 0;
+    }
+    case "show": {
+      const event = await history.get(request.id);
+      if (event === undefined) return notFound(request.id, output);
+      if (request.json) output.out(JSON.stringify(eventJson(event), null, 2));
+      else for (const line of eventDetails(event)) output.out(line);
+      return 0;
+    }
+    case "replay": {
+      if ((await history.get(request.id)) === undefined) return notFound(request.id, output);
+      const result = await replayEvent({ store, history }, request.id, { task: request.task });
+      if (request.json) output.out(JSON.stringify(result));
+      else output.out(`replayed ${result.replayOf} as ${result.id} for ${plural(result.tasks.length, "task")} ${result.tasks.join(", ")} (run when the app runs)`);
+      return 0;
+    }
+    case "bulk-replay": {
+      const rate = request.ratePerSecond ?? DEFAULT_REPLAY_RATE;
+      const say = (count: number): void => {
+        if (!request.json && count > 0) output.out(`replaying ${plural(count, "event")}, at most ${rate} a second (about ${Math.ceil(count / rate)}s)`);
+      };
+      const result = await replayMatching({ store, history }, request.filter, { task: request.task, dryRun: request.dryRun, ratePerSecond: rate }, say);
+      if (request.json) output.out(JSON.stringify(result));
+      else if (result.dryRun) output.out(`would replay ${plural(result.matched, "event")} (dry run: nothing queued)`);
+      else if (result.matched === 0) output.out("no events match: nothing replayed");
+      else output.out(`replayed ${result.queued} of ${plural(result.matched, "event")} (their tasks run them when the app runs)`);
+      return 0;
+    }
+  }
+}
+
+function notFound(id: string, output: Output): number {
+  output.err(`error: no event with id ${id} in the history (it may have been pruned, or never accepted)`);
+  return 1;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
