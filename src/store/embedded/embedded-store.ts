@@ -32,6 +32,9 @@ import { SettleOperations } from "./settle-operations";
 import { silentLogger, type Logger } from "../../util/logger";
 import { QueueWatchers } from "../queue-watchers";
 import { StoreOpenError } from "./store-open-error";
+import { EmbeddedHistory } from "./history/embedded-history";
+import type { NoteWriterOptions } from "./history/note-writer";
+import { EmbeddedPauses } from "./embedded-pauses";
 
 export interface EmbeddedStoreOptions {
   /** Directory of the data files; created when missing. */
@@ -64,6 +67,8 @@ export interface EmbeddedStoreOptions {
   readonly reserveBytes?: number;
   /** Where the store reports what it finds wrong on disk (damaged segments, a lost directory). */
   readonly logger?: Logger;
+  /** How the event history's notes are batched (see NoteWriter): every 200 ms, or at 1,000 notes. */
+  readonly historyWrites?: NoteWriterOptions;
 }
 
 const ignore = (): void => undefined;
@@ -88,6 +93,9 @@ export class EmbeddedStore implements Store {
   readonly engine = "embedded";
   readonly durable = true;
   readonly deadLetters: DeadLetterStore;
+  /** Kept in `<dir>/history/`, written behind the queues (see EmbeddedHistory). */
+  readonly history: EmbeddedHistory;
+  readonly pauses: EmbeddedPauses;
 
   private readonly dir: string;
   private readonly maxQueued: number;
@@ -136,6 +144,11 @@ export class EmbeddedStore implements Store {
     };
     this.queues = new QueueOperations(host);
     this.settling = new SettleOperations(host, this.queues);
+    this.history = new EmbeddedHistory(
+      { dir: this.dir, logger: this.logger, isOpen: () => this.opened !== undefined, requireOpen: () => void this.require() },
+      options.historyWrites,
+    );
+    this.pauses = new EmbeddedPauses(host);
     this.deadLetters = new EmbeddedDeadLetters({
       use: () => this.require(),
       requeue: (queue, message) => this.queues.requeue(queue, message),
@@ -171,6 +184,9 @@ export class EmbeddedStore implements Store {
   }
 
   async close(): Promise<void> {
+    // The history's last notes are written while the store is still open.
+    await this.history.close().catch((error: unknown) => this.logger.error({ err: error }, "the event history could not be closed cleanly"));
+    this.pauses.stop();
     this.wanted = false;
     if (this.sweeper) clearInterval(this.sweeper);
     this.sweeper = undefined;

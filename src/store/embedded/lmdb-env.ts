@@ -27,6 +27,8 @@ export interface EmbeddedDbs {
   readonly expiry: Database<true, ExpiryKey>;
   /** Small bookkeeping values (the health probe). */
   readonly meta: Database<number, string>;
+  /** Paused tasks by name. */
+  readonly paused: Database<true, string>;
 }
 
 /**
@@ -58,6 +60,7 @@ export function openEnvironment(dir: string): EmbeddedDbs {
       state: root.openDB<StateRecord, StateKey>({ name: "state" }),
       expiry: root.openDB<true, ExpiryKey>({ name: "expiry" }),
       meta: root.openDB<number, string>({ name: "meta" }),
+      paused: root.openDB<true, string>({ name: "paused" }),
     };
   } catch (error) {
     void root.close();
@@ -67,5 +70,5 @@ export function openEnvironment(dir: string): EmbeddedDbs {
 
 /** Every named database, for size accounting. */
 export function allDatabases(dbs: EmbeddedDbs): Database[] {
-  return [dbs.ready, dbs.delayed, dbs.heads, dbs.blocked, dbs.dead, dbs.state, dbs.expiry, dbs.meta] as unknown as Database[];
+  return [dbs.ready, dbs.delayed, dbs.heads, dbs.blocked, dbs.dead, dbs.state, dbs.expiry, dbs.meta, dbs.paused] as unknown as Database[];
 }

@@ -1,0 +1,115 @@
+import type { ActivityRow, EventNote, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../../history";
+import { checkHistoryQuery } from "../../history-query";
+import type { Logger } from "../../../util/logger";
+import { applyNotes } from "./apply-notes";
+import { activityOf } from "./history-activity";
+import { entryCount, historyDatabases, historyExists, openHistoryEnvironment, type HistoryDbs } from "./history-env";
+import { pruneHistory } from "./history-prune";
+import { getEvent, listEvents } from "./history-reads";
+import { NoteWriter, type Note, type NoteWriterOptions } from "./note-writer";
+
+export interface EmbeddedHistoryHost {
+  /** The store's data directory. */
+  readonly dir: string;
+  readonly logger: Logger;
+  /** Whether the store is open: the history is used only then. */
+  isOpen(): boolean;
+  /** Throws the store's refusal when it is not open (reads on a closed store). */
+  requireOpen(): void;
+}
+
+/**
+ * The embedded store's event history, in its own LMDB environment under `<data dir>/history/`
+ * (history-env.ts), written behind the queues by a NoteWriter: one transaction per batch of
+ * notes, every `intervalMs` (200 ms) or as soon as `batchNotes` (1,000) wait. A crash (even
+ * SIGKILL) loses at most the notes of the batch not yet committed: those of the last interval.
+ * Queues and history never share a transaction, so an event is never lost with its note.
+ *
+ * Layout (named databases): `timeline` [receivedAt, id] → summary (origin, name, links, each
+ * delivery's status, attempts and last error), read backwards for newest-first pages and
+ * forwards for pruning; `index` id → receivedAt; `bodies` id → payload and raw bytes (a webhook
+ * body its raw bytes rebuild is written once, as those bytes); `runs` [id, n]; `early` runs
+ * whose event is not written yet; `links` [id, replay|child, receivedAt, other]; `activity`
+ * [minute, task, source] → counts by status, kept as runs move deliveries between statuses.
+ *
+ * The environment is opened on first use: an app with the history off never creates it, and a
+ * process that only reads (the CLI on a directory an app runs on) finds no history rather than
+ * making an empty one. LMDB lets several processes read and write one environment at once
+ * (readers never wait), so the CLI reads the history while the app writes it.
+ */
+export class EmbeddedHistory implements HistoryStore {
+  private dbs: HistoryDbs | undefined;
+  private readonly writer: NoteWriter;
+
+  constructor(
+    private readonly host: EmbeddedHistoryHost,
+    options?: NoteWriterOptions,
+  ) {
+    this.writer = new NoteWriter((notes) => this.write(notes), () => host.isOpen(), host.logger, options);
+  }
+
+  noteEvent(note: EventNote): void {
+    this.writer.add({ event: note });
+  }
+
+  noteRun(note: RunNote): void {
+    this.writer.add({ run: note });
+  }
+
+  flush(): Promise<void> {
+    return this.writer.flush();
+  }
+
+  async list(query: HistoryQuery = {}): Promise<HistoryPage> {
+    checkHistoryQuery(query);
+    return listEvents(this.forRead(), query);
+  }
+
+  async get(id: string): Promise<HistoryEvent | undefined> {
+    return getEvent(this.forRead(), id);
+  }
+
+  async activity(since: number, bucketMs: number): Promise<ActivityRow[]> {
+    return activityOf(this.forRead(), since, bucketMs);
+  }
+
+  async prune(before: number, maxEvents?: number): Promise<number> {
+    if (!Number.isFinite(before)) throw new TypeError(`before must be a time in milliseconds since the epoch, got ${String(before)}`);
+    if (maxEvents !== undefined && (!Number.isInteger(maxEvents) || maxEvents < 0)) throw new TypeError(`maxEvents must be a whole number of events, got ${String(maxEvents)}`);
+    const dbs = this.forRead();
+    if (dbs === undefined) return 0;
+    return pruneHistory(dbs, before, maxEvents);
+  }
+
+  async size(): Promise<{ events: number; bytes: number }> {
+    const dbs = this.forRead();
+    if (dbs === undefined) return { events: 0, bytes: 0 };
+    let bytes = 0;
+    for (const db of historyDatabases(dbs)) {
+      const stats = db.getStats() as { pageSize?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number };
+      bytes += ((stats.treeBranchPageCount ?? 0) + (stats.treeLeafPageCount ?? 0) + (stats.overflowPages ?? 0)) * (stats.pageSize ?? 4096);
+    }
+    return { events: entryCount(dbs), bytes };
+  }
+
+  /** Writes what is pending and closes the environment (the store closes). Notes made later wait for it to open again. */
+  async close(): Promise<void> {
+    await this.writer.flush();
+    this.writer.stop();
+    const dbs = this.dbs;
+    this.dbs = undefined;
+    if (dbs) await dbs.root.close();
+  }
+
+  private async write(notes: readonly Note[]): Promise<void> {
+    const dbs = (this.dbs ??= openHistoryEnvironment(this.host.dir));
+    await dbs.root.transaction(() => applyNotes(dbs, notes));
+  }
+
+  /** The environment, opened when it exists; undefined when no history was ever written here. */
+  private forRead(): HistoryDbs | undefined {
+    this.host.requireOpen();
+    if (this.dbs === undefined && historyExists(this.host.dir)) this.dbs = openHistoryEnvironment(this.host.dir);
+    return this.dbs;
+  }
+}

@@ -1,0 +1,162 @@
+import type { EventNote, RunNote } from "../../history";
+import { RateLimit } from "../../../util/rate-limit";
+import type { Logger } from "../../../util/logger";
+
+export type Note = { readonly event: EventNote; readonly run?: undefined } | { readonly run: RunNote; readonly event?: undefined };
+
+export interface NoteWriterOptions {
+  /** Longest a note waits before its batch is written (default 200 ms): what a crash may lose. */
+  readonly intervalMs?: number;
+  /** A batch is written at once when this many notes wait (default 1,000), and holds at most this many. */
+  readonly batchNotes?: number;
+  /** Notes kept while writing fails (default 100,000); past it the oldest are dropped, and logged. */
+  readonly maxPending?: number;
+}
+
+/** How often a failed batch is tried before its notes are dropped. */
+const ATTEMPTS = 3;
+
+/**
+ * Write-behind for the history's notes. `add` only appends to an array: nothing on the request
+ * path or in a run waits for the history. Notes go out in batches, one transaction each, when
+ * `batchNotes` wait or `intervalMs` after the first one, one batch at a time. A failed batch is
+ * logged (at most one line per 5 seconds) and tried again with the next; nothing is thrown.
+ */
+export class NoteWriter {
+  private pending: Note[] = [];
+  /** Attempts already made on the first notes of `pending` (a batch put back after a failure). */
+  private failedAttempts = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private draining: Promise<void> | undefined;
+  /** Notes added so far, and notes written or given up on: `flush` waits for the second to reach the first. */
+  private added = 0;
+  private settled = 0;
+  private waiters: { readonly upTo: number; readonly resolve: () => void }[] = [];
+  private readonly failureLog = new RateLimit();
+  private readonly dropLog = new RateLimit();
+  private dropped = 0;
+  private readonly intervalMs: number;
+  private readonly batchNotes: number;
+  private readonly maxPending: number;
+
+  constructor(
+    private readonly write: (notes: readonly Note[]) => Promise<void>,
+    private readonly canWrite: () => boolean,
+    private readonly logger: Logger,
+    options: NoteWriterOptions = {},
+  ) {
+    this.intervalMs = options.intervalMs ?? 200;
+    this.batchNotes = options.batchNotes ?? 1_000;
+    this.maxPending = options.maxPending ?? 100_000;
+  }
+
+  add(note: Note): void {
+    this.added++;
+    if (this.pending.length >= this.maxPending) this.drop(1);
+    this.pending.push(note);
+    this.schedule();
+  }
+
+  /** Resolves once every note added before the call was written (or given up on after failures). */
+  flush(): Promise<void> {
+    if (this.settled >= this.added) return Promise.resolve();
+    const upTo = this.added;
+    const done = new Promise<void>((resolve) => this.waiters.push({ upTo, resolve }));
+    this.clearTimer();
+    void this.drain();
+    return done;
+  }
+
+  /** Stops the timer; pending notes stay for a later `flush` (the store reopened). */
+  stop(): void {
+    this.clearTimer();
+  }
+
+  private schedule(): void {
+    if (this.draining) return; // the drain loop takes what comes in meanwhile
+    if (this.pending.length >= this.batchNotes) {
+      this.clearTimer();
+      void this.drain();
+      return;
+    }
+    if (this.timer === undefined) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.drain();
+      }, this.intervalMs);
+      this.timer.unref();
+    }
+  }
+
+  private drain(): Promise<void> {
+    this.draining ??= this.drainLoop().finally(() => {
+      this.draining = undefined;
+      if (this.pending.length > 0 && this.canWrite()) this.schedule();
+    });
+    return this.draining;
+  }
+
+  private async drainLoop(): Promise<void> {
+    while (this.pending.length > 0) {
+      if (!this.canWrite()) {
+        // The store is closed: the notes wait for it to open again; flush() does not hang on them.
+        this.settleWaiters(this.added);
+        return;
+      }
+      const batch = this.pending.splice(0, this.batchNotes);
+      try {
+        await this.write(batch);
+        this.failedAttempts = 0;
+        this.settle(batch.length);
+      } catch (error) {
+        this.failed(batch, error);
+        return; // tried again at the next interval
+      }
+    }
+  }
+
+  private failed(batch: Note[], error: unknown): void {
+    const attempts = ++this.failedAttempts;
+    const pass = this.failureLog.pass();
+    if (pass) {
+      this.logger.error(
+        { err: error, notes: batch.length, attempt: attempts, suppressed: pass.suppressed },
+        attempts >= ATTEMPTS ? "the event history could not write a batch of notes and drops it; the queues are not affected" : "the event history could not write a batch of notes; trying again",
+      );
+    }
+    if (attempts >= ATTEMPTS) {
+      this.failedAttempts = 0;
+      this.dropped += batch.length;
+      this.settle(batch.length);
+      return;
+    }
+    // Put back in front, and counted as settled for flush(): it was tried.
+    this.pending.unshift(...batch);
+    this.settleWaiters(this.added);
+  }
+
+  private drop(count: number): void {
+    this.pending.splice(0, count);
+    this.dropped += count;
+    this.settle(count);
+    const pass = this.dropLog.pass();
+    if (pass) this.logger.error({ dropped: this.dropped, maxPending: this.maxPending }, "the event history is not being written and holds too many notes: the oldest are dropped");
+  }
+
+  private settle(count: number): void {
+    this.settled += count;
+    this.settleWaiters(this.settled);
+  }
+
+  private settleWaiters(upTo: number): void {
+    if (this.waiters.length === 0) return;
+    const ready = this.waiters.filter((w) => w.upTo <= upTo);
+    this.waiters = this.waiters.filter((w) => w.upTo > upTo);
+    for (const w of ready) w.resolve();
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
