@@ -74,6 +74,77 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX state_expiry ON $schema.state (expires_at) WHERE expires_at IS NOT NULL;
     `,
   },
+  {
+    version: 2,
+    name: "event history, paused tasks",
+    sql: `
+      -- No foreign keys between the three: replicas write their notes each in its own batches,
+      -- so a run may be written before its event (the other replica's batch is still waiting).
+      CREATE TABLE $schema.history_events (
+        id text PRIMARY KEY,
+        -- ms since the epoch.
+        received_at double precision NOT NULL,
+        -- A webhook source's label, or the queue a task emitted to (one of the two).
+        source text,
+        queue text,
+        name text,
+        parent_id text,
+        replay_of text,
+        trace_id text,
+        payload jsonb,
+        raw bytea
+      );
+      -- Newest-first paging (scanned backwards), pruning oldest first, activity since a time.
+      CREATE INDEX history_events_by_time ON $schema.history_events (received_at, id);
+      CREATE INDEX history_events_by_source ON $schema.history_events (source, received_at, id) WHERE source IS NOT NULL;
+      CREATE INDEX history_events_by_parent ON $schema.history_events (parent_id) WHERE parent_id IS NOT NULL;
+      CREATE INDEX history_events_by_replayed ON $schema.history_events (replay_of) WHERE replay_of IS NOT NULL;
+      -- Search by a header's value, whatever its name: the values as a jsonb array.
+      CREATE INDEX history_events_by_header ON $schema.history_events
+        USING gin (jsonb_path_query_array(payload -> 'headers', '$.*[*]') jsonb_path_ops) WHERE source IS NOT NULL;
+      -- Search by a body field (containment narrows, #>> decides).
+      CREATE INDEX history_events_by_body ON $schema.history_events
+        USING gin ((CASE WHEN source IS NULL THEN payload ELSE payload -> 'body' END) jsonb_path_ops);
+
+      -- One row per task an event was handed to; where it stands comes from its latest run.
+      CREATE TABLE $schema.history_deliveries (
+        event_id text NOT NULL,
+        task text NOT NULL,
+        queue text NOT NULL,
+        message_id text NOT NULL,
+        received_at double precision NOT NULL,
+        PRIMARY KEY (event_id, task)
+      );
+      CREATE INDEX history_deliveries_by_task ON $schema.history_deliveries (task, received_at, event_id);
+
+      -- Insert-only: a delivery's status is its latest run's (none yet: pending).
+      CREATE TABLE $schema.history_runs (
+        event_id text NOT NULL,
+        task text NOT NULL,
+        attempt integer NOT NULL,
+        started_at double precision NOT NULL,
+        duration_ms double precision NOT NULL,
+        outcome text NOT NULL,
+        -- 0 succeeded, 1 pending, 2 failed, 3 dead: the larger, the worse.
+        status smallint NOT NULL,
+        error_type text,
+        error_message text,
+        error_stack text,
+        emitted text[],
+        -- Also makes a batch written twice (its commit's reply lost) write each run once.
+        PRIMARY KEY (event_id, task, started_at, attempt)
+      );
+      -- Failed and dead runs are few: the status filter starts from them.
+      CREATE INDEX history_runs_unsettled ON $schema.history_runs (status, event_id) WHERE status >= 2;
+      -- Runs whose event was never written (a replica died before its batch): pruned by age.
+      CREATE INDEX history_runs_by_time ON $schema.history_runs USING brin (started_at);
+
+      CREATE TABLE $schema.paused_tasks (
+        task text PRIMARY KEY,
+        paused_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -9,6 +9,9 @@ export interface NotificationListenerOptions {
   readonly token: string;
   /** Another process made work available in `queue`. */
   readonly onQueue: (queue: string) => void;
+  /** Another process paused or resumed a task (its payload is its token then `pausesNotice`). */
+  readonly onPauses?: () => void;
+  readonly pausesNotice?: string;
   /** Listening again after a gap in which notifications may have been missed. */
   readonly onRelistening: () => void;
   readonly log: ThrottledLog;
@@ -71,6 +74,11 @@ export class NotificationListener {
       current.on("end", () => this.lost(current, new Error("the listening connection ended")));
       current.on("notification", (message) => {
         if (message.channel !== channel || message.payload === undefined) return;
+        const { pausesNotice, onPauses } = this.options;
+        if (pausesNotice !== undefined && message.payload.endsWith(pausesNotice) && !message.payload.includes("\n")) {
+          if (message.payload !== token + pausesNotice) onPauses?.();
+          return;
+        }
         const newline = message.payload.indexOf("\n");
         if (newline < 0 || message.payload.slice(0, newline) === token) return;
         this.options.onQueue(message.payload.slice(newline + 1));

@@ -1,5 +1,6 @@
 import type { Logger } from "../../util/logger";
 import { credentialsMisread } from "./url-credentials";
+import type { HistoryWriterTuning } from "./history/postgres-history";
 
 /** A connection string naming a PostgreSQL database: the store spec that selects this engine. */
 export type PostgresUrl = `postgres://${string}` | `postgresql://${string}`;
@@ -75,6 +76,12 @@ export interface PostgresStoreOptions {
    * transaction mode before 1.21, or without `max_prepared_statements`).
    */
   readonly preparedStatements?: boolean;
+  /**
+   * How the event history's notes are written: batched every `delayMs` (default 100 ms), at most
+   * `maxBatchNotes` (1,000) per statement, at most `maxBuffered` (50,000) waiting, each batch
+   * tried `tries` times (5) while the database fails before it is dropped.
+   */
+  readonly historyWriter?: HistoryWriterTuning;
 }
 
 export interface ResolvedPostgresOptions {
@@ -92,6 +99,7 @@ export interface ResolvedPostgresOptions {
   readonly sweepIntervalMs: number;
   readonly probeIntervalMs: number;
   readonly preparedStatements: boolean;
+  readonly historyWriter: HistoryWriterTuning | undefined;
 }
 
 export const DEFAULT_POSTGRES_SCHEMA = "webhook_tasks";
@@ -195,7 +203,19 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedP
     sweepIntervalMs: positive("sweepIntervalMs"),
     probeIntervalMs: positive("probeIntervalMs"),
     preparedStatements,
+    historyWriter: historyWriterTuning(options.historyWriter),
   };
+}
+
+function historyWriterTuning(tuning: HistoryWriterTuning | undefined): HistoryWriterTuning | undefined {
+  if (tuning === undefined) return undefined;
+  if (typeof tuning !== "object" || tuning === null) throw new TypeError("PostgresStore: historyWriter must be an object");
+  for (const [key, value] of Object.entries(tuning)) {
+    if (!["delayMs", "maxBatchNotes", "maxBatchChars", "maxBuffered", "tries", "retryMs"].includes(key)) throw new TypeError(`PostgresStore: historyWriter has no option "${key}"`);
+    const min = key === "delayMs" || key === "retryMs" ? 0 : 1;
+    if (typeof value !== "number" || !Number.isInteger(value) || value < min) throw new TypeError(`PostgresStore: historyWriter.${key} must be an integer of ${min} or more`);
+  }
+  return tuning;
 }
 
 /** An unreadable URL is not shown: where it breaks is unknown, so any part of it may be the password. */

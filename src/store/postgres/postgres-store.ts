@@ -23,6 +23,8 @@ import { ThrottledLog } from "./throttled-log";
 import { storableText } from "./storable-text";
 import { retryTransient } from "./transient-retry";
 import { QueueWatchers } from "../queue-watchers";
+import { PostgresHistory } from "./history/postgres-history";
+import { PAUSES_NOTICE, PostgresPauses } from "./history/postgres-pauses";
 
 const ignore = (): void => undefined;
 
@@ -46,6 +48,10 @@ export class PostgresStore implements Store {
   readonly engine = "postgres";
   readonly durable = true;
   readonly deadLetters: PostgresDeadLetters;
+  /** The event history, in tables every replica shares; notes are written in the background. */
+  readonly history: PostgresHistory;
+  /** Paused tasks, told to every replica through the schema's notifications. */
+  readonly pauses: PostgresPauses;
 
   private readonly options: ResolvedPostgresOptions;
   private pool: PostgresPool;
@@ -104,6 +110,21 @@ export class PostgresStore implements Store {
         this.notify(queue);
       },
     });
+    this.history = new PostgresHistory(
+      {
+        schema,
+        run: (text, values) => this.run(text, values),
+        write: (text, values) => this.writeHistory(text, values),
+        connect: () => {
+          this.require();
+          return this.pool.connect();
+        },
+        log: this.log,
+        logger,
+      },
+      this.options.historyWriter,
+    );
+    this.pauses = new PostgresPauses({ schema, run: (text, values) => this.run(text, values), channel: this.channel, token: this.token });
   }
 
   /** The store's own pool (a new one at each open: `close` ends it). */
@@ -163,7 +184,12 @@ export class PostgresStore implements Store {
       log: this.log,
       statementTimeoutMs: this.queryTimeoutMs,
       onQueue: (queue) => this.notify(queue),
-      onRelistening: () => this.notifyAll(),
+      onPauses: () => this.pauses.changed(),
+      pausesNotice: PAUSES_NOTICE,
+      onRelistening: () => {
+        this.notifyAll();
+        this.pauses.changed();
+      },
     });
     this.listener.start();
   }
@@ -179,6 +205,8 @@ export class PostgresStore implements Store {
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
     this.probe.stop();
+    // History notes still queued get one try (they never hold the close up for long).
+    await this.history.close();
     await this.writes.idle();
     if (this.held.size > 0 && this.migrated && this.health.failure === undefined) {
       await this.query(this.claims.surrender(), [this.channel, this.token, this.held.seqs()]).catch(ignore);
@@ -477,6 +505,16 @@ export class PostgresStore implements Store {
       if (this.wanted) this.health.failed(error);
       throw unavailableError(error);
     }
+  }
+
+  /**
+   * The history writer's statement: on the pool, prepared, retried when it lost to a concurrent
+   * transaction, and never marking the store failing (the history must not stop the queues).
+   */
+  private async writeHistory(text: string, values: unknown[]): Promise<PostgresQueryResult> {
+    if (!this.wanted || !this.migrated) throw new Error("the store is not open");
+    const name = this.options.preparedStatements ? statementName(text) : undefined;
+    return retryTransient(() => this.pool.query({ text, values, name, query_timeout: this.queryTimeoutMs }));
   }
 
   private require(): void {

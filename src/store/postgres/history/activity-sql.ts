@@ -1,0 +1,21 @@
+import { deliveryStatusSql, type HistoryTables } from "./history-tables";
+
+/**
+ * Per task, source and time bucket (aligned on the epoch), counts of the deliveries of events
+ * received since $1, by status. Parameters: since (ms), bucket width (ms).
+ */
+export function activitySql(tables: HistoryTables): string {
+  const { events, deliveries, runs } = tables;
+  return `SELECT d.task, e.source, floor(e.received_at / $2::float8) * $2::float8 AS bucket,
+      count(*) AS received,
+      count(*) FILTER (WHERE s.status = 0) AS succeeded,
+      count(*) FILTER (WHERE s.status = 1) AS pending,
+      count(*) FILTER (WHERE s.status = 2) AS failed,
+      count(*) FILTER (WHERE s.status = 3) AS dead
+    FROM ${events} e
+    JOIN ${deliveries} d ON d.event_id = e.id
+    CROSS JOIN LATERAL (SELECT ${deliveryStatusSql(runs, "d")} AS status) s
+    WHERE e.received_at >= $1::float8
+    GROUP BY d.task, e.source, bucket
+    ORDER BY bucket, d.task, e.source`;
+}

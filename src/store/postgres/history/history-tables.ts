@@ -1,0 +1,46 @@
+import type { DeliveryStatus, RunOutcome } from "../../history";
+
+/** The history's table names in one schema, quoted. */
+export interface HistoryTables {
+  readonly events: string;
+  readonly deliveries: string;
+  readonly runs: string;
+}
+
+export function historyTables(schema: string): HistoryTables {
+  const q = `"${schema}"`;
+  return { events: `${q}.history_events`, deliveries: `${q}.history_deliveries`, runs: `${q}.history_runs` };
+}
+
+/** A status as stored: the larger, the worse (an event shows its worst delivery's). */
+export const STATUS_CODES: Readonly<Record<DeliveryStatus, number>> = { succeeded: 0, pending: 1, failed: 2, dead: 3 };
+const STATUS_NAMES: readonly DeliveryStatus[] = ["succeeded", "pending", "failed", "dead"];
+
+export function statusName(code: unknown): DeliveryStatus {
+  return STATUS_NAMES[Number(code)] ?? "pending";
+}
+
+export const RUN_OUTCOMES: readonly RunOutcome[] = ["success", "retry", "dead_letter", "timeout"];
+
+/**
+ * The status of delivery `d` (a row of the deliveries table): its latest run's, by end time,
+ * or pending while it has none. Served by the runs' primary key (event_id, task, ...).
+ */
+export function deliveryStatusSql(runs: string, d: string): string {
+  return `coalesce((SELECT r.status FROM ${runs} r WHERE r.event_id = ${d}.event_id AND r.task = ${d}.task ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1), 1)`;
+}
+
+/**
+ * The deliveries of event `e` as a json array: task, queue, message id, status, runs so far and
+ * the latest run's error message.
+ */
+export function deliveriesJsonSql(tables: HistoryTables, e: string): string {
+  const { deliveries, runs } = tables;
+  return `(SELECT coalesce(json_agg(json_build_object('task', d.task, 'queue', d.queue, 'messageId', d.message_id,
+      'status', coalesce(l.status, 1), 'attempts', (SELECT count(*) FROM ${runs} c WHERE c.event_id = d.event_id AND c.task = d.task),
+      'lastError', l.error_message) ORDER BY d.task), '[]')
+    FROM ${deliveries} d
+    LEFT JOIN LATERAL (SELECT r.status, r.error_message FROM ${runs} r WHERE r.event_id = d.event_id AND r.task = d.task
+      ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1) l ON true
+    WHERE d.event_id = ${e}.id)`;
+}

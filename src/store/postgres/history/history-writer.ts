@@ -1,0 +1,259 @@
+import { isTransient } from "../transient-retry";
+import { isUnavailable } from "../postgres-errors";
+import type { ThrottledLog } from "../throttled-log";
+import type { Logger } from "../../../util/logger";
+import type { NoteRows } from "./note-rows";
+
+export interface HistoryWriterOptions {
+  /** Writes one batch in one statement (the rows as json arrays). */
+  readonly write: (events: string, deliveries: string, runs: string) => Promise<void>;
+  readonly log: ThrottledLog;
+  readonly logger: Logger | undefined;
+  /** How long a note may wait for others to share its statement (default 100 ms). */
+  readonly delayMs?: number;
+  /** Most notes in one statement (default 1,000). */
+  readonly maxBatchNotes?: number;
+  /** Most characters of JSON in one statement (default 8 MB). */
+  readonly maxBatchChars?: number;
+  /** Most notes waiting; past it new notes are dropped and counted (default 50,000). */
+  readonly maxBuffered?: number;
+  /** Tries of one batch while the database fails, before it is dropped (default 5, about 15 s). */
+  readonly tries?: number;
+  /** First pause between tries, doubled each time up to 8 s (default 500 ms). */
+  readonly retryMs?: number;
+}
+
+interface Buffered {
+  readonly seq: number;
+  /** Encodes the note: called when its batch is made, off the caller's turn. */
+  readonly rows: () => NoteRows;
+}
+
+const LOST_LOG_MS = 5_000;
+
+/**
+ * The history's background writer. A note is queued in memory and returns at once; every
+ * `delayMs` (or as soon as a batch is full) the queued notes are written by one statement, one
+ * batch at a time. Notes are encoded only then, off the request's turn.
+ *
+ * When the database fails, the batch is tried again after a growing pause, `tries` times, then
+ * dropped; notes keep queuing meanwhile up to `maxBuffered`, past which new ones are dropped.
+ * Drops are counted (`lost`) and logged, at most a line every 5 s. A statement the server
+ * refuses for its content is split: each note alone, dropping only the one refused. The queues
+ * never wait for any of this: the writer has its own statements and never marks the store failing.
+ */
+export class HistoryWriter {
+  private buffer: Buffered[] = [];
+  private seq = 0;
+  private settledSeq = 0;
+  private waiters: Array<{ readonly seq: number; readonly resolve: () => void }> = [];
+  private timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> | undefined;
+  private sleeping: { readonly timer: NodeJS.Timeout; readonly wake: () => void } | undefined;
+  private closing = false;
+  private lostUnlogged = 0;
+  private lastLostLog = 0;
+  /** Notes dropped so far (database down past the tries, buffer full, or refused). */
+  lost = 0;
+  /** Statements written so far. */
+  batches = 0;
+
+  private readonly delayMs: number;
+  private readonly maxBatchNotes: number;
+  private readonly maxBatchChars: number;
+  private readonly maxBuffered: number;
+  private readonly tries: number;
+  private readonly retryMs: number;
+
+  constructor(private readonly options: HistoryWriterOptions) {
+    this.delayMs = options.delayMs ?? 100;
+    this.maxBatchNotes = options.maxBatchNotes ?? 1_000;
+    this.maxBatchChars = options.maxBatchChars ?? 8 * 1024 * 1024;
+    this.maxBuffered = options.maxBuffered ?? 50_000;
+    this.tries = options.tries ?? 5;
+    this.retryMs = options.retryMs ?? 500;
+  }
+
+  /** Notes waiting to be written. */
+  get pending(): number {
+    return this.buffer.length;
+  }
+
+  /** Queues a note; `rows` is called when its batch is made. Never throws. */
+  add(rows: () => NoteRows): void {
+    if (this.buffer.length >= this.maxBuffered) {
+      this.dropped(1, undefined, "the history's write buffer is full (the database is slow or down); notes dropped");
+      return;
+    }
+    this.buffer.push({ seq: ++this.seq, rows });
+    if (this.buffer.length >= this.maxBatchNotes) this.start();
+    else this.schedule();
+  }
+
+  /** Resolves once every note queued before the call is written or dropped. */
+  flush(): Promise<void> {
+    const target = this.seq;
+    if (this.settledSeq >= target) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.waiters.push({ seq: target, resolve });
+      this.start();
+    });
+  }
+
+  /** Stops the tries: what is queued gets one try now, then anything left is dropped. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.sleeping?.wake();
+    await this.writing;
+    if (this.buffer.length > 0) this.start();
+    await this.writing;
+    this.closing = false;
+  }
+
+  private schedule(): void {
+    if (this.timer || this.writing) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.start();
+    }, this.delayMs);
+    this.timer.unref();
+  }
+
+  private start(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.writing) return;
+    this.writing = this.drain().finally(() => {
+      this.writing = undefined;
+      // Notes that came while the last batch was written wait for the next round.
+      if (this.buffer.length > 0 && !this.closing) this.schedule();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.buffer.length > 0) {
+      const { batch, lastSeq } = this.take();
+      await this.writeBatch(batch);
+      this.settle(lastSeq);
+      const wanted = this.waiters.length > 0 || this.closing || this.buffer.length >= this.maxBatchNotes;
+      if (!wanted) return;
+    }
+  }
+
+  /** The next batch off the front of the buffer, and the last note it settles (encoded or not). */
+  private take(): { batch: NoteRows[]; lastSeq: number } {
+    const batch: NoteRows[] = [];
+    let chars = 0;
+    let n = 0;
+    while (n < this.buffer.length && batch.length < this.maxBatchNotes) {
+      let rows: NoteRows;
+      try {
+        rows = this.buffer[n].rows();
+      } catch (error) {
+        // Not encodable (a cyclic payload): that note alone is lost.
+        n++;
+        this.dropped(1, error, "a history note could not be encoded; dropped");
+        continue;
+      }
+      if (batch.length > 0 && chars + rows.size > this.maxBatchChars) break;
+      chars += rows.size;
+      batch.push(rows);
+      n++;
+    }
+    const lastSeq = this.buffer[n - 1].seq;
+    this.buffer.splice(0, n);
+    return { batch, lastSeq };
+  }
+
+  private async writeBatch(batch: readonly NoteRows[]): Promise<void> {
+    if (batch.length === 0) return;
+    const tries = this.closing ? 1 : this.tries;
+    let pause = this.retryMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.send(batch);
+        this.options.log.recovered("history", "history notes are written again");
+        return;
+      } catch (error) {
+        if (!isUnavailable(error) && !isTransient(error)) return this.writeOneByOne(batch, error);
+        if (attempt >= tries || this.closing) {
+          this.dropped(batch.length, error, "history notes could not be written (the database fails); dropped");
+          return;
+        }
+        this.options.log.failed("history", error, "cannot write history notes; trying again");
+        await this.sleep(pause);
+        pause = Math.min(pause * 2, 8_000);
+      }
+    }
+  }
+
+  /** The server refused the batch for what it holds: each note alone, so that one bad note loses only itself. */
+  private async writeOneByOne(batch: readonly NoteRows[], first: unknown): Promise<void> {
+    if (batch.length === 1) {
+      this.dropped(1, first, "the database refused a history note; dropped");
+      return;
+    }
+    for (const rows of batch) {
+      try {
+        await this.send([rows]);
+      } catch (error) {
+        this.dropped(1, error, "the database refused a history note; dropped");
+      }
+    }
+  }
+
+  private async send(rows: readonly NoteRows[]): Promise<void> {
+    const events: string[] = [];
+    const deliveries: string[] = [];
+    const runs: string[] = [];
+    for (const r of rows) {
+      events.push(...r.events);
+      deliveries.push(...r.deliveries);
+      runs.push(...r.runs);
+    }
+    this.batches++;
+    await this.options.write(`[${events.join(",")}]`, `[${deliveries.join(",")}]`, `[${runs.join(",")}]`);
+  }
+
+  private settle(seq: number): void {
+    this.settledSeq = Math.max(this.settledSeq, seq);
+    const still: typeof this.waiters = [];
+    for (const waiter of this.waiters) {
+      if (waiter.seq <= this.settledSeq) waiter.resolve();
+      else still.push(waiter);
+    }
+    this.waiters = still;
+  }
+
+  private dropped(n: number, error: unknown, message: string): void {
+    this.lost += n;
+    this.lostUnlogged += n;
+    const now = Date.now();
+    if (now - this.lastLostLog < LOST_LOG_MS) return;
+    this.lastLostLog = now;
+    const fields: Record<string, unknown> = { store: "postgres", kind: "history", lost: this.lostUnlogged, lostSoFar: this.lost };
+    if (error !== undefined) fields.error = error instanceof Error ? error.message : String(error);
+    this.lostUnlogged = 0;
+    this.options.logger?.error(fields, message);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.sleeping = undefined;
+        resolve();
+      }, ms);
+      timer.unref();
+      this.sleeping = {
+        timer,
+        wake: () => {
+          clearTimeout(timer);
+          this.sleeping = undefined;
+          resolve();
+        },
+      };
+    });
+  }
+}

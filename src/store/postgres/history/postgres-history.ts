@@ -1,0 +1,274 @@
+import type {
+  ActivityRow,
+  DeliveryView,
+  EventNote,
+  EventOrigin,
+  EventSummary,
+  HistoryEvent,
+  HistoryPage,
+  HistoryQuery,
+  HistoryStore,
+  RunNote,
+  RunOutcome,
+  RunRecord,
+} from "../../history";
+import type { Logger } from "../../../util/logger";
+import type { PostgresPoolClient, PostgresQueryResult } from "../postgres-options";
+import type { ThrottledLog } from "../throttled-log";
+import { activitySql } from "./activity-sql";
+import { getEventSql } from "./get-event-sql";
+import { encodeCursor } from "./history-cursor";
+import { revivedJson } from "./history-json";
+import { historyTables, statusName, type HistoryTables } from "./history-tables";
+import { HistoryWriter, type HistoryWriterOptions } from "./history-writer";
+import { listEventsSql } from "./list-events-sql";
+import { eventRows, runRows } from "./note-rows";
+import { countEventsSql, historySizeSql, pruneOldestSql, pruneOlderSql, pruneOrphanRunsSql } from "./prune-sql";
+import { writeNotesSql } from "./write-notes-sql";
+
+export interface PostgresHistoryHost {
+  readonly schema: string;
+  /** Reads and pruning: through the store (refused while it is not open). */
+  readonly run: (text: string, values: unknown[]) => Promise<PostgresQueryResult>;
+  /** The writer's statement: straight to the pool, never marking the store failing. */
+  readonly write: (text: string, values: unknown[]) => Promise<PostgresQueryResult>;
+  /** A connection for the count bound's short transaction. */
+  readonly connect: () => Promise<PostgresPoolClient>;
+  readonly log: ThrottledLog;
+  readonly logger: Logger | undefined;
+}
+
+/** Tuning of the background writer (see HistoryWriter). */
+export type HistoryWriterTuning = Omit<HistoryWriterOptions, "write" | "log" | "logger">;
+
+/** Rows one pruning statement deletes: short statements, short locks, whatever the backlog. */
+const PRUNE_BATCH = 1_000;
+
+/**
+ * The event history in three tables of the store's schema, shared by every replica: what one
+ * accepted is listed, shown and replayed from any other. Notes go through a background writer
+ * (batches of one statement each); reads and pruning are plain statements.
+ */
+export class PostgresHistory implements HistoryStore {
+  private readonly tables: HistoryTables;
+  private readonly writer: HistoryWriter;
+  private readonly sql: { readonly write: string; readonly get: string; readonly activity: string; readonly older: string; readonly oldest: string; readonly orphans: string };
+
+  constructor(
+    private readonly host: PostgresHistoryHost,
+    tuning: HistoryWriterTuning = {},
+  ) {
+    this.tables = historyTables(host.schema);
+    this.sql = {
+      write: writeNotesSql(this.tables),
+      get: getEventSql(this.tables),
+      activity: activitySql(this.tables),
+      older: pruneOlderSql(this.tables),
+      oldest: pruneOldestSql(this.tables),
+      orphans: pruneOrphanRunsSql(this.tables),
+    };
+    this.writer = new HistoryWriter({
+      ...tuning,
+      log: host.log,
+      logger: host.logger,
+      write: async (events, deliveries, runs) => {
+        await host.write(this.sql.write, [events, deliveries, runs]);
+      },
+    });
+  }
+
+  /** Notes dropped so far, and statements written (for tests and benchmarks). */
+  get writes(): { readonly lost: number; readonly batches: number; readonly pending: number } {
+    return { lost: this.writer.lost, batches: this.writer.batches, pending: this.writer.pending };
+  }
+
+  noteEvent(note: EventNote): void {
+    this.writer.add(() => eventRows(note));
+  }
+
+  noteRun(note: RunNote): void {
+    this.writer.add(() => runRows(note));
+  }
+
+  flush(): Promise<void> {
+    return this.writer.flush();
+  }
+
+  /** Gives what is queued one try, then drops the rest (the store is closing). */
+  close(): Promise<void> {
+    return this.writer.close();
+  }
+
+  async list(query: HistoryQuery): Promise<HistoryPage> {
+    const { text, values, limit } = listEventsSql(this.tables, query ?? {});
+    const { rows } = await this.host.run(text, values);
+    const events = rows.slice(0, limit).map(summaryOf);
+    if (rows.length <= limit) return { events };
+    const last = events[events.length - 1];
+    return { events, next: encodeCursor({ receivedAt: last.receivedAt, id: last.id }) };
+  }
+
+  async get(id: string): Promise<HistoryEvent | undefined> {
+    if (typeof id !== "string") throw new TypeError(`history: an event id must be a string, got ${typeof id}`);
+    const { rows } = await this.host.run(this.sql.get, [id]);
+    if (rows.length === 0) return undefined;
+    const row = rows[0];
+    const summary = summaryOf(row);
+    const event: HistoryEvent = {
+      ...summary,
+      payload: revivedJson(row.payload),
+      runs: (row.runs as RunRow[]).map(runOf),
+      replays: row.replays as string[],
+      children: row.children as string[],
+    };
+    return withOptional(withOptional(event, "raw", row.raw === null ? undefined : (row.raw as Buffer)), "traceId", optionalText(row.trace_id));
+  }
+
+  async activity(since: number, bucketMs: number): Promise<ActivityRow[]> {
+    if (!Number.isFinite(since)) throw new TypeError(`history: since must be a time in ms since the epoch, got ${String(since)}`);
+    if (!(Number.isFinite(bucketMs) && bucketMs > 0)) throw new TypeError(`history: bucketMs must be a positive number of milliseconds, got ${String(bucketMs)}`);
+    const { rows } = await this.host.run(this.sql.activity, [since, bucketMs]);
+    return rows.map((row) => {
+      const out: ActivityRow = {
+        task: row.task as string,
+        bucketStart: Number(row.bucket),
+        received: Number(row.received),
+        succeeded: Number(row.succeeded),
+        failed: Number(row.failed),
+        dead: Number(row.dead),
+        pending: Number(row.pending),
+      };
+      return withOptional(out, "source", optionalText(row.source));
+    });
+  }
+
+  /**
+   * In batches of PRUNE_BATCH rows, oldest first: events received before `before` (replicas
+   * pruning at once take different rows), then, when `maxEvents` is given, the oldest beyond it
+   * (one replica at a time, under an advisory lock; another that finds it taken skips), then
+   * runs left without their event.
+   */
+  async prune(before: number, maxEvents?: number): Promise<number> {
+    if (!Number.isFinite(before)) throw new TypeError(`history: prune's before must be a time in ms since the epoch, got ${String(before)}`);
+    if (maxEvents !== undefined && !(Number.isInteger(maxEvents) && maxEvents >= 0)) {
+      throw new TypeError(`history: maxEvents must be a whole number of 0 or more, got ${String(maxEvents)}`);
+    }
+    let removed = 0;
+    for (;;) {
+      const n = await this.count(this.sql.older, [before, PRUNE_BATCH]);
+      removed += n;
+      if (n < PRUNE_BATCH) break;
+    }
+    if (maxEvents !== undefined) removed += await this.pruneBeyond(maxEvents);
+    for (;;) {
+      const { rowCount } = await this.host.run(this.sql.orphans, [before, PRUNE_BATCH]);
+      if ((rowCount ?? 0) < PRUNE_BATCH) break;
+    }
+    return removed;
+  }
+
+  async size(): Promise<{ readonly events: number; readonly bytes: number }> {
+    const { rows } = await this.host.run(historySizeSql(this.tables), []);
+    return { events: Number(rows[0].events), bytes: Number(rows[0].bytes) };
+  }
+
+  private async pruneBeyond(maxEvents: number): Promise<number> {
+    const client = await this.host.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query({ text: "BEGIN ISOLATION LEVEL READ COMMITTED" });
+      try {
+        const { rows } = await client.query({
+          text: "SELECT pg_try_advisory_xact_lock(hashtext('webhook-tasks history count bound'), hashtext($1)) AS got",
+          values: [this.host.schema],
+        });
+        let removed = 0;
+        if (rows[0].got === true) {
+          // Counted after the lock: no other replica deletes meanwhile, so none deletes twice.
+          const { rows: counted } = await client.query({ text: countEventsSql(this.tables) });
+          let excess = Number(counted[0].n) - maxEvents;
+          while (excess > 0) {
+            const { rows: gone } = await client.query({ text: this.sql.oldest, values: [Math.min(excess, PRUNE_BATCH)] });
+            const n = Number(gone[0].n);
+            if (n === 0) break;
+            removed += n;
+            excess -= n;
+          }
+        }
+        await client.query({ text: "COMMIT" });
+        return removed;
+      } catch (error) {
+        await client.query({ text: "ROLLBACK" }).catch((rollback: unknown) => {
+          broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+        });
+        throw error;
+      }
+    } catch (error) {
+      broken ??= error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async count(text: string, values: unknown[]): Promise<number> {
+    const { rows } = await this.host.run(text, values);
+    return Number(rows[0].n);
+  }
+}
+
+interface DeliveryRow {
+  readonly task: string;
+  readonly queue: string;
+  readonly messageId: string;
+  readonly status: number;
+  readonly attempts: number;
+  readonly lastError: string | null;
+}
+
+interface RunRow {
+  readonly task: string;
+  readonly attempt: number;
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly outcome: RunOutcome;
+  readonly errorType: string | null;
+  readonly errorMessage: string | null;
+  readonly errorStack: string | null;
+  readonly emitted: string[] | null;
+}
+
+function summaryOf(row: Record<string, unknown>): EventSummary {
+  const deliveries = (row.deliveries as DeliveryRow[]).map((d): DeliveryView => {
+    const status = statusName(d.status);
+    const view: DeliveryView = { task: d.task, queue: d.queue, messageId: d.messageId, status, attempts: Number(d.attempts) };
+    return withOptional(view, "lastError", status === "failed" || status === "dead" ? (d.lastError ?? undefined) : undefined);
+  });
+  // The worst of the deliveries' statuses (codes rise with how bad it is).
+  const worst = deliveries.reduce((code, d) => Math.max(code, STATUS_RANK[d.status]), -1);
+  const origin: EventOrigin = row.source !== null ? { kind: "webhook", source: row.source as string } : { kind: "queue", queue: (row.queue as string | null) ?? "" };
+  let summary: EventSummary = { id: row.id as string, origin, receivedAt: Number(row.received_at), status: worst < 0 ? "pending" : statusName(worst), deliveries };
+  summary = withOptional(summary, "name", optionalText(row.name));
+  summary = withOptional(summary, "parentId", optionalText(row.parent_id));
+  return withOptional(summary, "replayOf", optionalText(row.replay_of));
+}
+
+const STATUS_RANK = { succeeded: 0, pending: 1, failed: 2, dead: 3 } as const;
+
+function runOf(row: RunRow): RunRecord {
+  let run: RunRecord = { task: row.task, attempt: row.attempt, startedAt: row.startedAt, durationMs: row.durationMs, outcome: row.outcome };
+  if (row.errorType !== null || row.errorMessage !== null) {
+    const error = withOptional({ type: row.errorType ?? "Error", message: row.errorMessage ?? "" }, "stack", row.errorStack ?? undefined);
+    run = { ...run, error };
+  }
+  return withOptional(run, "emitted", row.emitted ?? undefined);
+}
+
+function optionalText(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+/** `object` with `key` set only when `value` is defined: absent fields stay absent (deep equality in tests, JSON output). */
+function withOptional<T extends object, K extends string, V>(object: T, key: K, value: V | undefined): T {
+  return value === undefined ? object : { ...object, [key]: value };
+}
