@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import type { ReplayFilter } from "../app/events-api";
 import { DELIVERY_STATUSES, type DeliveryStatus, type HistoryQuery } from "../store/history";
-import { MAX_LIST_LIMIT } from "../store/history-query";
+import { decodeCursor, HistoryQueryError, MAX_LIST_LIMIT } from "../store/history-query";
 import { APP_OPTIONS, APP_USAGE, appRefOf, type AppRef } from "./app-argument";
 import { parseTimeFlag } from "./time-flag";
 import { UsageError } from "./usage";
@@ -63,7 +63,7 @@ export function parseEventsArgs(args: readonly string[], now: number = Date.now(
     const query: HistoryQuery = {
       ...filterOf(values, now),
       ...(values.limit === undefined ? {} : { limit: integerFlag("limit", values.limit, 1, MAX_LIST_LIMIT) }),
-      ...(values.cursor === undefined ? {} : { cursor: nonEmpty("cursor", values.cursor) }),
+      ...(values.cursor === undefined ? {} : { cursor: cursorFlag(values.cursor) }),
     };
     return { action, query, json, app };
   }
@@ -134,6 +134,17 @@ function positiveNumber(flag: string, value: string): number {
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag} ${JSON.stringify(value)}: a number above 0 (events a second)`);
   return n;
+}
+
+/** Every engine's cursor has the one form history-query.ts gives it: a typo is caught before any store is opened. */
+function cursorFlag(value: string): string {
+  try {
+    decodeCursor(nonEmpty("cursor", value));
+  } catch (error) {
+    if (error instanceof HistoryQueryError) throw new UsageError(`--${error.message}`);
+    throw error;
+  }
+  return value;
 }
 
 function nonEmpty(flag: string, value: string | undefined): string {

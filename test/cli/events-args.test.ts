@@ -11,16 +11,17 @@ function capture(): Output & { outLines: string[]; errLines: string[] } {
 }
 
 const NOW = Date.parse("2026-11-25T12:00:00Z");
+const CURSOR = Buffer.from(JSON.stringify([NOW, "evt-9"])).toString("base64url");
 
 describe("CLI events: flags", () => {
   it("list takes every filter of the history's query, times as ISO or spans before now", () => {
     const request = parseEventsArgs(
-      ["list", "--source", "orders", "--task", "invoice", "--status", "dead", "--since", "2d", "--until", "2026-11-25T11:00:00Z", "--search", "repository.full_name=octo/repo", "--limit", "20", "--cursor", "abc", "--json", "--store", "/data"],
+      ["list", "--source", "orders", "--task", "invoice", "--status", "dead", "--since", "2d", "--until", "2026-11-25T11:00:00Z", "--search", "repository.full_name=octo/repo", "--limit", "20", "--cursor", CURSOR, "--json", "--store", "/data"],
       NOW,
     );
     expect(request).to.deep.equal({
       action: "list",
-      query: { source: "orders", task: "invoice", status: "dead", since: NOW - 2 * 86_400_000, until: Date.parse("2026-11-25T11:00:00Z"), search: "repository.full_name=octo/repo", limit: 20, cursor: "abc" },
+      query: { source: "orders", task: "invoice", status: "dead", since: NOW - 2 * 86_400_000, until: Date.parse("2026-11-25T11:00:00Z"), search: "repository.full_name=octo/repo", limit: 20, cursor: CURSOR },
       json: true,
       app: { store: "/data" },
     });
@@ -65,6 +66,7 @@ describe("CLI events: flags", () => {
       [["events", "list", "--limit", "501", "--store", "/d"], /--limit "501"/],
       [["events", "list", "--limit", "ten", "--store", "/d"], /--limit "ten"/],
       [["events", "list", "--search", "", "--store", "/d"], /--search must not be empty/],
+      [["events", "list", "--cursor", "page-2", "--store", "/d"], /--cursor "page-2" is not one this history gave/],
       [["events", "list", "--dry-run", "--store", "/d"], /--dry-run does not apply to events list/],
       [["events", "list", "--rate", "5", "--store", "/d"], /--rate does not apply to events list/],
       [["events", "list", "--bogus", "--store", "/d"], /Unknown option '--bogus'/],
