@@ -1,155 +1,135 @@
 import { randomUUID } from "node:crypto";
-import type { DeliveryNote, EventNote, HistoryEvent, HistoryStore } from "../store/history";
+import type { DeliveryNote, EventNote, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
-import type { BulkReplayOptions, BulkReplayResult, ReplayFilter, ReplayOptions, ReplayResult } from "./events-api";
+import { handedOnForm } from "../store/payload-codec";
+import type { BulkReplayResult, ReplayResult } from "./events-api";
 import { copyId } from "./fan-out";
+import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
 
-/** A replay the history cannot make: an unknown event, a task it was not handed to, a bad option. */
+/**
+ * Replays as the store alone can make them: what `app.events.replay` does with the app's tasks,
+ * and what the CLI does with `--store`, where no app code is loaded and the tasks are known
+ * only from what the history recorded of each delivery.
+ */
+
+export const DEFAULT_REPLAY_RATE = 50;
+
+/** An event that cannot be replayed, or a replay asked wrongly. */
 export class ReplayError extends Error {
   override readonly name = "ReplayError";
 }
 
-export const DEFAULT_REPLAY_RATE = 50;
-/** Events a bulk replay reads from the history per page. */
-const PAGE = 500;
-
-/**
- * What a replay needs of whoever makes it (the app, or the CLI on a store alone): the store its
- * copies go to, its history, and the time and ids (swappable in tests).
- */
-export interface ReplayTarget {
-  readonly store: Store;
-  readonly history: HistoryStore;
-  /** The replay's copies, one per delivery: by default, to each delivery's recorded queue. */
-  readonly copies?: (replay: ReplayCopyPlan) => EmitRecord[];
-  readonly newId?: () => string;
-}
-
-/** One replay about to be queued: the original, the new id, the deliveries to run again. */
-export interface ReplayCopyPlan {
-  readonly original: HistoryEvent;
-  readonly id: string;
-  readonly deliveries: readonly DeliveryNote[];
-  readonly message: QueuedMessage;
+/** Where one task's copy of a replay goes. */
+export interface ReplayCopyTarget {
+  readonly name: string;
+  /** Its physical queue. */
+  readonly queue: string;
+  /** Its queue holds copies of events several tasks take: a copy's id is `<id>@<task>`. */
+  readonly sharesEvents: boolean;
+  /** Known when the app is: a replay then gets the key the task gives it now. */
+  readonly orderingKey?: OrderingKeyFn<never> | undefined;
 }
 
 /**
- * Replays one event: a new delivery of the same payload (and raw bytes) to the tasks it was
- * handed to (or the one named), with fresh attempts and a new id, linked to the original
- * (`replayOf`; the original's `replays`). Needs only the store: its copies go to the queues the
- * history recorded for each delivery, so a tool with no app code (the CLI's `--store`) makes
- * the same replay the app does. Resolves once the copies are stored and the note is written.
+ * Stores a fresh copy of the event (a new id, no attempts yet) for each target, all or none,
+ * then notes the replay in the history, linked to its original (`replayOf`; the original's
+ * `replays`).
  */
-export async function replayEvent(target: ReplayTarget, id: string, options: ReplayOptions = {}): Promise<ReplayResult> {
-  checkTask(options.task);
-  const original = await target.history.get(id);
-  if (original === undefined) throw new ReplayError(`no event with id ${JSON.stringify(id)} in the history (it may have been pruned, or never accepted)`);
-  const result = await queueReplay(target, original, options.task);
-  await target.history.flush();
-  return result;
-}
-
-/**
- * Replays every event the filter matches (its list, newest first, read whole before the first
- * replay is queued: the replays made meanwhile are not replayed again), at most
- * `ratePerSecond` a second. A dry run counts them and queues nothing.
- */
-export async function replayMatching(
-  target: ReplayTarget,
-  filter: ReplayFilter,
-  options: BulkReplayOptions = {},
-  /** Told how many matched, before the first replay is queued (the CLI's "about N s"). */
-  matched?: (count: number) => void,
-): Promise<BulkReplayResult> {
-  checkTask(options.task);
-  const rate = options.ratePerSecond ?? DEFAULT_REPLAY_RATE;
-  if (typeof rate !== "number" || !Number.isFinite(rate) || rate <= 0) throw new ReplayError(`ratePerSecond must be a number above 0, got ${String(rate)}`);
-  if (typeof filter !== "object" || filter === null) throw new ReplayError("a replay filter is an object { source?, task?, status?, since?, until?, search? }");
-  const { limit: _limit, cursor: _cursor, ...query } = filter as ReplayFilter & { limit?: unknown; cursor?: unknown };
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await target.history.list({ ...query, limit: PAGE, ...(cursor === undefined ? {} : { cursor }) });
-    // With a task, only events handed to it: the others would each fail.
-    for (const event of page.events) if (options.task === undefined || event.deliveries.some((d) => d.task === options.task)) ids.push(event.id);
-    cursor = page.next;
-  } while (cursor !== undefined);
-  if (options.dryRun === true) return { matched: ids.length, queued: 0, dryRun: true };
-  matched?.(ids.length);
-  const started = Date.now();
-  let queued = 0;
-  for (const id of ids) {
-    // Paced from the start: the n-th replay waits until n / rate seconds have passed.
-    const due = started + (queued * 1000) / rate;
-    const wait = due - Date.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const original = await target.history.get(id);
-    if (original === undefined) continue; // pruned since it was listed
-    await queueReplay(target, original, options.task);
-    queued++;
+export async function queueReplay(store: Store, history: HistoryStore, event: HistoryEvent, targets: readonly ReplayCopyTarget[]): Promise<ReplayResult> {
+  if (event.payload === undefined) throw new ReplayError(`cannot replay event "${event.id}": its payload was not kept in the history`);
+  const id = randomUUID();
+  const now = Date.now();
+  const copies: EmitRecord[] = [];
+  const deliveries: DeliveryNote[] = [];
+  for (const target of targets) {
+    // Each copy its own payload, as fan-out gives them: a handler changing its event in place changes no other's.
+    const payload = handedOnForm(event.payload, "payload");
+    let message: QueuedMessage = { id: target.sharesEvents ? copyId(id, target.name) : id, payload, attempts: 0, enqueuedAt: now };
+    if (event.raw !== undefined) message = { ...message, raw: event.raw };
+    if (target.orderingKey !== undefined) {
+      const orderingKey = computeOrderingKey(target.orderingKey, payload, target.name);
+      if (orderingKey !== undefined) message = { ...message, orderingKey };
+    }
+    copies.push({ queue: target.queue, message });
+    deliveries.push({ task: target.name, queue: target.queue, messageId: message.id });
   }
-  await target.history.flush();
-  return { matched: ids.length, queued, dryRun: false };
+  await (copies.length === 1 ? store.enqueue(copies[0].queue, copies[0].message) : store.enqueueAll(copies));
+  const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id, origin: event.origin, receivedAt: now, deliveries, payload: event.payload, replayOf: event.id };
+  if (event.raw !== undefined) note.raw = event.raw;
+  if (event.name !== undefined) note.name = event.name;
+  history.noteEvent(note);
+  return { id, replayOf: event.id, tasks: targets.map((t) => t.name) };
 }
 
-/** Stores the replay's copies (all or none), then notes it in the history. */
-async function queueReplay(target: ReplayTarget, original: HistoryEvent, task: string | undefined): Promise<ReplayResult> {
-  const deliveries = task === undefined ? original.deliveries : original.deliveries.filter((d) => d.task === task);
+/** How a bulk replay walks the history. */
+export interface ReplayWalk {
+  readonly dryRun: boolean;
+  readonly ratePerSecond: number;
+  /** Whether a listed event is one to replay (beyond the query). */
+  readonly takes?: (summary: EventSummary) => boolean;
+  /** Replays one event (queueReplay with its targets). */
+  readonly replay: (event: HistoryEvent) => Promise<unknown>;
+  /** An event the replay refused (a ReplayError): told, and the walk goes on. */
+  readonly skipped: (event: HistoryEvent, error: ReplayError) => void;
+}
+
+/**
+ * Replays every event the query matches, newest first, at most `ratePerSecond` a second (the
+ * n-th replay no sooner than n / rate seconds after the first). Replays are newer than every
+ * page still to come: the walk never meets its own replays, so nothing is replayed twice. A dry
+ * run counts and queues nothing.
+ */
+export async function replayEach(history: HistoryStore, query: HistoryQuery, walk: ReplayWalk): Promise<BulkReplayResult> {
+  let matched = 0;
+  let queued = 0;
+  const started = Date.now();
+  let cursor: string | undefined;
+  try {
+    do {
+      const page = await history.list({ ...query, limit: 500, cursor });
+      cursor = page.next;
+      for (const summary of page.events) {
+        if (walk.takes !== undefined && !walk.takes(summary)) continue;
+        matched++;
+        if (walk.dryRun) continue;
+        const event = await history.get(summary.id);
+        if (event === undefined) continue; // pruned since it was listed
+        const due = started + (queued * 1000) / walk.ratePerSecond;
+        const wait = due - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        try {
+          await walk.replay(event);
+        } catch (error) {
+          // One event that cannot be replayed (its tasks are gone, its payload was not kept) does not stop the others.
+          if (!(error instanceof ReplayError)) throw error;
+          walk.skipped(event, error);
+          continue;
+        }
+        queued++;
+      }
+    } while (cursor !== undefined);
+  } catch (error) {
+    if (queued === 0) throw error;
+    throw new ReplayError(`replay stopped after queueing ${queued} replay(s) of ${matched} matching event(s) so far: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  await history.flush();
+  return { matched, queued, dryRun: walk.dryRun };
+}
+
+/**
+ * The targets of a replay known from the history alone: each delivery's recorded queue (or
+ * the named task's), its copy id shaped as the original's. No ordering key: the task's key
+ * function is the app's code (the app's own replays compute it).
+ */
+export function recordedTargets(event: HistoryEvent, task: string | undefined): ReplayCopyTarget[] {
+  const deliveries = task === undefined ? event.deliveries : event.deliveries.filter((d) => d.task === task);
   if (deliveries.length === 0) {
-    const tasks = original.deliveries.map((d) => d.task);
+    const tasks = event.deliveries.map((d) => d.task);
     throw new ReplayError(
       task === undefined
-        ? `event ${original.id} was handed to no task: there is nothing to replay`
-        : `event ${original.id} was not handed to task "${task}" (${tasks.length === 0 ? "no task took it" : `its tasks: ${tasks.join(", ")}`})`,
+        ? `cannot replay event "${event.id}": no task took it`
+        : `cannot replay event "${event.id}" to task "${task}": it was not handed to that task (${tasks.length === 0 ? "no task took it" : `its tasks: ${tasks.join(", ")}`})`,
     );
   }
-  const id = (target.newId ?? randomUUID)();
-  const receivedAt = Date.now();
-  const message: QueuedMessage = {
-    id,
-    payload: original.payload,
-    ...(original.raw === undefined ? {} : { raw: original.raw }),
-    attempts: 0,
-    enqueuedAt: receivedAt,
-    // As the receiver stores it: an engine may keep the body once, as the raw bytes.
-    ...(original.origin.kind === "webhook" && original.raw !== undefined ? { bodyFromRaw: true } : {}),
-  };
-  const plan: ReplayCopyPlan = { original, id, deliveries, message };
-  const copies = target.copies?.(plan) ?? recordedCopies(plan);
-  const notes: DeliveryNote[] = copies.map((copy) => ({ task: taskOfCopy(plan, copy), queue: copy.queue, messageId: copy.message.id }));
-  // Internal: a replay someone asked for is not a sender to turn away at the ingress limits.
-  if (copies.length === 1) await target.store.enqueue(copies[0].queue, copies[0].message, { internal: true });
-  else await target.store.enqueueAll(copies, { internal: true });
-  const note: EventNote = {
-    id,
-    origin: original.origin,
-    ...(original.name === undefined ? {} : { name: original.name }),
-    receivedAt,
-    deliveries: notes,
-    payload: original.payload,
-    ...(original.raw === undefined ? {} : { raw: original.raw }),
-    ...(original.parentId === undefined ? {} : { parentId: original.parentId }),
-    replayOf: original.id,
-    ...(original.traceId === undefined ? {} : { traceId: original.traceId }),
-  };
-  target.history.noteEvent(note);
-  return { id, replayOf: original.id, tasks: notes.map((n) => n.task) };
-}
-
-/**
- * One copy per delivery, to the queue the history recorded for it; ids as the app gives them
- * (the event's id for a lone copy, `<id>@<task>` when the original's copies had their own).
- */
-export function recordedCopies(plan: ReplayCopyPlan): EmitRecord[] {
-  const own = plan.original.deliveries.length > 1 || plan.original.deliveries.some((d) => d.messageId !== plan.original.id);
-  return plan.deliveries.map((d) => ({ queue: d.queue, message: own ? { ...plan.message, id: copyId(plan.id, d.task) } : plan.message }));
-}
-
-function taskOfCopy(plan: ReplayCopyPlan, copy: EmitRecord): string {
-  const byQueue = plan.deliveries.find((d) => d.queue === copy.queue);
-  return byQueue?.task ?? plan.deliveries[0].task;
-}
-
-function checkTask(task: unknown): void {
-  if (task !== undefined && (typeof task !== "string" || task === "")) throw new ReplayError(`task must be a task's name, got ${JSON.stringify(task)}`);
+  return deliveries.map((d) => ({ name: d.task, queue: d.queue, sharesEvents: d.messageId !== event.id }));
 }

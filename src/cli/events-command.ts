@@ -1,4 +1,4 @@
-import { DEFAULT_REPLAY_RATE, replayEvent, replayMatching } from "../app/event-replay";
+import { DEFAULT_REPLAY_RATE, queueReplay, recordedTargets, replayEach } from "../app/event-replay";
 import type { HistoryStore } from "../store/history";
 import { HistoryQueryError } from "../store/history-query";
 import type { Store } from "../store/store";
@@ -43,7 +43,7 @@ export async function operate(store: Store, history: HistoryStore, request: Even
   try {
     return await carryOut(store, history, request, output);
   } catch (error) {
-    // A value the history refuses (a cursor it never gave) is the command line's fault.
+    // A value the history refuses is the command line's fault.
     if (error instanceof HistoryQueryError) throw new UsageError(error.message);
     throw error;
   }
@@ -65,21 +65,36 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
       return 0;
     }
     case "replay": {
-      if ((await history.get(request.id)) === undefined) return notFound(request.id, output);
-      const result = await replayEvent({ store, history }, request.id, { task: request.task });
+      const event = await history.get(request.id);
+      if (event === undefined) return notFound(request.id, output);
+      // The tasks as the history recorded them: no app code is needed to know their queues.
+      const result = await queueReplay(store, history, event, recordedTargets(event, request.task));
+      await history.flush();
       if (request.json) output.out(JSON.stringify(result));
       else output.out(`replayed ${result.replayOf} as ${result.id} for ${plural(result.tasks.length, "task")} ${result.tasks.join(", ")} (run when the app runs)`);
       return 0;
     }
     case "bulk-replay": {
       const rate = request.ratePerSecond ?? DEFAULT_REPLAY_RATE;
-      const say = (count: number): void => {
-        if (!request.json && count > 0) output.out(`replaying ${plural(count, "event")}, at most ${rate} a second (about ${Math.ceil(count / rate)}s)`);
-      };
-      const result = await replayMatching({ store, history }, request.filter, { task: request.task, dryRun: request.dryRun, ratePerSecond: rate }, say);
+      const { task } = request;
+      const walk = (dryRun: boolean) =>
+        replayEach(history, request.filter, {
+          dryRun,
+          ratePerSecond: rate,
+          takes: task === undefined ? undefined : (summary) => summary.deliveries.some((d) => d.task === task),
+          replay: (event) => queueReplay(store, history, event, recordedTargets(event, task)),
+          skipped: (event, error) => output.err(`skipped ${event.id}: ${error.message}`),
+        });
+      // Counted first: the count says what is about to happen, and for how long.
+      const counted = await walk(true);
+      if (request.dryRun || counted.matched === 0) {
+        if (request.json) output.out(JSON.stringify(counted));
+        else output.out(request.dryRun ? `would replay ${plural(counted.matched, "event")} (dry run: nothing queued)` : "no events match: nothing replayed");
+        return 0;
+      }
+      if (!request.json) output.out(`replaying ${plural(counted.matched, "event")}, at most ${rate} a second (about ${Math.ceil(counted.matched / rate)}s)`);
+      const result = await walk(false);
       if (request.json) output.out(JSON.stringify(result));
-      else if (result.dryRun) output.out(`would replay ${plural(result.matched, "event")} (dry run: nothing queued)`);
-      else if (result.matched === 0) output.out("no events match: nothing replayed");
       else output.out(`replayed ${result.queued} of ${plural(result.matched, "event")} (their tasks run them when the app runs)`);
       return 0;
     }

@@ -1,5 +1,5 @@
 import type { DeliveryView, EventOrigin, EventSummary, HistoryEvent, HistoryPage, RunRecord } from "../store/history";
-import { redactSecretHeaders } from "./redact-headers";
+import { redactSecretHeaders } from "../util/redact-headers";
 import { clip, formatTable } from "./table";
 
 /** The list as a table, newest first, and how to ask for the next page. */

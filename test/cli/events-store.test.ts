@@ -189,7 +189,7 @@ for (const engine of [embedded(), postgres()]) {
       expect([shownUnknown.code, shownUnknown.stderr]).to.deep.equal([1, "error: no event with id no-such-event in the history (it may have been pruned, or never accepted)\n"]);
       const wrongTask = await runCli(["events", "replay", dead, "--task", "archive", "--store", where], NO_SECRET);
       expect(wrongTask.code).to.equal(1);
-      expect(wrongTask.stderr).to.match(new RegExp(`^error: event ${dead} was not handed to task "archive" \\(its tasks: (ship, audit|audit, ship)\\)\\n$`));
+      expect(wrongTask.stderr).to.match(new RegExp(`^error: cannot replay event "${dead}" to task "archive": it was not handed to that task \\(its tasks: (ship, audit|audit, ship)\\)\\n$`));
       const badCursor = await runCli(["events", "list", "--cursor", "not-a-cursor", "--store", where], NO_SECRET);
       expect(badCursor.code).to.equal(2);
       expect(badCursor.stderr).to.match(/^error: --cursor "not-a-cursor" is not one this history gave/);
