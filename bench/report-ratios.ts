@@ -1,6 +1,6 @@
 import { MAIN_CASE } from "./cases";
 import { fmt, ms, ratio } from "./format";
-import { caseRatios, caseTargets, checkGoals, perRoundRatio, TARGETS, type CaseRatios } from "./goals";
+import { caseRatios, caseTargets, checkGoals, HISTORY_PAIRS, perRoundRatio, TARGETS, type CaseRatios } from "./goals";
 import type { BenchResults } from "./results";
 
 /**
@@ -24,7 +24,36 @@ export function ratiosSection(results: BenchResults, heading = "##"): string[] {
     out.push(`| ${result.case.title} | ${cellOf("receivedVsBare")} | ${cellOf("persistedVsReceived")} | ${cellOf("observedVsReceived")} |`);
   }
   out.push("");
-  out.push(...intakeLines(results, heading), ...alternativesLines(results, heading));
+  out.push(...historyLines(results, heading), ...intakeLines(results, heading), ...alternativesLines(results, heading));
+  return out;
+}
+
+/** The event history's cost in the main case: req/s with it on ÷ off, side by side, and the bytes it keeps per event. */
+function historyLines(results: BenchResults, heading: string): string[] {
+  const main = results.cases.find((c) => c.case.id === MAIN_CASE);
+  if (main === undefined) return [];
+  const summary = (id: string) => main.summary.find((s) => s.server === id);
+  const pairs = HISTORY_PAIRS.filter((p) => summary(p.on) !== undefined && summary(p.off) !== undefined);
+  if (pairs.length === 0) return [];
+  const out = [`${heading} Event history: what keeping it costs`, "", `Case: ${main.case.title}.`, ""];
+  out.push(
+    "`ack: \"persisted\"` with the event history on (every event, emitted value and run noted in the store's history, in the background) against the same server with it off, " +
+      `side by side in each round. Target on ÷ off ≥ ${TARGETS.historyOnVsOff.toFixed(2)}. Bytes per event: the history's size when the server stopped ÷ the events it held ` +
+      "(webhook events and emitted values alike; PostgreSQL's tables are emptied between measurements, so its count is the last measurement's).",
+    "",
+  );
+  out.push("| store | history on, req/s | off, req/s | on ÷ off (rounds' median) | target | p99 ms on / off | CPU µs/req on / off | events kept | bytes per event |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const pair of pairs) {
+    const on = summary(pair.on)!;
+    const off = summary(pair.off)!;
+    const size = main.history?.find((h) => h.server === pair.on);
+    out.push(
+      `| ${pair.store} | ${fmt(on.medianRps)} | ${fmt(off.medianRps)} | **${ratio(perRoundRatio(main, pair.on, pair.off, "rps"))}** | ≥ ${TARGETS.historyOnVsOff.toFixed(2)} | ` +
+        `${ms(on.medianP99Ms)} / ${ms(off.medianP99Ms)} | ${fmt(on.medianCpuUsPerRequest, 1)} / ${fmt(off.medianCpuUsPerRequest, 1)} | ` +
+        `${size === undefined ? "–" : fmt(size.events)} | ${size === undefined || size.events === 0 ? "–" : fmt(size.bytes / size.events)} |`,
+    );
+  }
+  out.push("");
   return out;
 }
 

@@ -83,6 +83,16 @@ export interface CaseResult {
   summary: ServerSummary[];
   /** Servers that did not start, with the reason. */
   skipped: { server: string; reason: string }[];
+  /** Servers with the event history on: what it kept when they stopped (the events of this case's last measurement and before). */
+  history?: HistorySize[];
+}
+
+export interface HistorySize {
+  server: string;
+  label: string;
+  /** Events the history held (webhook events and emitted values). */
+  events: number;
+  bytes: number;
 }
 
 export interface SoakSample {

@@ -45,18 +45,24 @@ async function main(): Promise<void> {
   const load = new LoadGenerator();
   try {
     for (const group of groupByServerShape(cases)) {
-      const { servers, skipped } = await startAll(kinds, group[0]!, runDir);
+      const inGroup = kinds.filter((k) => k.cases === undefined || group.some((c) => k.cases!.includes(c.id)));
+      const { servers, skipped } = await startAll(inGroup, group[0]!, runDir);
+      const groupResults: CaseResult[] = [];
       try {
         for (const benchCase of group) {
           log(`case ${benchCase.id}: ${benchCase.title}`);
-          const result: CaseResult = await runRounds(benchCase, servers, load, settings, log);
+          const inCase = servers.filter((s) => s.kind.cases === undefined || s.kind.cases.includes(benchCase.id));
+          const result: CaseResult = await runRounds(benchCase, inCase, load, settings, log);
           result.skipped = skipped;
           results.cases.push(result);
+          groupResults.push(result);
           save(settings.resultsDir, results);
         }
       } finally {
         await Promise.all(servers.map((s) => s.stop()));
       }
+      noteHistorySizes(servers, groupResults, log);
+      save(settings.resultsDir, results);
     }
     if (settings.intake) {
       results.intake = await measureIntake(load, settings, runDir, log);
@@ -86,6 +92,18 @@ async function main(): Promise<void> {
   results.finishedAt = new Date().toISOString();
   save(settings.resultsDir, results);
   log(`wrote ${join(settings.resultsDir, "RESULTS.md")} and chart.svg; \`npm run bench:docs\` puts these figures in docs/benchmark.md`);
+}
+
+/** What each server with the event history kept, on the one case it ran (a `cases` server runs in one). */
+function noteHistorySizes(servers: readonly RunningServer[], results: readonly CaseResult[], log: (line: string) => void): void {
+  for (const server of servers) {
+    const size = server.history;
+    if (size === undefined) continue;
+    const ran = results.filter((r) => r.summary.some((s) => s.server === server.kind.id));
+    if (ran.length !== 1) continue; // several cases' events in one history: no one case's figure
+    (ran[0]!.history ??= []).push({ server: server.kind.id, label: server.kind.label, events: size.events, bytes: size.bytes });
+    log(`  ${server.kind.id}: history kept ${size.events} events in ${(size.bytes / 2 ** 20).toFixed(1)} MiB (${(size.bytes / Math.max(size.events, 1)).toFixed(0)} bytes per event)`);
+  }
 }
 
 /** Cases that can share started servers (same sources, same task shape), in the cases' order. */

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { MAIN_CASE } from "../cases";
 import type { ServerConfig } from "./server-config";
 
 /** One kind of server under test: which script, with which settings on top of the case's. */
@@ -20,6 +21,8 @@ export interface ServerKind {
    * for job queues whose bookkeeping tables (migrations, queue definitions) must survive.
    */
   keepTables?: readonly string[];
+  /** Runs only in these cases (a comparison that needs one case, not every shape); default all. */
+  cases?: readonly string[];
 }
 
 export const BARE_NODE: ServerKind = {
@@ -59,6 +62,18 @@ export const FRAMEWORK_PERSISTED: ServerKind = {
   config: { ack: "persisted", store: "embedded" },
 };
 
+/**
+ * FRAMEWORK_PERSISTED with the event history on (as apps have it by default): every event and
+ * run also noted, in the background, in the store's history. Main case only.
+ */
+export const FRAMEWORK_PERSISTED_HISTORY: ServerKind = {
+  id: "framework-persisted-history",
+  label: "webhook-tasks ack=persisted (embedded store), event history on",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "embedded", history: true },
+  cases: [MAIN_CASE],
+};
+
 /** The durable mode with the journal turned off: every message a B-tree insert and delete (the engine before the journal). */
 export const FRAMEWORK_PERSISTED_BTREE: ServerKind = {
   id: "framework-persisted-btree",
@@ -73,6 +88,15 @@ export const FRAMEWORK_POSTGRES: ServerKind = {
   label: "webhook-tasks ack=persisted (PostgreSQL)",
   script: join(__dirname, "framework.js"),
   config: { ack: "persisted", store: "postgres" },
+};
+
+/** FRAMEWORK_POSTGRES with the event history on: its notes in the same database. Main case only. */
+export const FRAMEWORK_POSTGRES_HISTORY: ServerKind = {
+  id: "framework-postgres-history",
+  label: "webhook-tasks ack=persisted (PostgreSQL), event history on",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "postgres", history: true },
+  cases: [MAIN_CASE],
 };
 
 /** Two app processes (replicas) on one port and one PostgreSQL schema: their combined req/s. */
@@ -135,8 +159,10 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   FRAMEWORK_RECEIVED,
   FRAMEWORK_RECEIVED_OBSERVED,
   FRAMEWORK_PERSISTED,
+  FRAMEWORK_PERSISTED_HISTORY,
   FRAMEWORK_PERSISTED_BTREE,
   FRAMEWORK_POSTGRES,
+  FRAMEWORK_POSTGRES_HISTORY,
   FRAMEWORK_POSTGRES_TWO,
   FRAMEWORK_POSTGRES_UNPREPARED,
   PGBOSS,

@@ -2,7 +2,7 @@ import cluster from "node:cluster";
 import { CoreApp, createDefaultLogger, EmbeddedStore, silentLogger, WebhookSource, type CoreAppOptions, type WebhookEvent } from "webhook-tasks";
 import { freePort } from "./free-port";
 import { postgresStore } from "./postgres-store";
-import { announce, exitOnSignal, readConfig } from "./server-config";
+import { announce, exitOnSignal, readConfig, type HistoryLine } from "./server-config";
 
 /**
  * Our framework: one WebhookSource (and task) per path, all on one port, in the asked ack mode
@@ -27,6 +27,8 @@ async function serve(port: number): Promise<{ port: number; stop: () => Promise<
     store: store(),
     dataDir: config.dataDir,
     maxQueued: config.maxQueued,
+    // Off unless asked (see ServerConfig.history): one option, whatever else the server measures.
+    history: config.history === true,
     // Observed: metrics, refusal logs (pino, JSON lines to a sink) and spans through the
     // OpenTelemetry API with no SDK; otherwise all three off.
     ...(config.observe
@@ -57,7 +59,21 @@ async function serve(port: number): Promise<{ port: number; stop: () => Promise<
     return source;
   });
   await app.start();
-  return { port: sources[0]!.port, stop: () => app.stop() };
+  return { port: sources[0]!.port, stop: () => reportHistory(app).then(() => app.stop()) };
+}
+
+/** With the history on: once its notes are written, how many events it kept and their bytes (the harness divides). */
+async function reportHistory(app: CoreApp): Promise<void> {
+  const history = config.history === true ? app.store.history : undefined;
+  if (history === undefined) return;
+  try {
+    await history.flush();
+    const size: HistoryLine = await history.size();
+    // A pipe: written before the process goes on (synchronous on Linux).
+    process.stdout.write(`HISTORY ${JSON.stringify({ events: size.events, bytes: size.bytes })}\n`);
+  } catch (error) {
+    process.stderr.write(`history size failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
 }
 
 async function main(): Promise<void> {

@@ -3,7 +3,7 @@ import { createInterface } from "node:readline";
 import { pinnedNode, SERVER_CORE } from "../pinning";
 import type { ServerKind } from "./catalog";
 import { BenchDatabase } from "./postgres-database";
-import type { ReadyLine, ServerConfig } from "./server-config";
+import type { HistoryLine, ReadyLine, ServerConfig } from "./server-config";
 
 /** A server child running on the server core, ready for traffic. */
 export interface RunningServer {
@@ -17,6 +17,8 @@ export interface RunningServer {
   paths: string[];
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
   stop(graceMs?: number): Promise<void>;
+  /** Set once stopped, by a server with the event history on: the events it kept and their bytes. */
+  readonly history: HistoryLine | undefined;
 }
 
 /** Extra node flags for server children, e.g. BENCH_SERVER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof". */
@@ -40,11 +42,15 @@ export async function launch(kind: ServerKind, caseConfig: ServerConfig, options
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let history: HistoryLine | undefined;
+  const lines = createInterface({ input: child.stdout! });
+  // "exit" may come before the last lines are read: the HISTORY line is the last one.
+  const outputEnded = new Promise<void>((resolve) => lines.once("close", () => resolve()));
 
   const ready = await new Promise<ReadyLine>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${kind.id} not ready after ${timeoutMs} ms\n${stderr}`)), timeoutMs);
-    const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
+      if (line.startsWith("HISTORY ")) history = JSON.parse(line.slice(8)) as HistoryLine;
       if (!line.startsWith("READY ")) return;
       clearTimeout(timer);
       resolve(JSON.parse(line.slice(6)) as ReadyLine);
@@ -68,7 +74,11 @@ export async function launch(kind: ServerKind, caseConfig: ServerConfig, options
     paths: config.paths,
     stop: async (graceMs = 15_000) => {
       await stopChild(child, exited, graceMs);
+      await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
       await database?.drop();
+    },
+    get history() {
+      return history;
     },
   };
 }
