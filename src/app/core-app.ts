@@ -22,15 +22,9 @@ import type { Readiness } from "../observe/health";
 import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
 import { exitCannotStart } from "./exit-cannot-start";
-import type { HistoryStore } from "../store/history";
 import type { EventsApi } from "./events-api";
-import { EventHistory, type ReplayTarget } from "./event-history";
-import { resolveHistoryOptions, type HistoryOptions, type ResolvedHistory } from "./history-options";
-import { HistoryPruner } from "./history-pruner";
-import { InboxHistory } from "./inbox-history";
-import { RunHistory } from "./run-history";
-import { TaskPauses } from "./task-pauses";
-import { didYouMean } from "../util/did-you-mean";
+import type { HistoryOptions } from "./history-options";
+import { AppHistory } from "./app-history";
 
 export interface CoreAppOptions extends ObservabilityOptions {
   /**
@@ -104,10 +98,7 @@ export class CoreApp {
   readonly metrics: Registry | undefined;
   /** The event history: list and show accepted events with their runs, replay any of them. */
   readonly events: EventsApi;
-  private readonly historySetting: ResolvedHistory;
-  private historyPruner: HistoryPruner | undefined;
-  private taskPauses: TaskPauses | undefined;
-  private replayTargets = new Map<string, ReplayTarget>();
+  private readonly history: AppHistory;
 
   constructor(name: string, options: CoreAppOptions = {}) {
     if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
@@ -122,14 +113,14 @@ export class CoreApp {
       stats: (queue) => (this.appState === "running" ? this.storeInstance?.stats(queue) : undefined),
     });
     this.metrics = this.observability.registry;
-    this.historySetting = resolveHistoryOptions(options.history, `CoreApp "${name}"`);
-    this.events = new EventHistory({
-      history: () => this.historyStore(),
-      store: () => this.store,
-      target: (task) => this.replayTargets.get(task),
-      taskNames: () => this.registry.all().map((t) => t.name),
+    this.history = new AppHistory(options.history, {
+      name,
       logger: this.logger,
+      store: () => this.store,
+      registry: this.registry,
+      sourceLabel: (source, tasks) => this.sourceLabels(source, tasks).name,
     });
+    this.events = this.history.events;
   }
 
   /**
@@ -137,39 +128,18 @@ export class CoreApp {
    * (runs under way finish). Kept in the store: it holds across restarts on a durable store
    * and, on PostgreSQL, on every replica.
    */
-  async pause(task: string): Promise<void> {
-    await this.pausesFor(task, "pause").set(task, true);
+  pause(task: string): Promise<void> {
+    return this.history.setPaused(task, true);
   }
 
   /** Resumes a paused task: its waiting events run at once. */
-  async resume(task: string): Promise<void> {
-    await this.pausesFor(task, "resume").set(task, false);
+  resume(task: string): Promise<void> {
+    return this.history.setPaused(task, false);
   }
 
   /** The paused tasks' names, sorted. */
-  async paused(): Promise<string[]> {
-    const pauses = this.store.pauses;
-    if (pauses === undefined) return [];
-    return [...(await pauses.paused())].sort();
-  }
-
-  private pausesFor(task: string, verb: string): TaskPauses {
-    if (typeof task !== "string" || this.registry.get(task) === undefined) {
-      const names = this.registry.all().map((t) => t.name);
-      const guess = typeof task === "string" ? didYouMean(task, names) : undefined;
-      throw new Error(`app.${verb}(): no task ${JSON.stringify(task)} in app "${this.name}"${guess ? ` (did you mean "${guess}"?)` : ""}; its tasks: ${names.join(", ") || "none"}`);
-    }
-    const store = this.store;
-    if (this.taskPauses === undefined) throw new Error(`app.${verb}(): the ${store.engine} store keeps no paused tasks`);
-    return this.taskPauses;
-  }
-
-  /** The store's history, or an error saying why there is none. */
-  private historyStore(): HistoryStore {
-    if (!this.historySetting.on) throw new Error(`app.events: the event history is off for app "${this.name}" (history: false)`);
-    const store = this.store;
-    if (store.history === undefined) throw new Error(`app.events: the ${store.engine} store keeps no event history`);
-    return store.history;
+  paused(): Promise<string[]> {
+    return this.history.paused();
   }
 
   /** Listens to the app's events: "deadLetter" and "retry" (for alerts), after the store recorded them. */
@@ -339,24 +309,6 @@ export class CoreApp {
     }
   }
 
-  /** What a replay needs of each task: its queue, the origin it takes, whether its queue holds copies. */
-  private replayTargetsOf(tasks: readonly RegisteredTask[]): Map<string, ReplayTarget> {
-    const targets = new Map<string, ReplayTarget>();
-    for (const task of tasks) {
-      const source = task.source;
-      const subscribers = source === undefined ? [] : this.registry.subscribersOf(source).map((t) => t.name);
-      targets.set(task.name, {
-        name: task.name,
-        queue: task.queue,
-        source: source === undefined ? undefined : this.sourceLabels(source, subscribers).name,
-        input: task.input,
-        sharesEvents: source !== undefined ? subscribers.length > 1 : this.registry.consumersOf(task.input!).length > 1,
-        orderingKey: task.orderingKey,
-      });
-    }
-    return targets;
-  }
-
   start(): Promise<this> {
     if (this.appState !== "new") return Promise.reject(new Error(`CoreApp "${this.name}" was started already`));
     this.appState = "starting";
@@ -373,7 +325,7 @@ export class CoreApp {
       maxQueued: this.options.maxQueued,
       maxBytes: this.options.maxBytes,
       logger: this.logger,
-      historyMaxEvents: this.historySetting.on ? this.historySetting.maxEvents : undefined,
+      historyMaxEvents: this.history.maxEvents,
     }));
     const attached: Source[] = [];
     try {
@@ -388,9 +340,7 @@ export class CoreApp {
         task.state = store.state(`task:${task.name}`);
         task.logger = this.logger.child({ task: task.name });
       }
-      const history = this.historySetting.on ? store.history : undefined;
-      if (this.historySetting.on && history === undefined) this.logger.warn({ store: store.engine }, "this store keeps no event history: app.events is not available");
-      this.replayTargets = this.replayTargetsOf(tasks);
+      this.history.opened(store, tasks);
       // One inbox per source, for every task it feeds: one route, one write per event.
       for (const source of this.registry.sources()) {
         const subscribers = this.registry.subscribersOf(source);
@@ -399,8 +349,7 @@ export class CoreApp {
         const logger = subscribers.length === 1 ? subscribers[0].logger : this.logger.child({ source: name });
         // A source given more tasks keeps reading the markers its lone task wrote before.
         const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
-        const inboxHistory = history === undefined ? undefined : new InboxHistory(history, name, subscribers, logger);
-        source.attach(this.observability.wrapInbox(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, inboxHistory)), {
+        source.attach(this.observability.wrapInbox(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger))), {
           listeners: this.listeners,
           trustProxy: this.options.trustProxy,
           logger,
@@ -412,33 +361,21 @@ export class CoreApp {
       for (const { task, queue } of this.registry.unconsumedEmits()) {
         this.logger.warn(`task "${task}" emits to queue "${queue}", which no task consumes: its messages will wait in the store`);
       }
-      const taskOfQueue = new Map(tasks.map((t) => [t.queue, t.name]));
-      this.runners = tasks.map((task) => {
-        const runHistory = history === undefined ? undefined : new RunHistory(history, task.name, task.emit, this.replayTargets.get(task.name)!.sharesEvents, (queue) => taskOfQueue.get(queue), task.logger);
-        return new TaskRunner(task, this, store, this.outcomes, task.logger, this.observability.observer, this.observability.tracing, runHistory);
-      });
-      if (store.pauses !== undefined) {
-        // Read before the runners start: a task paused before a restart claims nothing.
-        this.taskPauses = new TaskPauses(store.pauses, new Map(tasks.map((t, i) => [t.name, this.runners[i]])), this.logger);
-        await this.taskPauses.start();
-      }
+      this.runners = tasks.map((task) => new TaskRunner(task, this, store, this.outcomes, task.logger, this.observability.observer, this.observability.tracing, this.history.runs(task)));
+      // Read before the runners start: a task paused before a restart claims nothing.
+      await this.history.startPauses(store, new Map(tasks.map((t, i) => [t.name, this.runners[i]])));
       this.observability.mount(this.listeners, () => this.readiness());
       await this.listeners.listenAll();
     } catch (error) {
       for (const source of attached) source.detach();
-      this.taskPauses?.stop();
-      this.taskPauses = undefined;
+      await this.history.stop();
       this.storeInstance = undefined;
       await store.close().catch(() => undefined);
       this.appState = "stopped";
       throw error;
     }
     for (const runner of this.runners) runner.start();
-    const { historySetting } = this;
-    if (historySetting.on && store.history !== undefined) {
-      this.historyPruner = new HistoryPruner(store.history, historySetting.retainMs, historySetting.maxEvents, this.logger);
-      this.historyPruner.start();
-    }
+    this.history.started();
     this.appState = "running";
     this.logger.info(
       {
@@ -521,12 +458,8 @@ export class CoreApp {
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));
     for (const source of this.registry.sources()) source.detach();
-    this.taskPauses?.stop();
-    this.taskPauses = undefined;
-    await this.historyPruner?.stop();
-    this.historyPruner = undefined;
     // The notes of the last runs are written before the store closes.
-    if (this.historySetting.on) await this.storeInstance?.history?.flush().catch((error: unknown) => this.logger.warn({ err: error }, "cannot write the last notes of the event history"));
+    await this.history.stop();
     await this.storeInstance?.close();
     this.storeInstance = undefined;
     this.appState = "stopped";

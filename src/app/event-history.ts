@@ -33,7 +33,7 @@ export interface EventHistoryHost {
 export class EventHistory implements EventsApi {
   constructor(private readonly host: EventHistoryHost) {}
 
-  list(query: HistoryQuery = {}): Promise<HistoryPage> {
+  async list(query: HistoryQuery = {}): Promise<HistoryPage> {
     return this.host.history().list(query);
   }
 

@@ -71,49 +71,53 @@ export interface ReplayWalk {
   readonly replay: (event: HistoryEvent) => Promise<unknown>;
   /** An event the replay refused (a ReplayError): told, and the walk goes on. */
   readonly skipped: (event: HistoryEvent, error: ReplayError) => void;
+  /** Told how many matched, before the first replay is queued (the CLI says how long it will take). */
+  readonly matched?: (count: number) => void;
 }
 
 /**
- * Replays every event the query matches, newest first, at most `ratePerSecond` a second (the
- * n-th replay no sooner than n / rate seconds after the first). Replays are newer than every
- * page still to come: the walk never meets its own replays, so nothing is replayed twice. A dry
- * run counts and queues nothing.
+ * Replays every event the query matches: every match first (ids only), then the replays oldest
+ * first, in the order the events were received, never one of the replays made meanwhile; at
+ * most `ratePerSecond` a second (the n-th replay no sooner than n / rate seconds after the
+ * first). A dry run counts and queues nothing.
  */
 export async function replayEach(history: HistoryStore, query: HistoryQuery, walk: ReplayWalk): Promise<BulkReplayResult> {
-  let matched = 0;
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await history.list({ ...query, limit: 500, cursor });
+    cursor = page.next;
+    for (const summary of page.events) if (walk.takes === undefined || walk.takes(summary)) ids.push(summary.id);
+  } while (cursor !== undefined);
+  const matched = ids.length;
+  if (walk.dryRun) return { matched, queued: 0, dryRun: true };
+  walk.matched?.(matched);
   let queued = 0;
   const started = Date.now();
-  let cursor: string | undefined;
   try {
-    do {
-      const page = await history.list({ ...query, limit: 500, cursor });
-      cursor = page.next;
-      for (const summary of page.events) {
-        if (walk.takes !== undefined && !walk.takes(summary)) continue;
-        matched++;
-        if (walk.dryRun) continue;
-        const event = await history.get(summary.id);
-        if (event === undefined) continue; // pruned since it was listed
-        const due = started + (queued * 1000) / walk.ratePerSecond;
-        const wait = due - Date.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        try {
-          await walk.replay(event);
-        } catch (error) {
-          // One event that cannot be replayed (its tasks are gone, its payload was not kept) does not stop the others.
-          if (!(error instanceof ReplayError)) throw error;
-          walk.skipped(event, error);
-          continue;
-        }
-        queued++;
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const event = await history.get(ids[i]);
+      // Pruned since it was listed.
+      if (event === undefined) continue;
+      const wait = started + (queued * 1000) / walk.ratePerSecond - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      try {
+        await walk.replay(event);
+      } catch (error) {
+        // One event that cannot be replayed (its tasks are gone, its payload was not kept) does not stop the others.
+        if (!(error instanceof ReplayError)) throw error;
+        walk.skipped(event, error);
+        continue;
       }
-    } while (cursor !== undefined);
+      queued++;
+    }
   } catch (error) {
     if (queued === 0) throw error;
-    throw new ReplayError(`replay stopped after queueing ${queued} replay(s) of ${matched} matching event(s) so far: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new ReplayError(`replay stopped after queueing ${queued} replay(s) of ${matched} matching event(s): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  } finally {
+    await history.flush();
   }
-  await history.flush();
-  return { matched, queued, dryRun: walk.dryRun };
+  return { matched, queued, dryRun: false };
 }
 
 /**

@@ -77,24 +77,20 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
     case "bulk-replay": {
       const rate = request.ratePerSecond ?? DEFAULT_REPLAY_RATE;
       const { task } = request;
-      const walk = (dryRun: boolean) =>
-        replayEach(history, request.filter, {
-          dryRun,
-          ratePerSecond: rate,
-          takes: task === undefined ? undefined : (summary) => summary.deliveries.some((d) => d.task === task),
-          replay: (event) => queueReplay(store, history, event, recordedTargets(event, task)),
-          skipped: (event, error) => output.err(`skipped ${event.id}: ${error.message}`),
-        });
-      // Counted first: the count says what is about to happen, and for how long.
-      const counted = await walk(true);
-      if (request.dryRun || counted.matched === 0) {
-        if (request.json) output.out(JSON.stringify(counted));
-        else output.out(request.dryRun ? `would replay ${plural(counted.matched, "event")} (dry run: nothing queued)` : "no events match: nothing replayed");
-        return 0;
-      }
-      if (!request.json) output.out(`replaying ${plural(counted.matched, "event")}, at most ${rate} a second (about ${Math.ceil(counted.matched / rate)}s)`);
-      const result = await walk(false);
+      const result = await replayEach(history, request.filter, {
+        dryRun: request.dryRun,
+        ratePerSecond: rate,
+        takes: task === undefined ? undefined : (summary) => summary.deliveries.some((d) => d.task === task),
+        replay: (event) => queueReplay(store, history, event, recordedTargets(event, task)),
+        skipped: (event, error) => output.err(`skipped ${event.id}: ${error.message}`),
+        // The count first: what is about to happen, and for how long.
+        matched: (count) => {
+          if (!request.json && count > 0) output.out(`replaying ${plural(count, "event")}, at most ${rate} a second (about ${Math.ceil(count / rate)}s)`);
+        },
+      });
       if (request.json) output.out(JSON.stringify(result));
+      else if (result.dryRun) output.out(`would replay ${plural(result.matched, "event")} (dry run: nothing queued)`);
+      else if (result.matched === 0) output.out("no events match: nothing replayed");
       else output.out(`replayed ${result.queued} of ${plural(result.matched, "event")} (their tasks run them when the app runs)`);
       return 0;
     }

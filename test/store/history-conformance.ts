@@ -175,6 +175,35 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         expect((await h.get("q2"))!.payload).to.equal("just text");
       });
 
+      it("keeps Buffers in a payload (a raw-parser body) and a large body, as they were", async () => {
+        const { history: h } = await history();
+        const bytes = Buffer.from([0, 1, 2, 0xff, 0xfe, 0x7f]);
+        const big = { text: "é".repeat(300_000), list: Array.from({ length: 1_000 }, (_, i) => ({ i, s: `item ${i}` })) };
+        await noted(h, webhookNote("bin", T0, { body: bytes }), webhookNote("big", T0 + 1, { body: big }));
+        const bin = (await h.get("bin"))!;
+        const body = (bin.payload as { body: unknown }).body;
+        expect(Buffer.isBuffer(body)).to.equal(true);
+        expect((body as Buffer).equals(bytes)).to.equal(true);
+        expect(((await h.get("big"))!.payload as { body: unknown }).body).to.deep.equal(big);
+      });
+
+      it("keeps many runs of one delivery", async () => {
+        const { history: h } = await history();
+        const notes: RunNote[] = [];
+        for (let attempt = 1; attempt <= 25; attempt++) notes.push(runNote("many", run("t1", attempt, attempt === 25 ? "dead_letter" : "retry"), attempt === 25 ? "dead" : "failed"));
+        await noted(h, webhookNote("many", T0), ...notes);
+        const event = (await h.get("many"))!;
+        expect(event.runs.map((r) => r.attempt)).to.deep.equal(Array.from({ length: 25 }, (_, i) => i + 1));
+        expect(event.deliveries[0]).to.include({ status: "dead", attempts: 25, lastError: "boom 25" });
+      });
+
+      it("resolves flush() with nothing to write", async () => {
+        const { history: h } = await history();
+        await h.flush();
+        await h.flush();
+        expect((await h.size()).events).to.equal(0);
+      });
+
       it("knows no unknown id", async () => {
         const { history: h } = await history();
         await noted(h, webhookNote("e1", T0));
