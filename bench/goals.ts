@@ -36,8 +36,8 @@ export const TARGETS = {
 
 /** The event history's cost: each server with it on, and the same server with it off. */
 export const HISTORY_PAIRS: ReadonlyArray<{ readonly on: string; readonly off: string; readonly store: string }> = [
-  { on: "framework-persisted-history", off: "framework-persisted", store: "embedded" },
-  { on: "framework-postgres-history", off: "framework-postgres", store: "PostgreSQL" },
+  { on: "framework-persisted", off: "framework-persisted-no-history", store: "embedded" },
+  { on: "framework-postgres", off: "framework-postgres-no-history", store: "PostgreSQL" },
 ];
 
 /** Median over rounds of a per-round ratio between two servers of one case. */

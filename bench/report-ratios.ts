@@ -38,7 +38,7 @@ function historyLines(results: BenchResults, heading: string): string[] {
   const out = [`${heading} Event history: what keeping it costs`, "", `Case: ${main.case.title}.`, ""];
   out.push(
     "`ack: \"persisted\"` with the event history on (every event, emitted value and run noted in the store's history, in the background) against the same server with it off, " +
-      `side by side in each round. Target on ÷ off ≥ ${TARGETS.historyOnVsOff.toFixed(2)}. Bytes per event: the history's size when the server stopped ÷ the events it held ` +
+      `side by side in each round. Target on ÷ off ≥ ${TARGETS.historyOnVsOff.toFixed(2)}. Bytes per event: the history's size after the case ÷ the events it held ` +
       "(webhook events and emitted values alike; PostgreSQL's tables are emptied between measurements, so its count is the last measurement's).",
     "",
   );

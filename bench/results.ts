@@ -83,7 +83,10 @@ export interface CaseResult {
   summary: ServerSummary[];
   /** Servers that did not start, with the reason. */
   skipped: { server: string; reason: string }[];
-  /** Servers with the event history on: what it kept when they stopped (the events of this case's last measurement and before). */
+  /**
+   * Servers with the event history on: what it held after the case (on PostgreSQL, whose
+   * tables are emptied between measurements, the last measurement's events).
+   */
   history?: HistorySize[];
 }
 

@@ -47,22 +47,19 @@ async function main(): Promise<void> {
     for (const group of groupByServerShape(cases)) {
       const inGroup = kinds.filter((k) => k.cases === undefined || group.some((c) => k.cases!.includes(c.id)));
       const { servers, skipped } = await startAll(inGroup, group[0]!, runDir);
-      const groupResults: CaseResult[] = [];
       try {
         for (const benchCase of group) {
           log(`case ${benchCase.id}: ${benchCase.title}`);
           const inCase = servers.filter((s) => s.kind.cases === undefined || s.kind.cases.includes(benchCase.id));
           const result: CaseResult = await runRounds(benchCase, inCase, load, settings, log);
           result.skipped = skipped;
+          await noteHistorySizes(inCase, result, log);
           results.cases.push(result);
-          groupResults.push(result);
           save(settings.resultsDir, results);
         }
       } finally {
         await Promise.all(servers.map((s) => s.stop()));
       }
-      noteHistorySizes(servers, groupResults, log);
-      save(settings.resultsDir, results);
     }
     if (settings.intake) {
       results.intake = await measureIntake(load, settings, runDir, log);
@@ -94,15 +91,16 @@ async function main(): Promise<void> {
   log(`wrote ${join(settings.resultsDir, "RESULTS.md")} and chart.svg; \`npm run bench:docs\` puts these figures in docs/benchmark.md`);
 }
 
-/** What each server with the event history kept, on the one case it ran (a `cases` server runs in one). */
-function noteHistorySizes(servers: readonly RunningServer[], results: readonly CaseResult[], log: (line: string) => void): void {
+/**
+ * What each server with the event history holds after a case (the main case is the first of
+ * its group: its figures are its own; later cases of a group add to the embedded store's).
+ */
+async function noteHistorySizes(servers: readonly RunningServer[], result: CaseResult, log: (line: string) => void): Promise<void> {
   for (const server of servers) {
-    const size = server.history;
+    const size = await server.historySize();
     if (size === undefined) continue;
-    const ran = results.filter((r) => r.summary.some((s) => s.server === server.kind.id));
-    if (ran.length !== 1) continue; // several cases' events in one history: no one case's figure
-    (ran[0]!.history ??= []).push({ server: server.kind.id, label: server.kind.label, events: size.events, bytes: size.bytes });
-    log(`  ${server.kind.id}: history kept ${size.events} events in ${(size.bytes / 2 ** 20).toFixed(1)} MiB (${(size.bytes / Math.max(size.events, 1)).toFixed(0)} bytes per event)`);
+    (result.history ??= []).push({ server: server.kind.id, label: server.kind.label, events: size.events, bytes: size.bytes });
+    log(`  ${server.kind.id}: the history holds ${size.events} events in ${(size.bytes / 2 ** 20).toFixed(1)} MiB (${(size.bytes / Math.max(size.events, 1)).toFixed(0)} bytes per event)`);
   }
 }
 

@@ -17,8 +17,11 @@ export interface RunningServer {
   paths: string[];
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
   stop(graceMs?: number): Promise<void>;
-  /** Set once stopped, by a server with the event history on: the events it kept and their bytes. */
-  readonly history: HistoryLine | undefined;
+  /**
+   * A framework server with the event history on (one process): the events its history holds
+   * and their bytes, asked now (SIGUSR2); undefined for any other server, or without an answer.
+   */
+  historySize(timeoutMs?: number): Promise<HistoryLine | undefined>;
 }
 
 /** Extra node flags for server children, e.g. BENCH_SERVER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof". */
@@ -42,15 +45,13 @@ export async function launch(kind: ServerKind, caseConfig: ServerConfig, options
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  let history: HistoryLine | undefined;
   const lines = createInterface({ input: child.stdout! });
-  // "exit" may come before the last lines are read: the HISTORY line is the last one.
-  const outputEnded = new Promise<void>((resolve) => lines.once("close", () => resolve()));
+  let historyWaiter: ((line: HistoryLine) => void) | undefined;
 
   const ready = await new Promise<ReadyLine>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${kind.id} not ready after ${timeoutMs} ms\n${stderr}`)), timeoutMs);
     lines.on("line", (line) => {
-      if (line.startsWith("HISTORY ")) history = JSON.parse(line.slice(8)) as HistoryLine;
+      if (line.startsWith("HISTORY ")) historyWaiter?.(JSON.parse(line.slice(8)) as HistoryLine);
       if (!line.startsWith("READY ")) return;
       clearTimeout(timer);
       resolve(JSON.parse(line.slice(6)) as ReadyLine);
@@ -74,11 +75,22 @@ export async function launch(kind: ServerKind, caseConfig: ServerConfig, options
     paths: config.paths,
     stop: async (graceMs = 15_000) => {
       await stopChild(child, exited, graceMs);
-      await Promise.race([outputEnded, new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
       await database?.drop();
     },
-    get history() {
-      return history;
+    historySize: async (timeoutMs = 30_000) => {
+      const answers = kind.script.endsWith("framework.js") && config.history !== false && (config.processes ?? 1) === 1;
+      if (!answers || child.exitCode !== null) return undefined;
+      const line = new Promise<HistoryLine | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), timeoutMs);
+        historyWaiter = (size) => {
+          clearTimeout(timer);
+          resolve(size);
+        };
+      });
+      child.kill("SIGUSR2");
+      const size = await line;
+      historyWaiter = undefined;
+      return size;
     },
   };
 }

@@ -36,19 +36,18 @@ export interface ServerConfig {
   /** Task runs at once (backlog cases use 1). */
   concurrency?: number;
   /**
-   * Framework only: the event history on (apps keep it by default). The bench's servers leave
-   * it off unless asked, so that their figures compare with runs from before it existed; the
-   * `-history` servers turn it on to measure what it costs, side by side.
-   */
-  history?: boolean;
-  /**
    * Framework only: metrics on, refusal logs through the default pino logger, tracing API on
    * (no SDK). Without it, all three are off.
    */
   observe?: boolean;
+  /**
+   * Framework only: the event history (apps keep it by default); false turns it off. A server
+   * with it on answers SIGUSR2 with one `HISTORY {...}` line (HistoryLine) on stdout.
+   */
+  history?: boolean;
 }
 
-/** What a server with the event history tells when it stops (one `HISTORY {...}` line on stdout). */
+/** What a framework server with the event history tells on SIGUSR2 (one `HISTORY {...}` line on stdout). */
 export interface HistoryLine {
   /** Events the history kept, and the bytes they take (store.history.size()). */
   events: number;

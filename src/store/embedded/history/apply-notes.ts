@@ -1,10 +1,7 @@
 import type { EventNote, RunNote } from "../../history";
 import type { HistoryDbs } from "./history-env";
 import {
-  bodyRecord,
-  CHILD,
   countSlot,
-  REPLAY,
   runRow,
   statusCode,
   summaryRecord,
@@ -22,66 +19,119 @@ export function activityBucket(receivedAt: number): number {
   return Math.floor(receivedAt / ACTIVITY_BUCKET_MS) * ACTIVITY_BUCKET_MS;
 }
 
-type Deltas = Map<string, { readonly key: ActivityKey; readonly delta: number[] }>;
-
-/**
- * Writes a batch of notes; called inside one write transaction (reads see its writes), so a run
- * noted in the same batch as its event finds it. A note about an unknown event (dropped, or
- * pruned meanwhile) is skipped; an event noted twice is written once.
- */
-export function applyNotes(dbs: HistoryDbs, notes: readonly Note[]): void {
-  const deltas: Deltas = new Map();
-  for (const note of notes) {
-    if (note.event) applyEvent(dbs, note.event, deltas);
-    else applyRun(dbs, note.run, deltas);
-  }
-  for (const { key, delta } of deltas.values()) {
-    const counts: ActivityCounts = dbs.activity.get(key) ?? [0, 0, 0, 0, 0];
-    for (let i = 0; i < 5; i++) counts[i] = Math.max(0, counts[i]! + delta[i]!);
-    dbs.activity.put(key, counts);
-  }
+/** An event this batch wrote or changed: its summary is written once, at the end. */
+interface Touched {
+  readonly at: number;
+  readonly summary: SummaryRecord;
 }
 
-function applyEvent(dbs: HistoryDbs, note: EventNote, deltas: Deltas): void {
-  if (dbs.index.get(note.id) !== undefined) return;
+/**
+ * Issues the writes of a batch of notes, all in the current turn of the event loop, so that
+ * lmdb writes them in one transaction on its own thread; returns their promises. Reads see what
+ * earlier batches committed (one batch is written at a time), and what this batch did is kept
+ * in `touched`: a run noted in the same batch as its event finds it, and each summary is
+ * written once however many runs changed it. A run whose event is unknown waits in `early`; an
+ * event noted twice is written once.
+ *
+ * Activity counters are per writer (`tag`): each process adds to rows of its own, so two
+ * processes writing the history (the app, a CLI replay) never overwrite each other's counts;
+ * reads add the rows up.
+ */
+export function applyNotes(dbs: HistoryDbs, notes: readonly Note[], tag: string): Promise<unknown>[] {
+  const writes: Promise<unknown>[] = [];
+  const touched = new Map<string, Touched>();
+  const deltas = new Map<string, { readonly key: ActivityKey; readonly delta: number[] }>();
+  const earlyHeld = dbs.early.getStats() as { entryCount?: number };
+  const batch: Batch = { dbs, writes, touched, deltas, tag, earlyRuns: (earlyHeld.entryCount ?? 0) > 0, earlyNext: new Map() };
+  for (const note of notes) {
+    if (note.event) applyEvent(batch, note.event);
+    else applyRun(batch, note.run);
+  }
+  for (const [id, { at, summary }] of touched) writes.push(dbs.timeline.put([at, id], summary));
+  for (const { key, delta } of deltas.values()) {
+    const counts: ActivityCounts = dbs.activity.get(key) ?? [0, 0, 0, 0, 0];
+    for (let i = 0; i < 5; i++) counts[i] = counts[i]! + delta[i]!;
+    writes.push(dbs.activity.put(key, counts));
+  }
+  return writes;
+}
+
+interface Batch {
+  readonly dbs: HistoryDbs;
+  readonly writes: Promise<unknown>[];
+  readonly touched: Map<string, Touched>;
+  readonly deltas: Map<string, { readonly key: ActivityKey; readonly delta: number[] }>;
+  readonly tag: string;
+  /** Whether early runs may be waiting (else no event looks for them). */
+  earlyRuns: boolean;
+  /** Next number of an early run, per event, in this batch. */
+  readonly earlyNext: Map<string, number>;
+}
+
+function applyEvent(batch: Batch, note: EventNote): void {
+  const { dbs, writes, touched } = batch;
+  if (touched.has(note.id) || dbs.index.get(note.id) !== undefined) return;
   const at = note.receivedAt;
   const summary = summaryRecord(note);
-  dbs.index.put(note.id, at);
-  dbs.bodies.put(note.id, bodyRecord(note));
-  if (note.parentId !== undefined) dbs.links.put([note.parentId, CHILD, at, note.id], true);
-  if (note.replayOf !== undefined) dbs.links.put([note.replayOf, REPLAY, at, note.id], true);
+  touched.set(note.id, { at, summary });
+  writes.push(dbs.index.put(note.id, at));
+  // The parent (or original) keeps the link: usually in this batch already (the run that emitted a value is noted with it).
+  if (note.parentId !== undefined) link(batch, note.parentId, "c", note.id);
+  if (note.replayOf !== undefined) link(batch, note.replayOf, "y", note.id);
   const source = note.origin.kind === "webhook" ? note.origin.source : "";
   for (const d of summary.d) {
-    const delta = deltaOf(deltas, [activityBucket(at), d[0], source]);
+    const delta = deltaOf(batch, at, d[0], source);
     delta[0]!++;
     delta[4]!++;
   }
-  // Runs noted before the event join it now, in the order noted.
-  for (const { key, value } of dbs.early.getRange({ start: [note.id, 0], end: [note.id, Number.MAX_SAFE_INTEGER] })) {
-    addRun(dbs, note.id, at, summary, value[0], value[1], deltas);
-    dbs.early.remove(key);
+  if (batch.earlyRuns) {
+    // Runs noted before the event join it now, in the order noted.
+    for (const { key, value } of dbs.early.getRange({ start: [note.id, 0], end: [note.id, Number.MAX_SAFE_INTEGER] })) {
+      addRun(batch, at, summary, value[0], value[1]);
+      writes.push(dbs.early.remove(key));
+    }
   }
-  dbs.timeline.put([at, note.id], summary);
 }
 
-function applyRun(dbs: HistoryDbs, note: RunNote, deltas: Deltas): void {
+/** Adds `id` to an event's children or replays; an event not written yet gets none (reads skip what is not kept anyway). */
+function link(batch: Batch, to: string, kind: "c" | "y", id: string): void {
+  const entry = touchedOrRead(batch, to);
+  if (entry === undefined) return;
+  (entry.summary[kind] ??= []).push(id);
+}
+
+function touchedOrRead(batch: Batch, id: string): Touched | undefined {
+  let entry = batch.touched.get(id);
+  if (entry === undefined) {
+    const at = batch.dbs.index.get(id);
+    const summary = at === undefined ? undefined : batch.dbs.timeline.get([at, id]);
+    if (at !== undefined && summary !== undefined) batch.touched.set(id, (entry = { at, summary }));
+  }
+  return entry;
+}
+
+function applyRun(batch: Batch, note: RunNote): void {
   const row = runRow(note.run);
   const status = statusCode(note.status);
-  const at = dbs.index.get(note.eventId);
-  const summary = at === undefined ? undefined : dbs.timeline.get([at, note.eventId]);
-  if (at === undefined || summary === undefined) {
-    const [last] = [...dbs.early.getKeys({ start: [note.eventId, Number.MAX_SAFE_INTEGER], end: [note.eventId, -1], reverse: true, limit: 1 })];
-    dbs.early.put([note.eventId, last === undefined ? 0 : last[1] + 1], [row, status]);
-    return;
-  }
-  addRun(dbs, note.eventId, at, summary, row, status, deltas);
-  dbs.timeline.put([at, note.eventId], summary);
+  const entry = touchedOrRead(batch, note.eventId);
+  if (entry === undefined) return keepEarly(batch, note.eventId, row, status);
+  addRun(batch, entry.at, entry.summary, row, status);
 }
 
-/** Writes a run and updates its delivery in `summary` (which the caller writes). */
-function addRun(dbs: HistoryDbs, id: string, at: number, summary: SummaryRecord, row: RunRow, status: number, deltas: Deltas): void {
-  dbs.runs.put([id, summary.r], row);
-  summary.r++;
+function keepEarly(batch: Batch, eventId: string, row: RunRow, status: number): void {
+  let n = batch.earlyNext.get(eventId);
+  if (n === undefined) {
+    const [last] = [...batch.dbs.early.getKeys({ start: [eventId, Number.MAX_SAFE_INTEGER], end: [eventId, -1], reverse: true, limit: 1 })];
+    n = last === undefined ? 0 : last[1] + 1;
+  }
+  batch.earlyNext.set(eventId, n + 1);
+  batch.writes.push(batch.dbs.early.put([eventId, n], [row, status]));
+  batch.earlyRuns = true;
+}
+
+/** Adds a run to `summary` and updates its delivery (written at the end of the batch). */
+function addRun(batch: Batch, at: number, summary: SummaryRecord, row: RunRow, status: number): void {
+  summary.u.push(row);
   const task = row[0];
   const delivery = summary.d.find((d) => d[0] === task);
   if (!delivery) return;
@@ -93,15 +143,16 @@ function addRun(dbs: HistoryDbs, id: string, at: number, summary: SummaryRecord,
   delivery[3] = lastError;
   while (delivery.length > 3 && (delivery[delivery.length - 1] === null || delivery[delivery.length - 1] === undefined)) delivery.pop();
   if (before !== status) {
-    const delta = deltaOf(deltas, [activityBucket(at), task, summary.q === 1 ? "" : summary.o]);
+    const delta = deltaOf(batch, at, task, summary.q === 1 ? "" : summary.o);
     delta[countSlot(before)]!--;
     delta[countSlot(status)]!++;
   }
 }
 
-function deltaOf(deltas: Deltas, key: ActivityKey): number[] {
-  const id = `${key[0]}\u0000${key[1]}\u0000${key[2]}`;
-  let entry = deltas.get(id);
-  if (!entry) deltas.set(id, (entry = { key, delta: [0, 0, 0, 0, 0] }));
+function deltaOf(batch: Batch, at: number, task: string, source: string): number[] {
+  const bucket = activityBucket(at);
+  const id = `${bucket}\u0000${task}\u0000${source}`;
+  let entry = batch.deltas.get(id);
+  if (!entry) batch.deltas.set(id, (entry = { key: [bucket, task, source, batch.tag], delta: [0, 0, 0, 0, 0] }));
   return entry.delta;
 }

@@ -1,6 +1,9 @@
 import type { ActivityRow, EventNote, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../../history";
 import { checkHistoryQuery } from "../../history-query";
 import type { Logger } from "../../../util/logger";
+import { randomBytes } from "node:crypto";
+import { StoreWriter } from "../store-writer";
+import { WriteHealth } from "../write-health";
 import { applyNotes } from "./apply-notes";
 import { activityOf } from "./history-activity";
 import { entryCount, historyDatabases, historyExists, openHistoryEnvironment, type HistoryDbs } from "./history-env";
@@ -39,6 +42,10 @@ export interface EmbeddedHistoryHost {
  */
 export class EmbeddedHistory implements HistoryStore {
   private dbs: HistoryDbs | undefined;
+  /** lmdb's batch promise guarded, as for the queues' writes (see StoreWriter). */
+  private writes: StoreWriter | undefined;
+  /** This process's activity rows (see applyNotes). */
+  private readonly tag = randomBytes(4).toString("hex");
   private readonly writer: NoteWriter;
 
   constructor(
@@ -98,18 +105,28 @@ export class EmbeddedHistory implements HistoryStore {
     this.writer.stop();
     const dbs = this.dbs;
     this.dbs = undefined;
+    this.writes = undefined;
     if (dbs) await dbs.root.close();
   }
 
   private async write(notes: readonly Note[]): Promise<void> {
-    const dbs = (this.dbs ??= openHistoryEnvironment(this.host.dir));
-    await dbs.root.transaction(() => applyNotes(dbs, notes));
+    if (this.dbs === undefined) {
+      const dbs = openHistoryEnvironment(this.host.dir);
+      this.dbs = dbs;
+      this.writes = new StoreWriter(dbs.root, new WriteHealth(() => undefined));
+    }
+    const dbs = this.dbs;
+    // Every write's promise is held (Promise.all): a failed commit rejects them all, handled here.
+    await this.writes!.run(() => Promise.all(applyNotes(dbs, notes, this.tag)));
   }
 
   /** The environment, opened when it exists; undefined when no history was ever written here. */
   private forRead(): HistoryDbs | undefined {
     this.host.requireOpen();
-    if (this.dbs === undefined && historyExists(this.host.dir)) this.dbs = openHistoryEnvironment(this.host.dir);
+    if (this.dbs === undefined && historyExists(this.host.dir)) {
+      this.dbs = openHistoryEnvironment(this.host.dir);
+      this.writes = new StoreWriter(this.dbs.root, new WriteHealth(() => undefined));
+    }
     return this.dbs;
   }
 }

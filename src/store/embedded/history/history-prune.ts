@@ -1,6 +1,6 @@
 import { entryCount, type HistoryDbs } from "./history-env";
 import { activityBucket } from "./apply-notes";
-import { CHILD, REPLAY, type ActivityKey, type RunKey, type TimelineKey } from "./history-records";
+import { type ActivityKey, type EarlyKey, type TimelineKey } from "./history-records";
 
 /** Events removed per transaction: a prune never holds the history's write lock for long. */
 export const PRUNE_BATCH = 500;
@@ -30,16 +30,11 @@ export async function pruneHistory(dbs: HistoryDbs, before: number, maxEvents: n
 }
 
 function removeOldest(dbs: HistoryDbs, count: number, before?: number): number {
-  const gone = [...dbs.timeline.getRange(before === undefined ? { limit: count } : { end: [before], limit: count })];
-  for (const { key, value } of gone) {
-    const [at, id] = key as TimelineKey;
+  const gone: TimelineKey[] = [...dbs.timeline.getKeys(before === undefined ? { limit: count } : { end: [before], limit: count })];
+  // Links to it from its parent or original stay; reads leave out events no longer kept.
+  for (const key of gone) {
     dbs.timeline.remove(key);
-    dbs.index.remove(id);
-    dbs.bodies.remove(id);
-    for (let n = 0; n < value.r; n++) dbs.runs.remove([id, n]);
-    for (const link of [...dbs.links.getKeys({ start: [id, REPLAY], end: [id, CHILD + 1] })]) dbs.links.remove(link);
-    if (value.pa !== undefined) dbs.links.remove([value.pa, CHILD, at, id]);
-    if (value.ro !== undefined) dbs.links.remove([value.ro, REPLAY, at, id]);
+    dbs.index.remove(key[1]);
   }
   return gone.length;
 }
@@ -56,6 +51,6 @@ async function removeOlderCounts(dbs: HistoryDbs, before: number): Promise<void>
     if (n < PRUNE_BATCH) break;
   }
   await dbs.root.transaction(() => {
-    for (const { key, value } of [...dbs.early.getRange({ limit: 100 * PRUNE_BATCH })]) if (value[0][2] < before) dbs.early.remove(key as RunKey);
+    for (const { key, value } of [...dbs.early.getRange({ limit: 100 * PRUNE_BATCH })]) if (value[0][2] < before) dbs.early.remove(key as EarlyKey);
   });
 }

@@ -1,7 +1,7 @@
 import type { EventSummary, HistoryEvent, HistoryPage, HistoryQuery } from "../../history";
-import { checkHistoryQuery, encodeCursor, matchesDeliveries, matchesSearch, type CheckedQuery } from "../../history-query";
+import { checkHistoryQuery, encodeCursor, matchesDeliveries, matchesSearch, newestFirst, type CheckedQuery, type CursorPosition } from "../../history-query";
 import type { HistoryDbs } from "./history-env";
-import { CHILD, payloadOf, REPLAY, runOf, summaryOf, type LinkKey, type SummaryRecord, type TimelineKey } from "./history-records";
+import { decodeBody, payloadOf, runOf, summaryOf, type SummaryRecord, type TimelineKey } from "./history-records";
 
 /**
  * Most summaries one page reads while looking for matches. A search (a header value, a body
@@ -53,8 +53,7 @@ function matching(dbs: HistoryDbs, q: CheckedQuery, [receivedAt, id]: TimelineKe
   if (!matchesDeliveries(summary.deliveries, q.task, q.status)) return undefined;
   if (q.search !== undefined) {
     if (q.search.kind === "text" && q.search.value === id) return summary;
-    const body = dbs.bodies.get(id);
-    if (body === undefined || !matchesSearch(q.search, id, summary.origin, payloadOf(body))) return undefined;
+    if (!matchesSearch(q.search, id, summary.origin, payloadOf(decodeBody(record.b)))) return undefined;
   }
   return summary;
 }
@@ -64,23 +63,27 @@ export function getEvent(dbs: HistoryDbs | undefined, id: string): HistoryEvent 
   const at = dbs.index.get(id);
   if (at === undefined) return undefined;
   const record = dbs.timeline.get([at, id]);
-  const body = dbs.bodies.get(id);
-  if (record === undefined || body === undefined) return undefined;
-  const runs = [...dbs.runs.getRange({ start: [id, 0], end: [id, Number.MAX_SAFE_INTEGER] })].map(({ value }) => runOf(value));
-  const replays: string[] = [];
-  const children: string[] = [];
-  // Keys [id, kind, receivedAt, other]: replays then children, each oldest first.
-  for (const key of dbs.links.getKeys({ start: [id, REPLAY], end: [id, CHILD + 1] }) as Iterable<LinkKey>) {
-    (key[1] === REPLAY ? replays : children).push(key[3]);
-  }
+  if (record === undefined) return undefined;
+  const body = decodeBody(record.b);
   const event: { -readonly [K in keyof HistoryEvent]: HistoryEvent[K] } = {
     ...summaryOf(id, at, record),
     payload: payloadOf(body),
-    runs,
-    replays,
-    children,
+    runs: record.u.map(runOf),
+    replays: kept(dbs, record.y),
+    children: kept(dbs, record.c),
   };
   if (body.r !== undefined) event.raw = Buffer.from(body.r);
   if (body.t !== undefined) event.traceId = body.t;
   return event;
+}
+
+/** Of linked ids, those still kept, oldest first. */
+function kept(dbs: HistoryDbs, ids: readonly string[] | undefined): string[] {
+  if (ids === undefined) return [];
+  const found: CursorPosition[] = [];
+  for (const id of new Set(ids)) {
+    const receivedAt = dbs.index.get(id);
+    if (receivedAt !== undefined) found.push({ receivedAt, id });
+  }
+  return found.sort((a, b) => newestFirst(b, a)).map((e) => e.id);
 }

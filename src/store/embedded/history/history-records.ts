@@ -1,6 +1,9 @@
 import { isDeepStrictEqual } from "node:util";
-import { parseBody } from "../../../sources/webhook/parse-body";
+import { charsetOf } from "../../../sources/webhook/content-type";
+import { modeFor, parseBody } from "../../../sources/webhook/parse-body";
+import { Packr } from "msgpackr";
 import { worstStatus } from "../../history-query";
+import { PAYLOAD_ENCODING } from "../../payload-codec";
 import type { DeliveryNote, DeliveryStatus, DeliveryView, EventNote, EventOrigin, EventSummary, RunOutcome, RunRecord } from "../../history";
 
 /**
@@ -10,17 +13,14 @@ import type { DeliveryNote, DeliveryStatus, DeliveryView, EventNote, EventOrigin
  */
 
 export type TimelineKey = [receivedAt: number, id: string];
-export type RunKey = [eventId: string, n: number];
-/** kind: 0 replay, 1 child. */
-export type LinkKey = [id: string, kind: 0 | 1, receivedAt: number, other: string];
-export type ActivityKey = [bucketStart: number, task: string, source: string];
+/** A run noted before its event: [eventId, n]. */
+export type EarlyKey = [eventId: string, n: number];
+/** writer: the tag of the process that counted (see applyNotes). */
+export type ActivityKey = [bucketStart: number, task: string, source: string, writer: string];
 /** received, succeeded, failed, dead, pending. */
 export type ActivityCounts = [number, number, number, number, number];
 /** The event's receivedAt: where its summary sits in the timeline. */
 export type IndexRecord = number;
-
-export const REPLAY = 0;
-export const CHILD = 1;
 
 const STATUS_CODES: readonly DeliveryStatus[] = ["pending", "succeeded", "failed", "dead"];
 
@@ -54,8 +54,16 @@ export interface SummaryRecord {
   d: DeliveryRecord[];
   pa?: string;
   ro?: string;
-  /** Runs written so far: the next run's number. */
-  r: number;
+  /** Runs, oldest first. */
+  u: RunRow[];
+  /** Ids of its children (events its runs emitted) and replays, as noted (reads keep those still kept, oldest first). */
+  c?: string[];
+  y?: string[];
+  /**
+   * The BodyRecord, MessagePack-encoded apart: reading a summary (lists, filters, a run's
+   * update) copies these bytes without parsing the payload.
+   */
+  b: Buffer;
 }
 
 export interface BodyRecord {
@@ -87,7 +95,8 @@ export function summaryRecord(note: EventNote): SummaryRecord {
   const record: SummaryRecord = {
     o: note.origin.kind === "webhook" ? note.origin.source : note.origin.queue,
     d: note.deliveries.map((d) => deliveryRecord(note, d, several)),
-    r: 0,
+    u: [],
+    b: encodeBody(bodyRecord(note)),
   };
   if (note.origin.kind === "queue") record.q = 1;
   if (note.name !== undefined) record.n = note.name;
@@ -163,12 +172,51 @@ export function bodyRecord(note: EventNote): BodyRecord {
   return record;
 }
 
+/**
+ * Whether parsing `raw` as a source does by default gives `payload.body` back. A JSON body (the
+ * common case) is compared by a walk of its own, several times faster than isDeepStrictEqual.
+ */
 function rebuildsBody(payload: Record<string, unknown>, raw: Buffer): boolean {
   try {
-    return isDeepStrictEqual(parseBody("auto", raw, contentTypeOf(payload)), payload.body);
+    const contentType = contentTypeOf(payload);
+    const charset = contentType === undefined ? undefined : charsetOf(contentType);
+    if (modeFor(contentType) === "json" && (charset === undefined || charset === "utf-8" || charset === "utf8")) {
+      const text = raw.toString("utf8");
+      return sameJson(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text), payload.body);
+    }
+    return isDeepStrictEqual(parseBody("auto", raw, contentType), payload.body);
   } catch {
     return false;
   }
+}
+
+/** Equality of two values JSON.parse could have made (plain objects, arrays, strings, numbers, booleans, null). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b) || Object.getPrototypeOf(b) !== Object.prototype) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) {
+    if (!Object.prototype.hasOwnProperty.call(b, key) || !sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}
+
+const bodyPackr = new Packr(PAYLOAD_ENCODING);
+
+/** A copy: msgpackr hands back a view into a buffer it reuses. */
+function encodeBody(record: BodyRecord): Buffer {
+  return Buffer.from(bodyPackr.pack(record));
+}
+
+export function decodeBody(bytes: Buffer | Uint8Array): BodyRecord {
+  return bodyPackr.unpack(bytes) as BodyRecord;
 }
 
 /** The payload as the note gave it. */
