@@ -3,13 +3,12 @@ import type { DeliveryStatus, RunOutcome } from "../../history";
 /** The history's table names in one schema, quoted. */
 export interface HistoryTables {
   readonly events: string;
-  readonly deliveries: string;
   readonly runs: string;
 }
 
 export function historyTables(schema: string): HistoryTables {
   const q = `"${schema}"`;
-  return { events: `${q}.history_events`, deliveries: `${q}.history_deliveries`, runs: `${q}.history_runs` };
+  return { events: `${q}.history_events`, runs: `${q}.history_runs` };
 }
 
 /** A status as stored: the larger, the worse (an event shows its worst delivery's). */
@@ -23,24 +22,28 @@ export function statusName(code: unknown): DeliveryStatus {
 export const RUN_OUTCOMES: readonly RunOutcome[] = ["success", "retry", "dead_letter", "timeout"];
 
 /**
- * The status of delivery `d` (a row of the deliveries table): its latest run's, by end time,
- * or pending while it has none. Served by the runs' primary key (event_id, task, ...).
+ * The status of the delivery of event `eventId` to `task` (SQL expressions): its latest run's,
+ * by end time, or pending while it has none. Served by the runs' primary key (event_id, task, ...).
  */
-export function deliveryStatusSql(runs: string, d: string): string {
-  return `coalesce((SELECT r.status FROM ${runs} r WHERE r.event_id = ${d}.event_id AND r.task = ${d}.task ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1), 1)`;
+export function deliveryStatusSql(runs: string, eventId: string, task: string): string {
+  return `coalesce((SELECT r.status FROM ${runs} r WHERE r.event_id = ${eventId} AND r.task = ${task} ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1), 1)`;
+}
+
+/** Event `e`'s deliveries as rows (task, queue, message_id), from its three arrays. */
+export function deliveriesOf(e: string): string {
+  return `unnest(${e}.tasks, ${e}.queues, ${e}.message_ids) AS d(task, queue, message_id)`;
 }
 
 /**
  * The deliveries of event `e` as a json array: task, queue, message id, status, runs so far and
- * the latest run's error message.
+ * the latest run's error message when it did not succeed.
  */
 export function deliveriesJsonSql(tables: HistoryTables, e: string): string {
-  const { deliveries, runs } = tables;
+  const { runs } = tables;
   return `(SELECT coalesce(json_agg(json_build_object('task', d.task, 'queue', d.queue, 'messageId', d.message_id,
-      'status', coalesce(l.status, 1), 'attempts', (SELECT count(*) FROM ${runs} c WHERE c.event_id = d.event_id AND c.task = d.task),
+      'status', coalesce(l.status, 1), 'attempts', (SELECT count(*) FROM ${runs} c WHERE c.event_id = ${e}.id AND c.task = d.task),
       'lastError', l.error_message) ORDER BY d.task), '[]')
-    FROM ${deliveries} d
-    LEFT JOIN LATERAL (SELECT r.status, r.error_message FROM ${runs} r WHERE r.event_id = d.event_id AND r.task = d.task
-      ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1) l ON true
-    WHERE d.event_id = ${e}.id)`;
+    FROM ${deliveriesOf(e)}
+    LEFT JOIN LATERAL (SELECT r.status, CASE WHEN r.outcome <> 'success' THEN r.error_message END AS error_message FROM ${runs} r
+      WHERE r.event_id = ${e}.id AND r.task = d.task ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1) l ON true)`;
 }

@@ -1,12 +1,11 @@
-import { isTransient } from "../transient-retry";
-import { isUnavailable } from "../postgres-errors";
+import { serverCode } from "../postgres-errors";
 import type { ThrottledLog } from "../throttled-log";
 import type { Logger } from "../../../util/logger";
 import type { NoteRows } from "./note-rows";
 
 export interface HistoryWriterOptions {
   /** Writes one batch in one statement (the rows as json arrays). */
-  readonly write: (events: string, deliveries: string, runs: string) => Promise<void>;
+  readonly write: (events: string, runs: string) => Promise<void>;
   readonly log: ThrottledLog;
   readonly logger: Logger | undefined;
   /** How long a note may wait for others to share its statement (default 100 ms). */
@@ -37,7 +36,8 @@ const LOST_LOG_MS = 5_000;
  * batch at a time. Notes are encoded only then, off the request's turn.
  *
  * When the database fails, the batch is tried again after a growing pause, `tries` times, then
- * dropped; notes keep queuing meanwhile up to `maxBuffered`, past which new ones are dropped.
+ * dropped (a statement that ran out of time, or lost to a lock, is tried the same way); notes
+ * keep queuing meanwhile up to `maxBuffered`, past which new ones are dropped.
  * Drops are counted (`lost`) and logged, at most a line every 5 s. A statement the server
  * refuses for its content is split: each note alone, dropping only the one refused. The queues
  * never wait for any of this: the writer has its own statements and never marks the store failing.
@@ -177,7 +177,7 @@ export class HistoryWriter {
         this.options.log.recovered("history", "history notes are written again");
         return;
       } catch (error) {
-        if (!isUnavailable(error) && !isTransient(error)) return this.writeOneByOne(batch, error);
+        if (refusesContent(error)) return this.writeOneByOne(batch, error);
         if (attempt >= tries || this.closing) {
           this.dropped(batch.length, error, "history notes could not be written (the database fails); dropped");
           return;
@@ -206,15 +206,13 @@ export class HistoryWriter {
 
   private async send(rows: readonly NoteRows[]): Promise<void> {
     const events: string[] = [];
-    const deliveries: string[] = [];
     const runs: string[] = [];
     for (const r of rows) {
-      events.push(...r.events);
-      deliveries.push(...r.deliveries);
-      runs.push(...r.runs);
+      for (const e of r.events) events.push(e);
+      for (const e of r.runs) runs.push(e);
     }
     this.batches++;
-    await this.options.write(`[${events.join(",")}]`, `[${deliveries.join(",")}]`, `[${runs.join(",")}]`);
+    await this.options.write(`[${events.join(",")}]`, `[${runs.join(",")}]`);
   }
 
   private settle(seq: number): void {
@@ -256,4 +254,10 @@ export class HistoryWriter {
       };
     });
   }
+}
+
+/** The server refused the statement for the data it carries (22 data exception, 23 a constraint, 54 a limit): trying it again would fail again. */
+function refusesContent(error: unknown): boolean {
+  const code = serverCode(error);
+  return code !== undefined && ["22", "23", "54"].includes(code.slice(0, 2));
 }

@@ -1,10 +1,6 @@
-import { DELIVERY_STATUSES, type HistoryQuery } from "../../history";
-import { decodeCursor } from "./history-cursor";
-import { parseSearch } from "./history-search";
+import { checkHistoryQuery, type ParsedSearch } from "../../history-query";
+import type { HistoryQuery } from "../../history";
 import { deliveriesJsonSql, deliveryStatusSql, STATUS_CODES, type HistoryTables } from "./history-tables";
-
-export const DEFAULT_PAGE = 50;
-export const MAX_PAGE = 500;
 
 /** Columns of an event in a list: enough to find it (no payload, no runs). */
 export function summaryColumns(tables: HistoryTables, e: string): string {
@@ -13,81 +9,77 @@ export function summaryColumns(tables: HistoryTables, e: string): string {
 
 /**
  * One page of events, newest first, one more than the page so the caller knows whether there
- * is a next. With a task, the walk follows that task's index on the deliveries (newest first);
- * otherwise the events' time index (or the source's). The failed and dead filters start from
- * the runs in that state, which are few; the others check each event walked.
+ * is a next: the events' time index walked backwards (or the source's), or the tasks' GIN
+ * index when that is cheaper. The failed and dead filters start from the runs in that state,
+ * which are few; the others check each event walked. Ids compare as bytes (their columns are
+ * COLLATE "C"), as the other engines compare them.
  */
 export function listEventsSql(tables: HistoryTables, query: HistoryQuery): { text: string; values: unknown[]; limit: number } {
-  const limit = pageSize(query.limit);
+  const checked = checkHistoryQuery(query);
+  const { limit } = checked;
   const values: unknown[] = [];
   const param = (value: unknown, cast: string): string => {
     values.push(value);
     return `$${values.length}::${cast}`;
   };
-  const { events, deliveries, runs } = tables;
+  const { events, runs } = tables;
   const where: string[] = [];
-  const byTask = query.task !== undefined;
-  // The walk's time and id columns: the task's deliveries, or the events.
-  const [at, id] = byTask ? ["t.received_at", "t.event_id"] : ["e.received_at", "e.id"];
-  if (query.task !== undefined) where.push(`t.task = ${param(text("task", query.task), "text")}`);
-  if (query.source !== undefined) where.push(`e.source = ${param(text("source", query.source), "text")}`);
-  if (query.since !== undefined) where.push(`${at} >= ${param(time("since", query.since), "float8")}`);
-  if (query.until !== undefined) where.push(`${at} < ${param(time("until", query.until), "float8")}`);
-  if (query.cursor !== undefined) {
-    const cursor = decodeCursor(query.cursor);
-    where.push(`(${at}, ${id}) < (${param(cursor.receivedAt, "float8")}, ${param(cursor.id, "text")})`);
+  let task: string | undefined;
+  if (checked.task !== undefined) {
+    task = param(checked.task, "text");
+    where.push(`e.tasks @> ARRAY[${task}]`);
   }
-  if (query.status !== undefined) {
-    if (!DELIVERY_STATUSES.includes(query.status)) {
-      throw new TypeError(`history: status must be one of ${DELIVERY_STATUSES.join(", ")}, got ${JSON.stringify(query.status)}`);
-    }
-    // A literal (from the list above): the partial index on failed and dead runs is then usable.
-    const code = STATUS_CODES[query.status];
-    if (byTask) where.push(`${deliveryStatusSql(runs, "t")} = ${code}`);
-    else {
-      if (code >= 2) where.push(`e.id IN (SELECT u.event_id FROM ${runs} u WHERE u.status = ${code})`);
-      where.push(`EXISTS (SELECT 1 FROM ${deliveries} d WHERE d.event_id = e.id AND ${deliveryStatusSql(runs, "d")} = ${code})`);
-    }
+  if (checked.source !== undefined) where.push(`e.source = ${param(checked.source, "text")}`);
+  if (checked.since !== undefined) where.push(`e.received_at >= ${param(checked.since, "float8")}`);
+  if (checked.until !== undefined) where.push(`e.received_at < ${param(checked.until, "float8")}`);
+  if (checked.after !== undefined) {
+    where.push(`(e.received_at, e.id) < (${param(checked.after.receivedAt, "float8")}, ${param(checked.after.id, "text")})`);
   }
-  if (query.search !== undefined) where.push(searchSql(text("search", query.search), param));
-  const from = byTask ? `${deliveries} t JOIN ${events} e ON e.id = t.event_id` : `${events} e`;
+  if (checked.status !== undefined) {
+    // A literal (from a checked status): the partial index on failed and dead runs is then usable.
+    const code = STATUS_CODES[checked.status];
+    if (code >= 2) where.push(`e.id IN (SELECT u.event_id FROM ${runs} u WHERE u.status = ${code})`);
+    if (task !== undefined) where.push(`${deliveryStatusSql(runs, "e.id", task)} = ${code}`);
+    else where.push(`EXISTS (SELECT 1 FROM unnest(e.tasks) AS d(task) WHERE ${deliveryStatusSql(runs, "e.id", "d.task")} = ${code})`);
+  }
+  if (checked.search !== undefined) where.push(searchSql(checked.search, param));
   const sql = `SELECT ${summaryColumns(tables, "e")}
-    FROM ${from}
+    FROM ${events} e
     ${where.length > 0 ? `WHERE ${where.join("\n      AND ")}` : ""}
-    ORDER BY ${at} DESC, ${id} DESC
+    ORDER BY e.received_at DESC, e.id DESC
     LIMIT ${param(limit + 1, "integer")}`;
   return { text: sql, values, limit };
 }
 
 /**
- * `path=value`: the body field (the payload itself for a queue's event) equals value, as text;
- * anything else: the id, or any header's value. The GIN indexes narrow, the exact test decides.
+ * A field search: the body's field (the value itself for a queue's event), a string equal to
+ * the value, or anything else equal to the value read as JSON. The body's GIN index narrows
+ * by containment (not for a path through an array index), the exact test decides. A text
+ * search: the id, or a header's value (the headers' GIN index).
  */
-function searchSql(search: string, param: (value: unknown, cast: string) => string): string {
-  const parsed = parseSearch(search);
-  const byId = `e.id = ${param(search, "text")}`;
-  if (parsed.kind === "text") {
-    const header = `(e.source IS NOT NULL AND jsonb_path_query_array(e.payload -> 'headers', '$.*[*]') @> jsonb_build_array(${param(search, "text")}))`;
-    return `(${byId} OR ${header})`;
+function searchSql(search: ParsedSearch, param: (value: unknown, cast: string) => string): string {
+  if (search.kind === "text") {
+    const text = param(search.value, "text");
+    return `(e.id = ${text} OR (e.source IS NOT NULL AND jsonb_path_query_array(e.payload -> 'headers', '$.*[*]') @> jsonb_build_array(${text})))`;
   }
   const body = "(CASE WHEN e.source IS NULL THEN e.payload ELSE e.payload -> 'body' END)";
-  const exact = `${body} #>> ${param(parsed.path, "text[]")} = ${param(parsed.value, "text")}`;
-  const narrowed = parsed.candidates.length === 0 ? exact : `(${parsed.candidates.map((c) => `${body} @> ${param(c, "jsonb")}`).join(" OR ")}) AND ${exact}`;
-  return `(${byId} OR (${narrowed}))`;
+  const field = `(${body} #> ${param(search.path, "text[]")})`;
+  const json = jsonOf(search.value);
+  const exact =
+    json === undefined
+      ? `(jsonb_typeof(${field}) = 'string' AND ${field} #>> '{}' = ${param(search.value, "text")})`
+      : `((jsonb_typeof(${field}) = 'string' AND ${field} #>> '{}' = ${param(search.value, "text")}) OR (jsonb_typeof(${field}) <> 'string' AND ${field} = ${param(JSON.stringify(json), "jsonb")}))`;
+  if (search.path.some((part) => /^\d+$/.test(part))) return exact;
+  const leaves: unknown[] = json === undefined || typeof json === "string" ? [search.value] : [search.value, json];
+  const contains = leaves.map((leaf) => `${body} @> ${param(JSON.stringify(search.path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), leaf)), "jsonb")}`);
+  return `((${contains.join(" OR ")}) AND ${exact})`;
 }
 
-function pageSize(limit: number | undefined): number {
-  if (limit === undefined) return DEFAULT_PAGE;
-  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1) throw new TypeError(`history: limit must be a whole number of 1 or more, got ${String(limit)}`);
-  return Math.min(limit, MAX_PAGE);
-}
-
-function text(name: string, value: unknown): string {
-  if (typeof value !== "string") throw new TypeError(`history: ${name} must be a string, got ${typeof value}`);
-  return value;
-}
-
-function time(name: string, value: unknown): number {
-  if (typeof value !== "number" || !Number.isFinite(value)) throw new TypeError(`history: ${name} must be a time in ms since the epoch, got ${String(value)}`);
-  return value;
+/** The value read as JSON (a number, true, null, an object...), or undefined when it is not JSON. */
+function jsonOf(value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return undefined;
+  }
 }

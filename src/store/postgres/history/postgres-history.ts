@@ -17,7 +17,7 @@ import type { PostgresPoolClient, PostgresQueryResult } from "../postgres-option
 import type { ThrottledLog } from "../throttled-log";
 import { activitySql } from "./activity-sql";
 import { getEventSql } from "./get-event-sql";
-import { encodeCursor } from "./history-cursor";
+import { encodeCursor } from "../../history-query";
 import { revivedJson } from "./history-json";
 import { historyTables, statusName, type HistoryTables } from "./history-tables";
 import { HistoryWriter, type HistoryWriterOptions } from "./history-writer";
@@ -71,8 +71,8 @@ export class PostgresHistory implements HistoryStore {
       ...tuning,
       log: host.log,
       logger: host.logger,
-      write: async (events, deliveries, runs) => {
-        await host.write(this.sql.write, [events, deliveries, runs]);
+      write: async (events, runs) => {
+        await host.write(this.sql.write, [events, runs]);
       },
     });
   }
@@ -242,7 +242,7 @@ function summaryOf(row: Record<string, unknown>): EventSummary {
   const deliveries = (row.deliveries as DeliveryRow[]).map((d): DeliveryView => {
     const status = statusName(d.status);
     const view: DeliveryView = { task: d.task, queue: d.queue, messageId: d.messageId, status, attempts: Number(d.attempts) };
-    return withOptional(view, "lastError", status === "failed" || status === "dead" ? (d.lastError ?? undefined) : undefined);
+    return withOptional(view, "lastError", d.lastError ?? undefined);
   });
   // The worst of the deliveries' statuses (codes rise with how bad it is).
   const worst = deliveries.reduce((code, d) => Math.max(code, STATUS_RANK[d.status]), -1);

@@ -1,15 +1,13 @@
 import type { HistoryTables } from "./history-tables";
 
 /**
- * Deletes up to $2 events, with their deliveries and runs, picked by `pick` (a SELECT of
+ * Deletes up to $2 events, with their runs, picked by `pick` (a SELECT of
  * ctids, limited by $2). SKIP LOCKED: replicas pruning at once take different rows, none waits.
  */
 function pruneBatch(tables: HistoryTables, pick: string): string {
-  const { events, deliveries, runs } = tables;
+  const { events, runs } = tables;
   return `WITH gone AS (
       DELETE FROM ${events} WHERE ctid = ANY(ARRAY(${pick} FOR UPDATE SKIP LOCKED)) RETURNING id
-    ), d AS (
-      DELETE FROM ${deliveries} WHERE event_id IN (SELECT id FROM gone)
     ), r AS (
       DELETE FROM ${runs} WHERE event_id IN (SELECT id FROM gone)
     )
@@ -37,9 +35,8 @@ export function countEventsSql(tables: HistoryTables): string {
   return `SELECT count(*) AS n FROM ${tables.events}`;
 }
 
-/** Events kept, and the bytes of the three tables with their indexes and TOAST. */
+/** Events kept, and the bytes of both tables with their indexes and TOAST. */
 export function historySizeSql(tables: HistoryTables): string {
-  const { events, deliveries, runs } = tables;
-  return `SELECT (SELECT count(*) FROM ${events}) AS events,
-      pg_total_relation_size('${events}') + pg_total_relation_size('${deliveries}') + pg_total_relation_size('${runs}') AS bytes`;
+  const { events, runs } = tables;
+  return `SELECT (SELECT count(*) FROM ${events}) AS events, pg_total_relation_size('${events}') + pg_total_relation_size('${runs}') AS bytes`;
 }

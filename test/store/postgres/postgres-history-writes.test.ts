@@ -1,0 +1,73 @@
+import { expect } from "chai";
+import type { EventNote } from "../../../src/store/history";
+import { recordingLogger, type LogLine } from "../../helpers/wait";
+import { PostgresFixture } from "./postgres-fixture";
+
+const T0 = 1_750_000_000_000;
+
+function note(id: string, payload: unknown, extra: Partial<EventNote> = {}): EventNote {
+  return { id, origin: { kind: "webhook", source: "s" }, receivedAt: T0, deliveries: [{ task: "t", queue: "webhook:t", messageId: id }], payload, ...extra };
+}
+
+describe("PostgresStore history: what the writer stores, and what it drops", function () {
+  this.timeout(30_000);
+  const fixture = new PostgresFixture();
+  afterEach(() => fixture.cleanup());
+
+  it("stores what jsonb refuses as near as it can (U+0000, lone surrogates, bytes, bigint) without losing a note of the batch", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    const raw = Buffer.from([0, 255, 1]);
+    h.noteEvent(note("nul", { body: { text: "a\u0000b", "k\u0000": 1, escaped: "\\u0000 stays" }, headers: {} }, { raw }));
+    h.noteEvent(note("surrogates", { body: { lone: "x\ud800y", low: "\udc00", pair: "😀" }, headers: {} }));
+    h.noteEvent(note("bytes", { body: Buffer.from("raw body"), headers: {} }));
+    h.noteEvent(note("bigint", { body: { big: 12345678901234567890n }, headers: {} }));
+    h.noteEvent(note("plain", { body: { ok: true }, headers: {} }));
+    await h.flush();
+    expect(h.writes.lost).to.equal(0);
+    const nul = (await h.get("nul"))!;
+    expect(nul.payload).to.deep.equal({ body: { text: "a\ufffdb", "k\ufffd": 1, escaped: "\\u0000 stays" }, headers: {} });
+    expect(nul.raw!.equals(raw)).to.equal(true);
+    expect(((await h.get("surrogates"))!.payload as { body: unknown }).body).to.deep.equal({ lone: "x\ufffdy", low: "\ufffd", pair: "😀" });
+    const bytes = (await h.get("bytes"))!.payload as { body: Buffer };
+    expect(Buffer.isBuffer(bytes.body) && bytes.body.toString()).to.equal("raw body");
+    expect(((await h.get("bigint"))!.payload as { body: unknown }).body).to.deep.equal({ big: "12345678901234567890" });
+    expect((await h.size()).events).to.equal(5);
+  });
+
+  it("loses only the note the database refuses or that cannot be encoded, says so in the log, and writes the rest of its batch", async () => {
+    const lines: LogLine[] = [];
+    const store = fixture.store({ logger: recordingLogger(lines) });
+    await store.open();
+    const h = store.history;
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    h.noteEvent(note("before", { body: 1, headers: {} }));
+    // No receipt time: the NOT NULL column refuses the row, failing the batch's statement.
+    h.noteEvent(note("refused", { body: 2, headers: {} }, { receivedAt: Number.NaN }));
+    h.noteEvent(note("cyclic", cyclic));
+    h.noteEvent(note("after", { body: 3, headers: {} }));
+    await h.flush();
+    expect(h.writes.lost).to.equal(2);
+    expect((await h.list({})).events.map((e) => e.id).sort()).to.deep.equal(["after", "before"]);
+    const dropped = lines.filter((l) => /dropped/.test(l.msg));
+    expect(dropped.length).to.be.at.least(1);
+    expect(dropped[0].fields).to.include({ kind: "history" });
+  });
+
+  it("writes a burst in a few statements, not one per note", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    for (let i = 0; i < 3_000; i++) {
+      h.noteEvent(note(`e${i}`, { body: { i }, headers: { "x-id": `h${i}` } }, { receivedAt: T0 + i }));
+      h.noteRun({ eventId: `e${i}`, run: { task: "t", attempt: 1, startedAt: T0 + i, durationMs: 1, outcome: "success" }, status: "succeeded" });
+    }
+    await h.flush();
+    expect(h.writes.batches).to.be.at.most(10);
+    expect((await h.size()).events).to.equal(3_000);
+    expect((await h.list({ search: "h1234" })).events.map((e) => e.id)).to.deep.equal(["e1234"]);
+    expect((await h.list({ status: "succeeded", limit: 1 })).events.map((e) => e.id)).to.deep.equal(["e2999"]);
+  });
+});
