@@ -20,6 +20,11 @@ export class ListenerRegistry {
     return listener;
   }
 
+  /** The listener for host:port if one was created (by a source, say), without creating it. */
+  find(host: string, port: number): Listener | undefined {
+    return this.listeners.get(`${host}|${port}`);
+  }
+
   /** Tests: every listener binds a free port, one per configured host:port, as before. */
   bindFreePorts(): void {
     this.freePorts = true;
