@@ -2,8 +2,7 @@ import type { ActivityRow } from "../store/history";
 import { html, trusted, type Html } from "./html";
 
 const WIDTH = 720;
-const HEIGHT = 140;
-const AXIS = 18;
+const HEIGHT = 120;
 const PARTS = ["succeeded", "pending", "failed", "dead"] as const;
 
 /**
@@ -20,7 +19,7 @@ export function activityChart(rows: readonly ActivityRow[], since: number, bucke
   }
   const max = Math.max(1, ...totals.map((t) => t.succeeded + t.pending + t.failed + t.dead));
   const slot = WIDTH / buckets;
-  const plot = HEIGHT - AXIS;
+  const plot = HEIGHT;
   const bars: string[] = [];
   totals.forEach((t, i) => {
     let y = plot;
@@ -35,16 +34,19 @@ export function activityChart(rows: readonly ActivityRow[], since: number, bucke
     }
   });
   const total = totals.reduce((sum, t) => sum + t.succeeded + t.pending + t.failed + t.dead, 0);
+  // Stretched to the page's width: only rectangles inside, the labels are HTML below.
   const svg = trusted(
-    `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title">` +
-      `<title id="chart-title">Deliveries over the last hour: ${total}</title>` +
-      `<line class="axis" x1="0" y1="${plot + 0.5}" x2="${WIDTH}" y2="${plot + 0.5}"/>` +
+    `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" preserveAspectRatio="none" role="img" aria-label="Deliveries over the last hour: ${total}">` +
+      `<line class="axis" x1="0" y1="${HEIGHT - 0.5}" x2="${WIDTH}" y2="${HEIGHT - 0.5}"/>` +
       bars.join("") +
-      `<text class="tick" x="2" y="${HEIGHT - 4}">${Math.round((buckets * bucketMs) / 60_000)} min ago</text>` +
-      `<text class="tick" x="${WIDTH - 2}" y="${HEIGHT - 4}" text-anchor="end">now</text>` +
-      `<text class="tick" x="${WIDTH - 2}" y="12" text-anchor="end">${max} per ${Math.round(bucketMs / 60_000)} min</text>` +
       `</svg>`,
   );
+  const minutes = Math.round(bucketMs / 60_000);
   const legend = PARTS.map((part) => html`<span class="key"><i class="swatch bar-${part}"></i>${part}</span>`);
-  return html`<figure class="chart-box">${svg}<figcaption>${legend}</figcaption></figure>`;
+  return html`<figure class="chart-box">
+    <div class="chart-scale"><span>${total} in the last hour</span><span>highest bar: ${max} per ${minutes === 1 ? "minute" : `${minutes} minutes`}</span></div>
+    ${svg}
+    <div class="chart-scale"><span>${Math.round((buckets * bucketMs) / 60_000)} min ago</span><span>now</span></div>
+    <figcaption>${legend}</figcaption>
+  </figure>`;
 }

@@ -4,9 +4,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 
-/** The console's static files: its whole JavaScript and CSS. */
-export const ASSET_FILES = ["console.css", "console.js"] as const;
+/** The console's static files: its whole JavaScript and CSS, and its icon. */
+export const ASSET_FILES = ["console.css", "console.js", "favicon.svg"] as const;
 export type AssetFile = (typeof ASSET_FILES)[number];
+
+const TYPES: Record<string, string> = { css: "text/css; charset=utf-8", js: "text/javascript; charset=utf-8", svg: "image/svg+xml" };
 
 interface Asset {
   /** Served under this name: the content's hash in it, so it can be cached for good. */
@@ -36,11 +38,11 @@ export class ConsoleAssets {
   constructor(dir = assetDirectory()) {
     for (const file of ASSET_FILES) {
       const body = readFileSync(join(dir, file));
-      const hash = createHash("sha256").update(body).digest("hex").slice(0, 12);
       const dot = file.lastIndexOf(".");
+      const hash = createHash("sha256").update(body).digest("hex").slice(0, 12);
       const asset: Asset = {
         name: `${file.slice(0, dot)}.${hash}${file.slice(dot)}`,
-        type: file.endsWith(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8",
+        type: TYPES[file.slice(dot + 1)],
         body,
         gzipped: gzipSync(body, { level: 9 }),
         etag: `"${hash}"`,
@@ -55,9 +57,9 @@ export class ConsoleAssets {
     return this.byFile.get(file)!.name;
   }
 
-  /** Bytes of every asset together, gzipped as served. */
+  /** Bytes of the script and the stylesheet together, gzipped as served. */
   get gzippedBytes(): number {
-    return [...this.byFile.values()].reduce((sum, a) => sum + a.gzipped.length, 0);
+    return [this.byFile.get("console.css")!, this.byFile.get("console.js")!].reduce((sum, a) => sum + a.gzipped.length, 0);
   }
 
   /** Answers a request for `name`; false when there is no such asset. */

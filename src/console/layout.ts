@@ -42,6 +42,7 @@ export function layout(ctx: PageContext, page: PageInit): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${page.title} · ${ctx.appName}</title>
+<link rel="icon" type="image/svg+xml" href="${paths.asset(ctx.assets.nameOf("favicon.svg"))}">
 <link rel="stylesheet" href="${paths.asset(ctx.assets.nameOf("console.css"))}">
 <script src="${paths.asset(ctx.assets.nameOf("console.js"))}" defer></script>
 </head>

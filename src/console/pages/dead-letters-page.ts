@@ -24,7 +24,7 @@ export function deadLettersPage(ctx: PageContext, letters: readonly DeadLetter[]
       <td class="num">${letter.attempts}</td>
       <td class="error-text">${letter.error}</td>
       <td class="nowrap">
-        <form method="post" action="${paths.replayEvent(eventId)}" class="inline">${csrfField(ctx)}<input type="hidden" name="task" value="${letter.task}"><input type="hidden" name="letter" value="${letter.message.id}"><button type="submit">Replay</button></form>
+        <form method="post" action="${paths.replayEvent(eventId)}" class="inline">${csrfField(ctx)}<input type="hidden" name="task" value="${letter.task}"><button type="submit">Replay</button></form>
         <form method="post" action="${paths.discardDeadLetter(letter.message.id)}" class="inline" data-confirm="Discard this dead letter for good? Its event stays in the history.">${csrfField(ctx)}<button type="submit" class="secondary">Discard</button></form>
       </td>
     </tr>`;

@@ -66,7 +66,7 @@ export function overviewPage(ctx: PageContext, data: OverviewData): string {
       <td>${task.source ?? html`<span class="muted">queue</span>`}</td>
       ${cells(task.name, hour.get(task.name) ?? zero, "1h")}
       ${cells(task.name, day.get(task.name) ?? zero, "24h")}
-      <td class="num">${queue?.depth ?? 0}</td>
+      <td class="num">${queue === undefined || queue.depth === 0 ? html`<span class="zero">0</span>` : queue.depth}</td>
       <td class="num">${queue === undefined || queue.depth === 0 ? html`<span class="zero">–</span>` : duration(queue.oldestAgeSeconds * 1000)}</td>
       <td class="num">${queue !== undefined && queue.deadLetters > 0 ? html`<a class="bad" href="${paths.deadLetters()}">${queue.deadLetters}</a>` : html`<span class="zero">0</span>`}</td>
       <td>
@@ -84,7 +84,7 @@ export function overviewPage(ctx: PageContext, data: OverviewData): string {
     ${data.historyEnabled ? "" : html`<p class="notice notice-error">This app keeps no event history (<code>history: false</code>): the counts and the event list stay empty.</p>`}
     <section>
       <h2>Last hour</h2>
-      ${activityChart(data.hour, data.hourSince, data.bucketMs, Math.round((data.now - data.hourSince) / data.bucketMs))}
+      ${activityChart(data.hour, data.hourSince, data.bucketMs, Math.ceil((data.now - data.hourSince) / data.bucketMs))}
     </section>
     <section>
       <h2>Tasks</h2>

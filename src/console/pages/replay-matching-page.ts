@@ -35,7 +35,7 @@ export function replayMatchingPage(ctx: PageContext, data: ReplayMatchingData): 
   const body = html`
     <p class="crumbs"><a href="${paths.events(params)}">Events</a> /</p>
     <h1>Replay all matching</h1>
-    ${filterForm(paths.replayMatching(), data.text, data.sources, data.tasks)}
+    ${filterForm(paths.replayMatching(), data.text, data.sources, data.tasks, false)}
     ${data.error !== undefined ? html`<p class="notice notice-error" role="alert">${data.error}</p>` : ""}
     ${data.matched === 0 ? html`<p class="notice">No event matches this filter: nothing to replay.</p>` : ""}
     ${confirm}
