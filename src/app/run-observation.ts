@@ -45,6 +45,11 @@ export class RunObservation {
     this.handlerEnded = performance.now();
   }
 
+  /** Milliseconds from the start to the handler's end (or to now, while it runs). */
+  get durationMs(): number {
+    return (this.handlerEnded ?? performance.now()) - this.started;
+  }
+
   /** Ends the span and reports the run's outcome. */
   finished(observer: AppObserver | undefined, settled: Settled, error: unknown): void {
     const durationSeconds = ((this.handlerEnded ?? performance.now()) - this.started) / 1000;

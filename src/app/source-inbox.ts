@@ -5,6 +5,9 @@ import { RateLimit } from "../util/rate-limit";
 import type { OutcomeRegistry } from "./outcome-registry";
 import { fanOut, type Subscriber } from "./fan-out";
 import { FilterError } from "./task-filter";
+import type { InboxHistory } from "./inbox-history";
+
+const ignore = (): void => undefined;
 
 /** At most one log line per task and this many milliseconds about its filter throwing. */
 const FILTER_LOG_EVERY_MS = 10_000;
@@ -31,6 +34,8 @@ export class SourceInbox implements Inbox {
     private readonly logger: Logger,
     /** Namespaces of markers from before the source had several tasks (each task's, when it was alone). */
     readonly dedupeEarlier: readonly string[] = [],
+    /** Told of each stored event when the app keeps a history. */
+    private readonly history: InboxHistory | undefined = undefined,
   ) {
     this.tasks = subscribers.map((s) => s.name);
     this.queues = subscribers.map((s) => s.queue);
@@ -59,8 +64,10 @@ export class SourceInbox implements Inbox {
 
   accept(routed: RoutedEvent): Promise<void> {
     const copies: readonly EmitRecord[] = routed.copies;
-    if (copies.length === 1) return this.store.enqueue(copies[0].queue, copies[0].message);
-    return this.store.enqueueAll(copies);
+    const written = copies.length === 1 ? this.store.enqueue(copies[0].queue, copies[0].message) : this.store.enqueueAll(copies);
+    // Noted once stored, beside the answer: the sender never waits for the history.
+    if (this.history !== undefined) written.then(() => this.history!.accepted(routed), ignore);
+    return written;
   }
 
   expect(id: string, timeoutMs: number): OutcomeWait {

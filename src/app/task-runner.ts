@@ -14,6 +14,7 @@ import { RunObservation } from "./run-observation";
 import { deadLetterMessage, withoutPayload } from "./dead-letter-message";
 import { RunDeadlines } from "./run-deadlines";
 import type { AppObserver, TaskRunOutcomeName } from "../observe/app-observer";
+import type { RunHistory } from "./run-history";
 
 const EMPTY = Buffer.alloc(0);
 /** Fallback poll for delayed retries and for work another process queued. */
@@ -62,6 +63,8 @@ export class TaskRunner {
   private pausedUntil = 0;
   private wanted = false;
   private stopping = false;
+  /** Paused by app.pause(): nothing is claimed until resumed. */
+  private paused = false;
   private unwatch: (() => void) | undefined;
   private poller: NodeJS.Timeout | undefined;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
@@ -76,6 +79,8 @@ export class TaskRunner {
     /** Told of every run's outcome (metrics, events); runs are traced when `tracing`. */
     private readonly observer: AppObserver | undefined = undefined,
     private readonly tracing = false,
+    /** Told of every run when the app keeps a history. */
+    private readonly history: RunHistory | undefined = undefined,
   ) {
     this.maxRecording = task.concurrency * RECORDING_PER_SLOT;
     this.maxClaimsPerTurn = task.concurrency * CLAIMS_PER_TURN_PER_SLOT;
@@ -108,6 +113,13 @@ export class TaskRunner {
 
   get running(): number {
     return this.inFlight;
+  }
+
+  /** Paused: claims nothing (runs going on finish). Resumed: claims at once. */
+  setPaused(paused: boolean): void {
+    if (this.paused === paused) return;
+    this.paused = paused;
+    if (!paused) this.wake();
   }
 
   /**
@@ -177,7 +189,7 @@ export class TaskRunner {
 
   private async fill(): Promise<void> {
     // A store that cannot write would fail every outcome: handlers would run again and again.
-    if (this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
+    if (this.paused || this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
     while (!this.stopping && this.mayHaveMore && this.inFlight < this.task.concurrency && this.recording < this.maxRecording) {
       this.wanted = false;
       const asked = this.task.concurrency - this.inFlight;
@@ -269,6 +281,7 @@ export class TaskRunner {
     written.then(
       (settled) => {
         run?.finished(this.observer, settled ?? DONE, ok ? undefined : value);
+        this.history?.ran(message, run, settled ?? DONE, ok ? undefined : value, settled?.emitted);
         this.recorded();
       },
       (error: unknown) => {
@@ -313,7 +326,7 @@ export class TaskRunner {
     return store.complete(task.queue, message.id, emit).then(
       () => {
         if (this.outcomes.awaits(message.id)) this.outcomes.settle(message.id, { ok: true, value: result });
-        return undefined;
+        return emit === undefined || this.history === undefined ? undefined : { ...DONE, emitted: emit };
       },
       (error: unknown) => {
         if (error instanceof StoreRefusedError) throw error;
@@ -417,6 +430,8 @@ export interface Settled {
   readonly next: "done" | "retry" | "dead_letter" | "answered";
   readonly outcome: TaskRunOutcomeName;
   readonly retryAt?: number;
+  /** What a successful run emitted (told to the history). */
+  readonly emitted?: readonly EmitRecord[];
 }
 
 /** The message a task's result becomes; it carries the run's trace context when there is one. */

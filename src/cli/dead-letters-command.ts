@@ -3,7 +3,7 @@ import type { DeadLetter, Store } from "../store/store";
 import { APP_OPTIONS, APP_USAGE, appRefOf, targetOf, type AppRef } from "./app-argument";
 import { openAppStore } from "./app-store";
 import type { Output } from "./output";
-import { redactSecretHeaders } from "./redact-headers";
+import { redactSecretHeaders } from "../util/redact-headers";
 import { clip, formatTable } from "./table";
 import { UsageError } from "./usage";
 

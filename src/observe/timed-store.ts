@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import type { DeadLetter, DeadLetterStore, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "../store/store";
 import type { StoreWrite } from "./app-observer";
+import type { HistoryStore, PauseStore } from "../store/history";
 
 /**
  * A store whose queue writes are timed (until they resolve, that is until durable) and
@@ -36,6 +37,12 @@ export class TimedStore implements Store {
   }
   get deadLetters(): DeadLetterStore {
     return this.inner.deadLetters;
+  }
+  get history(): HistoryStore | undefined {
+    return this.inner.history;
+  }
+  get pauses(): PauseStore | undefined {
+    return this.inner.pauses;
   }
 
   open(): Promise<void> {

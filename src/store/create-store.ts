@@ -22,6 +22,8 @@ export interface CreateStoreOptions {
   readonly consumer?: boolean;
   /** Where an engine that recovers by itself logs its failures and recoveries (a damaged file, a lost directory, a database that went away). */
   readonly logger?: Logger;
+  /** Most events the memory store's history keeps (default 10,000). */
+  readonly historyMaxEvents?: number;
 }
 
 /** Environment variable naming the store ("memory", "embedded" or a postgres:// URL) when the app does not. */
@@ -53,7 +55,7 @@ export function defaultDataDir(appName: string, env: NodeJS.ProcessEnv = process
 }
 
 export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store {
-  if (spec === "memory") return new MemoryStore(options.maxQueued === undefined ? {} : { maxQueued: options.maxQueued });
+  if (spec === "memory") return new MemoryStore(options.maxQueued === undefined ? {} : { maxQueued: options.maxQueued }, { historyMaxEvents: options.historyMaxEvents });
   if (spec === "embedded") {
     return new EmbeddedStore({
       dir: options.dataDir !== undefined ? resolve(options.dataDir) : defaultDataDir(options.appName),

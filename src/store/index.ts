@@ -9,9 +9,31 @@ export type {
   Store,
   StoreRefusal,
 } from "./store";
+export type {
+  ActivityRow,
+  DeliveryNote,
+  DeliveryStatus,
+  DeliveryView,
+  EventNote,
+  EventOrigin,
+  EventSummary,
+  HistoryEvent,
+  HistoryPage,
+  HistoryQuery,
+  HistoryRetention,
+  HistoryStore,
+  PauseStore,
+  RunError,
+  RunNote,
+  RunOutcome,
+  RunRecord,
+} from "./history";
+export { DELIVERY_STATUSES } from "./history";
+export { HistoryQueryError } from "./history-query";
+export { DEFAULT_MEMORY_HISTORY_EVENTS } from "./memory/memory-history";
 export { StoreRefusedError, toRefusal } from "./store-errors";
 export { DEFAULT_EMBEDDED_LIMITS, DEFAULT_MEMORY_LIMITS, type StoreLimits } from "./store-limits";
-export { MemoryStore } from "./memory/memory-store";
+export { MemoryStore, type MemoryStoreOptions } from "./memory/memory-store";
 export { EmbeddedStore, type EmbeddedStoreOptions } from "./embedded/embedded-store";
 export { StoreOpenError } from "./embedded/store-open-error";
 export { PostgresStore } from "./postgres/postgres-store";

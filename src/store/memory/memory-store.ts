@@ -14,6 +14,13 @@ import { DEFAULT_MEMORY_LIMITS, type StoreLimits } from "../store-limits";
 import { Fifo } from "../fifo";
 import { MemoryState, sweepExpired } from "./memory-state";
 import { QueueWatchers } from "../queue-watchers";
+import { DEFAULT_MEMORY_HISTORY_EVENTS, MemoryHistory } from "./memory-history";
+import { MemoryPauses } from "./memory-pauses";
+
+export interface MemoryStoreOptions {
+  /** Most events its history keeps (default 10,000): the oldest go first. */
+  readonly historyMaxEvents?: number;
+}
 
 interface MemoryQueue {
   ready: Fifo<QueuedMessage>;
@@ -37,6 +44,8 @@ export class MemoryStore implements Store {
   readonly durable = false;
   readonly writesSettleAtOnce = true;
   readonly deadLetters: DeadLetterStore;
+  readonly history: MemoryHistory;
+  readonly pauses = new MemoryPauses();
 
   private readonly queues = new Map<string, MemoryQueue>();
   private readonly dead = new Map<string, DeadLetter>();
@@ -45,8 +54,9 @@ export class MemoryStore implements Store {
   private readonly limits: StoreLimits;
   private sweeper: NodeJS.Timeout | undefined;
 
-  constructor(limits: Partial<StoreLimits> = {}) {
+  constructor(limits: Partial<StoreLimits> = {}, options: MemoryStoreOptions = {}) {
     this.limits = { ...DEFAULT_MEMORY_LIMITS, ...limits };
+    this.history = new MemoryHistory(options.historyMaxEvents ?? DEFAULT_MEMORY_HISTORY_EVENTS);
     this.deadLetters = {
       list: async (queue) =>
         [...this.dead.values()].filter((l) => queue === undefined || l.queue === queue).sort((a, b) => a.diedAt - b.diedAt),

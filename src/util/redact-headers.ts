@@ -1,4 +1,4 @@
-import { SECRET_HEADERS } from "../util/logger";
+import { SECRET_HEADERS } from "./logger";
 
 export const REDACTED = "[redacted]";
 

@@ -1,0 +1,219 @@
+import { randomUUID } from "node:crypto";
+import type { DeliveryNote, EventNote, EventOrigin, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore } from "../store/history";
+import { checkHistoryQuery } from "../store/history-query";
+import type { EmitRecord, QueuedMessage, Store } from "../store/store";
+import { handedOnForm } from "../store/payload-codec";
+import { didYouMean } from "../util/did-you-mean";
+import type { Logger } from "../util/logger";
+import type { BulkReplayOptions, BulkReplayResult, EventsApi, ReplayFilter, ReplayOptions, ReplayResult } from "./events-api";
+import { copyId } from "./fan-out";
+import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
+
+export const DEFAULT_REPLAY_RATE = 50;
+
+/** What a replay needs to know of a task. */
+export interface ReplayTarget {
+  readonly name: string;
+  /** Its physical queue. */
+  readonly queue: string;
+  /** The webhook source's label, for a task on a push source. */
+  readonly source: string | undefined;
+  /** The named queue it consumes. */
+  readonly input: string | undefined;
+  /** Its queue holds copies of events several tasks take: a copy's id is `<id>@<task>`. */
+  readonly sharesEvents: boolean;
+  readonly orderingKey: OrderingKeyFn<never> | undefined;
+}
+
+/** What `app.events` needs of the running app. */
+export interface EventHistoryHost {
+  /** The history; throws, saying why, when the app keeps none or is not running. */
+  history(): HistoryStore;
+  store(): Store;
+  target(task: string): ReplayTarget | undefined;
+  taskNames(): readonly string[];
+  readonly logger: Logger;
+}
+
+/** An event that cannot be replayed, or a replay asked wrongly. */
+export class ReplayError extends Error {
+  override readonly name = "ReplayError";
+}
+
+/** `app.events`: list and get pass through to the store's history; replays are new deliveries linked to their original. */
+export class EventHistory implements EventsApi {
+  constructor(private readonly host: EventHistoryHost) {}
+
+  list(query: HistoryQuery = {}): Promise<HistoryPage> {
+    return this.host.history().list(query);
+  }
+
+  async get(id: string): Promise<HistoryEvent | undefined> {
+    if (typeof id !== "string" || id === "") throw new TypeError(`app.events.get: an event id is a non-empty string, got ${typeof id}`);
+    return this.host.history().get(id);
+  }
+
+  replay(id: string, options?: ReplayOptions): Promise<ReplayResult>;
+  replay(filter: ReplayFilter, options?: BulkReplayOptions): Promise<BulkReplayResult>;
+  replay(what: string | ReplayFilter, options: BulkReplayOptions = {}): Promise<ReplayResult | BulkReplayResult> {
+    if (typeof what === "string") return this.replayOne(what, options);
+    return this.replayMatching(what, options);
+  }
+
+  private async replayOne(id: string, options: ReplayOptions): Promise<ReplayResult> {
+    if (id === "") throw new ReplayError("app.events.replay: an event id is a non-empty string");
+    checkReplayOptions(options, false);
+    const history = this.host.history();
+    if (options.task !== undefined) this.knownTask(options.task);
+    const event = await history.get(id);
+    if (event === undefined) throw new ReplayError(`cannot replay event "${id}": it is not in the history (never received here, or pruned)`);
+    const result = await this.replayEvent(history, event, options.task);
+    await history.flush();
+    return result;
+  }
+
+  private async replayMatching(filter: ReplayFilter, options: BulkReplayOptions): Promise<BulkReplayResult> {
+    if (typeof filter !== "object" || filter === null) throw new ReplayError("app.events.replay: pass an event id, or a filter { source?, task?, status?, since?, until?, search? }");
+    for (const key of ["limit", "cursor"] as const) {
+      if ((filter as HistoryQuery)[key] !== undefined) throw new ReplayError(`app.events.replay: a replay by filter takes every matching event; leave out ${key}`);
+    }
+    checkReplayOptions(options, true);
+    const history = this.host.history();
+    checkHistoryQuery(filter);
+    const target = options.task === undefined ? undefined : this.knownTask(options.task);
+    const rate = options.ratePerSecond ?? DEFAULT_REPLAY_RATE;
+    const dryRun = options.dryRun === true;
+    // A named task replays only events of the origin it takes (its source, or its queue).
+    const query: HistoryQuery = target?.source !== undefined ? { ...filter, source: this.sourceFor(filter, target) } : filter;
+    let matched = 0;
+    let queued = 0;
+    const started = Date.now();
+    let cursor: string | undefined;
+    try {
+      do {
+        // Replays are newer than every page still to come: the walk never meets its own replays.
+        const page = await history.list({ ...query, limit: 500, cursor });
+        cursor = page.next;
+        for (const summary of page.events) {
+          if (target !== undefined && !takes(target, summary.origin)) continue;
+          matched++;
+          if (dryRun) continue;
+          const event = await history.get(summary.id);
+          if (event === undefined) continue;
+          // Paced: the n-th replay is queued no sooner than n / rate seconds after the first.
+          const due = started + (queued * 1000) / rate;
+          const wait = due - Date.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          try {
+            await this.replayEvent(history, event, options.task);
+          } catch (error) {
+            // One event that cannot be replayed (its tasks are gone, its payload was not kept) does not stop the others.
+            if (!(error instanceof ReplayError)) throw error;
+            this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped");
+            continue;
+          }
+          queued++;
+        }
+      } while (cursor !== undefined);
+    } catch (error) {
+      if (queued === 0) throw error;
+      throw new ReplayError(`replay stopped after queueing ${queued} replay(s) of ${matched} matching event(s) so far: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    await history.flush();
+    return { matched, queued, dryRun };
+  }
+
+  /** Stores a fresh copy (no attempts yet) for each task, then notes the replay, linked to its original. */
+  private async replayEvent(history: HistoryStore, event: HistoryEvent, task: string | undefined): Promise<ReplayResult> {
+    if (event.payload === undefined) throw new ReplayError(`cannot replay event "${event.id}": its payload was not kept in the history`);
+    const targets = task === undefined ? this.targetsOf(event) : [this.targetFor(event, task)];
+    const id = randomUUID();
+    const now = Date.now();
+    const copies: EmitRecord[] = [];
+    const deliveries: DeliveryNote[] = [];
+    for (const target of targets) {
+      const payload = handedOnForm(event.payload, "payload");
+      let message: QueuedMessage = { id: target.sharesEvents ? copyId(id, target.name) : id, payload, attempts: 0, enqueuedAt: now };
+      if (event.raw !== undefined) message = { ...message, raw: event.raw };
+      if (target.orderingKey !== undefined) {
+        const orderingKey = computeOrderingKey(target.orderingKey, payload, target.name);
+        if (orderingKey !== undefined) message = { ...message, orderingKey };
+      }
+      copies.push({ queue: target.queue, message });
+      deliveries.push({ task: target.name, queue: target.queue, messageId: message.id });
+    }
+    const store = this.host.store();
+    await (copies.length === 1 ? store.enqueue(copies[0].queue, copies[0].message) : store.enqueueAll(copies));
+    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id, origin: event.origin, receivedAt: now, deliveries, payload: event.payload, replayOf: event.id };
+    if (event.raw !== undefined) note.raw = event.raw;
+    if (event.name !== undefined) note.name = event.name;
+    history.noteEvent(note);
+    return { id, replayOf: event.id, tasks: targets.map((t) => t.name) };
+  }
+
+  /** The tasks the event was handed to, as this app has them now. */
+  private targetsOf(event: HistoryEvent): ReplayTarget[] {
+    const targets: ReplayTarget[] = [];
+    for (const delivery of event.deliveries) {
+      const target = this.host.target(delivery.task);
+      if (target !== undefined && takes(target, event.origin) && !targets.includes(target)) targets.push(target);
+    }
+    if (targets.length === 0) {
+      const named = event.deliveries.map((d) => `"${d.task}"`).join(", ");
+      throw new ReplayError(`cannot replay event "${event.id}": ${named === "" ? "no task took it" : `none of the tasks it was handed to (${named}) takes ${describeOrigin(event.origin)} in this app`}; name one with { task }`);
+    }
+    return targets;
+  }
+
+  private targetFor(event: HistoryEvent, task: string): ReplayTarget {
+    const target = this.knownTask(task);
+    if (!takes(target, event.origin)) {
+      throw new ReplayError(`cannot replay event "${event.id}" to task "${task}": the event came from ${describeOrigin(event.origin)}, and the task takes ${describeTarget(target)}`);
+    }
+    return target;
+  }
+
+  private knownTask(task: string): ReplayTarget {
+    if (typeof task !== "string" || task === "") throw new ReplayError("app.events.replay: options.task must be a task's name");
+    const target = this.host.target(task);
+    if (target !== undefined) return target;
+    const names = this.host.taskNames();
+    const guess = didYouMean(task, names);
+    throw new ReplayError(`app.events.replay: no task "${task}" in this app${guess ? ` (did you mean "${guess}"?)` : ""}; its tasks: ${names.join(", ") || "none"}`);
+  }
+
+  private sourceFor(filter: ReplayFilter, target: ReplayTarget): string {
+    if (filter.source !== undefined && filter.source !== target.source) {
+      throw new ReplayError(`app.events.replay: task "${target.name}" takes ${describeTarget(target)}, not the events of source "${filter.source}"`);
+    }
+    return target.source!;
+  }
+}
+
+function takes(target: ReplayTarget, origin: EventOrigin): boolean {
+  return origin.kind === "webhook" ? target.source === origin.source : target.input === origin.queue;
+}
+
+function describeOrigin(origin: EventOrigin): string {
+  return origin.kind === "webhook" ? `source "${origin.source}"` : `queue "${origin.queue}"`;
+}
+
+function describeTarget(target: ReplayTarget): string {
+  return target.source !== undefined ? `the events of source "${target.source}"` : `the values of queue "${target.input}"`;
+}
+
+function checkReplayOptions(options: BulkReplayOptions, bulk: boolean): void {
+  if (typeof options !== "object" || options === null) throw new ReplayError("app.events.replay: options must be an object");
+  const allowed = bulk ? ["task", "dryRun", "ratePerSecond"] : ["task"];
+  for (const key of Object.keys(options)) {
+    if (!allowed.includes(key)) {
+      const why = !bulk && (key === "dryRun" || key === "ratePerSecond") ? ` (${key} is for a replay by filter)` : "";
+      throw new ReplayError(`app.events.replay: unknown option "${key}"${why}; it takes ${allowed.join(", ")}`);
+    }
+  }
+  const { dryRun, ratePerSecond } = options;
+  if (dryRun !== undefined && typeof dryRun !== "boolean") throw new ReplayError("app.events.replay: dryRun must be true or false");
+  if (ratePerSecond !== undefined && (typeof ratePerSecond !== "number" || !Number.isFinite(ratePerSecond) || ratePerSecond <= 0)) {
+    throw new ReplayError(`app.events.replay: ratePerSecond must be a number > 0, got ${String(ratePerSecond)}`);
+  }
+}

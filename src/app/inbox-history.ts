@@ -1,0 +1,56 @@
+import type { RoutedEvent } from "../sources/source";
+import type { DeliveryNote, EventNote, HistoryStore } from "../store/history";
+import type { Logger } from "../util/logger";
+import { redactSecretHeaders } from "../util/redact-headers";
+import type { Subscriber } from "./fan-out";
+import { traceIdOf } from "./run-history";
+
+/**
+ * What a source's inbox tells the history once an event is stored: one note with the copy each
+ * task got. Made after the write landed, never awaited: the answer to the sender does not wait.
+ */
+export class InboxHistory {
+  private readonly taskOfQueue: ReadonlyMap<string, string>;
+
+  constructor(
+    private readonly history: HistoryStore,
+    /** The source's label. */
+    private readonly source: string,
+    subscribers: readonly Subscriber[],
+    private readonly logger: Logger,
+  ) {
+    this.taskOfQueue = new Map(subscribers.map((s) => [s.queue, s.name]));
+  }
+
+  /** Never throws (it runs in a promise callback nobody awaits): a failure is logged. */
+  accepted(routed: RoutedEvent): void {
+    try {
+      this.note(routed);
+    } catch (error) {
+      this.logger.error({ eventId: routed.id, err: error }, "cannot note an event in the event history");
+    }
+  }
+
+  private note(routed: RoutedEvent): void {
+    const { copies } = routed;
+    const first = copies[0]?.message;
+    if (first === undefined) return;
+    const deliveries: DeliveryNote[] = [];
+    for (const { queue, message } of copies) deliveries.push({ task: this.taskOfQueue.get(queue) ?? queue, queue, messageId: message.id });
+    // Credentials and signatures are not history: the stored event keeps them for its runs only.
+    const payload = redactSecretHeaders(first.payload);
+    const name = eventName(payload);
+    const traceId = traceIdOf(first.traceContext);
+    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id: routed.id, origin: { kind: "webhook", source: this.source }, receivedAt: first.enqueuedAt, deliveries, payload };
+    if (first.raw !== undefined) note.raw = first.raw;
+    if (name !== undefined) note.name = name;
+    if (traceId !== undefined) note.traceId = traceId;
+    this.history.noteEvent(note);
+  }
+}
+
+function eventName(payload: unknown): string | undefined {
+  if (typeof payload !== "object" || payload === null) return undefined;
+  const name = (payload as { name?: unknown }).name;
+  return typeof name === "string" ? name : undefined;
+}

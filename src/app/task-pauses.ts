@@ -1,0 +1,73 @@
+import type { PauseStore } from "../store/history";
+import type { Logger } from "../util/logger";
+
+/** What pausing needs of a task's runner. */
+export interface Pausable {
+  setPaused(paused: boolean): void;
+}
+
+/**
+ * Keeps each runner paused or not as the store's paused set says: read before the runners
+ * start (a pause holds across restarts on a durable store), then again whenever the store tells
+ * of a change (this process, or another replica).
+ */
+export class TaskPauses {
+  private unwatch: (() => void) | undefined;
+  private refreshing = false;
+  private refreshAgain = false;
+  private current = new Set<string>();
+
+  constructor(
+    private readonly pauses: PauseStore,
+    private readonly runners: ReadonlyMap<string, Pausable>,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Reads the paused set and applies it, then follows its changes. */
+  async start(): Promise<void> {
+    this.unwatch = this.pauses.watch(() => this.refresh());
+    this.apply(await this.pauses.paused());
+  }
+
+  stop(): void {
+    this.unwatch?.();
+    this.unwatch = undefined;
+  }
+
+  /** Pauses or resumes one task here at once, then in the store (where other replicas see it). */
+  async set(task: string, paused: boolean): Promise<void> {
+    await this.pauses.setPaused(task, paused);
+    const next = new Set(this.current);
+    if (paused) next.add(task);
+    else next.delete(task);
+    this.apply(next);
+  }
+
+  private refresh(): void {
+    if (this.unwatch === undefined) return;
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = true;
+    this.pauses.paused().then(
+      (set) => this.apply(set),
+      (error: unknown) => this.logger.error({ err: error }, "cannot read the paused tasks from the store"),
+    ).finally(() => {
+      this.refreshing = false;
+      if (this.refreshAgain) {
+        this.refreshAgain = false;
+        this.refresh();
+      }
+    });
+  }
+
+  private apply(paused: ReadonlySet<string>): void {
+    for (const [task, runner] of this.runners) {
+      const now = paused.has(task);
+      if (now !== this.current.has(task)) this.logger.info({ task }, now ? "task paused: its events are stored, none runs until it is resumed" : "task resumed");
+      runner.setPaused(now);
+    }
+    this.current = new Set(paused);
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * What every engine's history shares when it answers a query in process (the memory engine, the
+ * embedded engine): checking a query, parsing its search, the cursor's form, and how a
+ * delivery's runs roll up into statuses. An engine answering in SQL follows the same rules.
+ */
+
+import {
+  DELIVERY_STATUSES,
+  type DeliveryNote,
+  type DeliveryStatus,
+  type DeliveryView,
+  type EventOrigin,
+  type HistoryQuery,
+  type RunNote,
+} from "./history";
+
+export const DEFAULT_LIST_LIMIT = 50;
+export const MAX_LIST_LIMIT = 500;
+
+/** A query the history cannot answer: a bad status, limit, time or cursor. */
+export class HistoryQueryError extends TypeError {
+  override readonly name = "HistoryQueryError";
+}
+
+/** Where a page ends: the last event's receipt time and id (pages are ordered by both, newest first). */
+export interface CursorPosition {
+  readonly receivedAt: number;
+  readonly id: string;
+}
+
+/** A query's search, parsed: a JSON body field equal to a value, or an id or header value. */
+export type ParsedSearch =
+  | { readonly kind: "field"; readonly path: readonly string[]; readonly value: string }
+  | { readonly kind: "text"; readonly value: string };
+
+/** A query checked, with its limit, search and cursor resolved. */
+export interface CheckedQuery {
+  readonly source?: string;
+  readonly task?: string;
+  readonly status?: DeliveryStatus;
+  readonly since?: number;
+  readonly until?: number;
+  readonly search?: ParsedSearch;
+  readonly limit: number;
+  readonly after?: CursorPosition;
+}
+
+/** Checks a list query; throws HistoryQueryError naming the field and what it takes. */
+export function checkHistoryQuery(query: HistoryQuery = {}): CheckedQuery {
+  if (typeof query !== "object" || query === null) throw new HistoryQueryError("a history query is an object { source?, task?, status?, since?, until?, search?, limit?, cursor? }");
+  const { source, task, status, since, until, search, limit, cursor } = query;
+  for (const [name, value] of [["source", source], ["task", task], ["search", search], ["cursor", cursor]] as const) {
+    if (value !== undefined && (typeof value !== "string" || value === "")) throw new HistoryQueryError(`${name} must be a non-empty string, got ${shown(value)}`);
+  }
+  if (status !== undefined && !DELIVERY_STATUSES.includes(status)) {
+    throw new HistoryQueryError(`status must be one of ${DELIVERY_STATUSES.join(", ")}, got ${shown(status)}`);
+  }
+  for (const [name, value] of [["since", since], ["until", until]] as const) {
+    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value))) throw new HistoryQueryError(`${name} must be a time in milliseconds since the epoch, got ${shown(value)}`);
+  }
+  if (limit !== undefined && (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT)) {
+    throw new HistoryQueryError(`limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${shown(limit)}`);
+  }
+  return {
+    source,
+    task,
+    status,
+    since,
+    until,
+    search: search === undefined ? undefined : parseSearch(search),
+    limit: limit ?? DEFAULT_LIST_LIMIT,
+    after: cursor === undefined ? undefined : decodeCursor(cursor),
+  };
+}
+
+/** `path=value` (a dotted path of the JSON body) or anything else (an id or a header value). */
+export function parseSearch(search: string): ParsedSearch {
+  const eq = search.indexOf("=");
+  if (eq > 0) {
+    const path = search.slice(0, eq).split(".");
+    if (path.every((part) => part !== "")) return { kind: "field", path, value: search.slice(eq + 1) };
+  }
+  return { kind: "text", value: search };
+}
+
+export function encodeCursor(position: CursorPosition): string {
+  return Buffer.from(JSON.stringify([position.receivedAt, position.id])).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): CursorPosition {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "number" || !Number.isFinite(parsed[0]) || typeof parsed[1] !== "string") {
+    throw new HistoryQueryError(`cursor ${shown(cursor)} is not one this history gave: pass a page's "next" as it is`);
+  }
+  return { receivedAt: parsed[0], id: parsed[1] };
+}
+
+/** Newest first; at the same time, the greater id first (ids compared as code units, SQL's COLLATE "C"). */
+export function newestFirst(a: CursorPosition, b: CursorPosition): number {
+  if (a.receivedAt !== b.receivedAt) return b.receivedAt - a.receivedAt;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}
+
+/** True when `event` comes after the cursor's position in newest-first order (it is on a later page). */
+export function isPast(event: CursorPosition, after: CursorPosition): boolean {
+  return event.receivedAt < after.receivedAt || (event.receivedAt === after.receivedAt && event.id < after.id);
+}
+
+/** Worst first: an event's status is the worst of its deliveries'. */
+const SEVERITY: Readonly<Record<DeliveryStatus, number>> = { succeeded: 0, pending: 1, failed: 2, dead: 3 };
+
+/** The worst of `statuses`: dead, then failed, then pending, then succeeded; pending when there are none (the value waits in its queue). */
+export function worstStatus(statuses: Iterable<DeliveryStatus>): DeliveryStatus {
+  let worst: DeliveryStatus | undefined;
+  for (const status of statuses) if (worst === undefined || SEVERITY[status] > SEVERITY[worst]) worst = status;
+  return worst ?? "pending";
+}
+
+/**
+ * A delivery as the history shows it, from the runs noted for its task (in the order noted):
+ * the last run's status, the number of runs, the last run's error message when it failed.
+ */
+export function deliveryView(delivery: DeliveryNote, runs: readonly RunNote[]): DeliveryView {
+  let last: RunNote | undefined;
+  let attempts = 0;
+  for (const run of runs) {
+    if (run.run.task !== delivery.task) continue;
+    attempts++;
+    last = run;
+  }
+  if (last === undefined) return { ...delivery, status: "pending", attempts: 0 };
+  const lastError = last.run.outcome !== "success" ? last.run.error?.message : undefined;
+  return lastError === undefined ? { ...delivery, status: last.status, attempts } : { ...delivery, status: last.status, attempts, lastError };
+}
+
+/** What a search looks into: a webhook event's parsed body and headers; a queue event's value itself. */
+export function searchedParts(origin: EventOrigin, payload: unknown): { body: unknown; headers: Record<string, unknown> | undefined } {
+  if (origin.kind !== "webhook") return { body: payload, headers: undefined };
+  if (typeof payload !== "object" || payload === null) return { body: undefined, headers: undefined };
+  const { body, headers } = payload as { body?: unknown; headers?: unknown };
+  return { body, headers: typeof headers === "object" && headers !== null ? (headers as Record<string, unknown>) : undefined };
+}
+
+/** Whether an event (its id, origin and payload) matches a parsed search. */
+export function matchesSearch(search: ParsedSearch, id: string, origin: EventOrigin, payload: unknown): boolean {
+  const { body, headers } = searchedParts(origin, payload);
+  if (search.kind === "field") {
+    let value: unknown = body;
+    for (const part of search.path) {
+      if (typeof value !== "object" || value === null) return false;
+      value = (value as Record<string, unknown>)[part];
+    }
+    return value !== undefined && fieldText(value) === search.value;
+  }
+  if (id === search.value) return true;
+  if (headers === undefined) return false;
+  for (const value of Object.values(headers)) {
+    if (value === search.value) return true;
+    if (Array.isArray(value) && value.includes(search.value)) return true;
+  }
+  return false;
+}
+
+/** A body field as text, as a search compares it: a string as it is, anything else as JSON (`42`, `true`, `null`). */
+export function fieldText(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** Whether a summary's deliveries satisfy the query's task and status. */
+export function matchesDeliveries(deliveries: readonly DeliveryView[], task: string | undefined, status: DeliveryStatus | undefined): boolean {
+  if (task === undefined && status === undefined) return true;
+  for (const delivery of deliveries) {
+    if ((task === undefined || delivery.task === task) && (status === undefined || delivery.status === status)) return true;
+  }
+  return false;
+}
+
+/** Start of the bucket holding `time`. */
+export function bucketOf(time: number, bucketMs: number): number {
+  return Math.floor(time / bucketMs) * bucketMs;
+}
+
+function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  return typeof value === "number" || typeof value === "boolean" || value === null ? String(value) : typeof value;
+}
