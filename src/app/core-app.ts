@@ -30,6 +30,9 @@ import { HistoryPruner } from "./history-pruner";
 import { InboxHistory } from "./inbox-history";
 import { RunHistory } from "./run-history";
 import { TaskPauses } from "./task-pauses";
+import { resolveConsoleOptions, type ConsoleOptions, type ResolvedConsoleOptions } from "../console/console-options";
+import { mountConsole, type MountedConsole } from "../console/mount-console";
+import type { ConsoleBackend } from "../console/console-backend";
 import { didYouMean } from "../util/did-you-mean";
 
 export interface CoreAppOptions extends ObservabilityOptions {
@@ -64,6 +67,11 @@ export interface CoreAppOptions extends ObservabilityOptions {
    * `false`: nothing is recorded.
    */
   history?: HistoryOptions | boolean;
+  /**
+   * The web console (docs/console.md): `true` serves it on 127.0.0.1:9400, or say where and
+   * how; a host other than a loopback one needs `auth`. Default off.
+   */
+  console?: boolean | ConsoleOptions;
 }
 
 /** What `app.storeSettings` gives: the store an app opens, and the embedded store's settings. */
@@ -104,6 +112,8 @@ export class CoreApp {
   readonly events: EventsApi;
   private readonly historySetting: ResolvedHistory;
   private historyPruner: HistoryPruner | undefined;
+  private readonly consoleOptions: ResolvedConsoleOptions | undefined;
+  private mountedConsole: MountedConsole | undefined;
   private taskPauses: TaskPauses | undefined;
   private replayTargets = new Map<string, ReplayTarget>();
 
@@ -121,6 +131,7 @@ export class CoreApp {
     });
     this.metrics = this.observability.registry;
     this.historySetting = resolveHistoryOptions(options.history, `CoreApp "${name}"`);
+    this.consoleOptions = resolveConsoleOptions(options.console);
     this.events = new EventHistory({
       history: () => this.historyStore(),
       store: () => this.store,
@@ -389,6 +400,7 @@ export class CoreApp {
       const history = this.historySetting.on ? store.history : undefined;
       if (this.historySetting.on && history === undefined) this.logger.warn({ store: store.engine }, "this store keeps no event history: app.events is not available");
       this.replayTargets = this.replayTargetsOf(tasks);
+      const sourceOfTask = new Map<string, string>();
       // One inbox per source, for every task it feeds: one route, one write per event.
       for (const source of this.registry.sources()) {
         const subscribers = this.registry.subscribersOf(source);
@@ -397,6 +409,7 @@ export class CoreApp {
         const logger = subscribers.length === 1 ? subscribers[0].logger : this.logger.child({ source: name });
         // A source given more tasks keeps reading the markers its lone task wrote before.
         const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
+        for (const task of names) sourceOfTask.set(task, name);
         const inboxHistory = history === undefined ? undefined : new InboxHistory(history, name, subscribers, logger);
         source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, inboxHistory), {
           listeners: this.listeners,
@@ -421,6 +434,10 @@ export class CoreApp {
         await this.taskPauses.start();
       }
       this.observability.mount(this.listeners, () => this.readiness());
+      // After the probes and metrics: the console's own listener serves the console alone.
+      if (this.consoleOptions !== undefined) {
+        this.mountedConsole = mountConsole(this.listeners, this.consoleOptions, this.consoleBackend(tasks.map((t) => ({ name: t.name, source: sourceOfTask.get(t.name), input: t.input }))), this.logger);
+      }
       await this.listeners.listenAll();
     } catch (error) {
       for (const source of attached) source.detach();
@@ -446,7 +463,29 @@ export class CoreApp {
       },
       "started",
     );
+    if (this.mountedConsole !== undefined) this.logger.info({ url: this.mountedConsole.url }, "console ready");
     return this;
+  }
+
+  /** The web console's address ("http://127.0.0.1:9400/") while the app runs with `console` on. */
+  get consoleUrl(): string | undefined {
+    return this.appState === "running" || this.appState === "stopping" ? this.mountedConsole?.url : undefined;
+  }
+
+  /** What the console may read and do: the app's public methods, nothing of the store's insides. */
+  private consoleBackend(tasks: ConsoleBackend["tasks"]): ConsoleBackend {
+    return {
+      appName: this.name,
+      events: this.events,
+      status: () => this.status(),
+      activity: async (since, bucketMs) => (this.historySetting.on ? ((await this.storeInstance?.history?.activity(since, bucketMs)) ?? []) : []),
+      historyEnabled: this.historySetting.on && this.storeInstance?.history !== undefined,
+      paused: async () => new Set(await this.paused()),
+      pause: (task) => this.pause(task),
+      resume: (task) => this.resume(task),
+      deadLetters: this.deadLetters,
+      tasks,
+    };
   }
 
   /**

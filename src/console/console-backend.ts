@@ -19,6 +19,14 @@ export interface ConsoleBackend {
   pause(task: string): Promise<void>;
   resume(task: string): Promise<void>;
   readonly deadLetters: DeadLetterStore;
-  /** The tasks and the label of the webhook source that feeds each (none for a queue's task). */
-  readonly tasks: readonly { readonly name: string; readonly source: string | undefined }[];
+  /** The tasks, each with the label of the webhook source that feeds it, or the queue it reads. */
+  readonly tasks: readonly ConsoleTask[];
+}
+
+export interface ConsoleTask {
+  readonly name: string;
+  /** The webhook source's label; undefined for a task that reads a queue. */
+  readonly source: string | undefined;
+  /** The queue a task reads, when it reads one. */
+  readonly input: string | undefined;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
-import type { HistoryEvent } from "../store/history";
+import type { DeliveryStatus, HistoryEvent } from "../store/history";
 import { errorMessage, type Logger } from "../util/logger";
 import { ConsoleAuthenticator, SESSION_COOKIE, SESSION_MS, type Principal } from "./console-auth";
 import type { ConsoleAssets } from "./console-assets";
@@ -106,6 +106,12 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
     }
   };
 
+  /** The history's pages without a history: say so instead of failing. */
+  const withHistory = (handler: Handler): Handler => (req, res, principal) => {
+    if (backend.historyEnabled) return handler(req, res, principal);
+    send(res, 404, messagePage(context(principal), "No event history", "This app keeps no event history (its option history is false, or its store keeps none): there are no events to list, show or replay. The overview still shows its queues, and the dead letters their page.", "events"));
+  };
+
   const filterOf = (query: Record<string, unknown>): { text: FilterText; error?: string } => {
     try {
       return { text: filterText(query) };
@@ -143,7 +149,7 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
 
   router.get(
     "/events",
-    guarded(async (req, res, principal) => {
+    guarded(withHistory(async (req, res, principal) => {
       const { text, error } = filterOf(req.query);
       const replayed = typeof req.query.replayed === "string" && /^\d+$/.test(req.query.replayed) ? Number(req.query.replayed) : undefined;
       const notice = replayed === undefined ? undefined : `${replayed} replay${replayed === 1 ? "" : "s"} queued.`;
@@ -163,23 +169,23 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
       });
       if ("error" in page) return send(res, 400, eventsPage(context(principal), { ...data, page: undefined, error: page.error }));
       send(res, 200, eventsPage(context(principal), { ...data, page }));
-    }),
+    })),
   );
 
   router.get(
     "/events/:id",
-    guarded(async (req, res, principal) => {
+    guarded(withHistory(async (req, res, principal) => {
       const event = await backend.events.get(req.params.id as string);
       if (event === undefined) return send(res, 404, messagePage(context(principal), "No such event", `No event ${req.params.id as string} in the history: it may have been pruned.`, "events"));
       const notice = typeof req.query.notice === "string" ? NOTICES[req.query.notice] : undefined;
-      send(res, 200, eventPage(context(principal), event, notice));
-    }),
+      send(res, 200, eventPage(context(principal), event, await linkedStatuses(backend, event), notice));
+    })),
   );
 
   router.post(
     "/events/:id/replay",
     form,
-    guarded(async (req, res, principal) => {
+    guarded(withHistory(async (req, res, principal) => {
       const id = req.params.id as string;
       const body = req.body as Record<string, unknown>;
       const task = typeof body.task === "string" && body.task !== "" ? body.task : undefined;
@@ -194,13 +200,13 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
       await discardReplayedLetters(backend, event, replay.tasks, logger);
       logger.info({ eventId: id, replay: replay.id, tasks: replay.tasks }, "console: event replayed");
       res.redirect(303, `${paths.event(replay.id)}?notice=replay`);
-    }),
+    })),
   );
 
   router.post(
     "/replay",
     form,
-    guarded(async (req, res, principal) => {
+    guarded(withHistory(async (req, res, principal) => {
       const body = req.body as Record<string, unknown>;
       const ids = (Array.isArray(body.id) ? body.id : body.id === undefined ? [] : [body.id]).filter((v): v is string => typeof v === "string" && v !== "");
       const back = safeNext(typeof body.back === "string" ? body.back : paths.events(), paths);
@@ -220,12 +226,12 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
         return send(res, 400, messagePage(context(principal), "Some replays were refused", `${ids.length - failures.length} queued; refused: ${failures.join("; ")}`, "events"));
       }
       res.redirect(303, `${back}${back.includes("?") ? "&" : "?"}replayed=${ids.length}`);
-    }),
+    })),
   );
 
   router.get(
     "/replay-matching",
-    guarded(async (req, res, principal) => {
+    guarded(withHistory(async (req, res, principal) => {
       const { text, error } = filterOf(req.query);
       const data = { text, sources, tasks: taskNames, jobs: bulk.recent() };
       if (error !== undefined) return send(res, 400, replayMatchingPage(context(principal), { ...data, matched: undefined, error }));
@@ -238,13 +244,13 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
         if (!(e instanceof FilterError)) throw e;
         send(res, 400, replayMatchingPage(context(principal), { ...data, matched: undefined, error: e.message }));
       }
-    }),
+    })),
   );
 
   router.post(
     "/replay-matching",
     form,
-    guarded(async (req, res, principal) => {
+    guarded(withHistory(async (req, res, principal) => {
       const body = req.body as Record<string, unknown>;
       const { text, error } = filterOf(body);
       const refuse = (why: string) => send(res, 400, replayMatchingPage(context(principal), { text, sources, tasks: taskNames, jobs: bulk.recent(), matched: undefined, error: why }));
@@ -265,7 +271,7 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
       bulk.start(filter, params.toString(), { task, ratePerSecond: rate });
       params.set("started", "1");
       res.redirect(303, paths.replayMatching(params));
-    }),
+    })),
   );
 
   router.get(
@@ -346,6 +352,13 @@ export function safeNext(value: string, paths: ConsolePaths): string {
   if (!value.startsWith("/") || value.startsWith("//") || value.includes("\\") || /[\r\n]/.test(value)) return fallback;
   if (paths.base !== "" && value !== paths.base && !value.startsWith(`${paths.base}/`) && !value.startsWith(`${paths.base}?`)) return fallback;
   return value;
+}
+
+/** The statuses of the events an event links to (its latest replays, what it emitted, its parent), for its page. */
+async function linkedStatuses(backend: ConsoleBackend, event: HistoryEvent): Promise<Map<string, DeliveryStatus>> {
+  const ids = [...event.replays.slice(-20), ...event.children.slice(0, 20), ...(event.parentId === undefined ? [] : [event.parentId]), ...(event.replayOf === undefined ? [] : [event.replayOf])];
+  const found = await Promise.all(ids.map(async (id) => [id, (await backend.events.get(id))?.status] as const));
+  return new Map(found.filter((entry): entry is readonly [string, DeliveryStatus] => entry[1] !== undefined));
 }
 
 /** A replayed delivery's dead letter has nothing left to say: the replay supersedes it. */

@@ -48,7 +48,8 @@ export function mountConsole(listeners: ListenerRegistry, options: ResolvedConso
       `the console on ${where} would be reachable from other machines without authentication: give console.auth ({ token } or { username, password }), or serve it on 127.0.0.1`,
     );
   }
-  const shared = listeners.find(options.host, options.port);
+  // Port 0 left to the default is a free port of the console's own, never the sources' free port.
+  const shared = options.placed || options.port !== 0 ? listeners.find(options.host, options.port) : undefined;
   if (shared !== undefined) {
     if (!options.placed) {
       throw new Error(`the console's default address ${where} is a webhook source's listener: give console.host and console.port (another port, or these two to share that listener under console.path)`);
@@ -58,7 +59,7 @@ export function mountConsole(listeners: ListenerRegistry, options: ResolvedConso
       throw new Error(`route conflict on ${where}: webhook path${collisions.length > 1 ? "s" : ""} ${collisions.join(", ")} would hide the console's pages under "${options.path}"; give console.path another value (e.g. "/console")`);
     }
   }
-  const listener = shared ?? listeners.get(options.host, options.port);
+  const listener = shared ?? (options.placed ? listeners.get(options.host, options.port) : listeners.own("console", options.host, options.port));
   const assets = new ConsoleAssets();
   listener.express.use(options.path, consoleRouter(backend, options, assets, logger.child({ component: "console" })));
   return new MountedConsole(listener, options.path, assets);

@@ -25,7 +25,7 @@ export interface ShopApp {
 }
 
 export async function startShop(consoleOption: boolean | ConsoleOptions = { port: 0, auth: { token: CONSOLE_TOKEN } }, options: CoreAppOptions = {}): Promise<ShopApp> {
-  const github = new WebhookSource({ path: "/hooks/github", host: "127.0.0.1", port: 0, auth: new GitHubSignature({ secret: GITHUB_SECRET }) });
+  const github = new WebhookSource({ path: "/hooks/github", host: "127.0.0.1", port: 0, auth: new GitHubSignature(GITHUB_SECRET) });
   const receipts = new Queue<{ order: string }>("receipts");
   const app = new CoreApp("shop", { store: "memory", logger: silentLogger, console: consoleOption, ...options });
   const shop = { fixed: false } as { fixed: boolean };

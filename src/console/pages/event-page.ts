@@ -1,4 +1,4 @@
-import type { HistoryEvent, RunRecord } from "../../store/history";
+import type { DeliveryStatus, HistoryEvent, RunRecord } from "../../store/history";
 import { badge, duration, pretty, time } from "../format";
 import { html, type Html } from "../html";
 import { csrfField, layout, type PageContext } from "../layout";
@@ -28,12 +28,16 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function idLink(ctx: PageContext, id: string): Html {
-  return html`<a class="mono" href="${ctx.paths.event(id)}">${id}</a>`;
+/** Where linked events stand (replays, emitted, parent), looked up for the page; pruned ones are missing. */
+export type LinkedStatuses = ReadonlyMap<string, DeliveryStatus>;
+
+function idLink(ctx: PageContext, id: string, statuses?: LinkedStatuses): Html {
+  const status = statuses?.get(id);
+  return html`<a class="mono" href="${ctx.paths.event(id)}">${id}</a>${status === undefined ? "" : html` ${badge(status)}`}`;
 }
 
-function links(ctx: PageContext, ids: readonly string[]): Html {
-  return ids.length === 0 ? html`<span class="muted">none</span>` : html`${ids.map((id, i) => html`${i > 0 ? ", " : ""}${idLink(ctx, id)}`)}`;
+function links(ctx: PageContext, ids: readonly string[], statuses?: LinkedStatuses): Html {
+  return ids.length === 0 ? html`<span class="muted">none</span>` : html`${ids.map((id, i) => html`${i > 0 ? html`<br>` : ""}${idLink(ctx, id, statuses)}`)}`;
 }
 
 function replayForm(ctx: PageContext, event: HistoryEvent, task: string | undefined, label: string, primary: boolean): Html {
@@ -88,17 +92,17 @@ function requestSection(event: HistoryEvent): Html {
   return html`<section><h2>Value</h2><pre class="body">${clip(pretty(payload))}</pre>${rawBlock}</section>`;
 }
 
-export function eventPage(ctx: PageContext, event: HistoryEvent, notice?: string): string {
+export function eventPage(ctx: PageContext, event: HistoryEvent, statuses: LinkedStatuses, notice?: string): string {
   const facts: Array<[string, Html | string]> = [
     ["Received", time(event.receivedAt)],
     [event.origin.kind === "webhook" ? "Source" : "Queue", originOf(event)],
     ["Name", event.name ?? html`<span class="muted">–</span>`],
     ["Trace id", event.traceId === undefined ? html`<span class="muted">–</span>` : html`<span class="mono">${event.traceId}</span>`],
   ];
-  if (event.parentId !== undefined) facts.push(["Emitted by", idLink(ctx, event.parentId)]);
-  if (event.replayOf !== undefined) facts.push(["Replay of", idLink(ctx, event.replayOf)]);
-  facts.push(["Replays", links(ctx, event.replays)]);
-  facts.push(["Emitted", links(ctx, event.children)]);
+  if (event.parentId !== undefined) facts.push(["Emitted by", idLink(ctx, event.parentId, statuses)]);
+  if (event.replayOf !== undefined) facts.push(["Replay of", idLink(ctx, event.replayOf, statuses)]);
+  facts.push(["Replays", links(ctx, event.replays, statuses)]);
+  facts.push(["Emitted", links(ctx, event.children, statuses)]);
   const deliveries = event.deliveries.map(
     (d) => html`<tr>
       <td>${d.task}</td><td class="mono">${d.queue}</td><td>${badge(d.status)}</td><td class="num">${d.attempts}</td>

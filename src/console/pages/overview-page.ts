@@ -1,5 +1,6 @@
 import type { AppStatus } from "../../app/app-status";
 import type { ActivityRow } from "../../store/history";
+import type { ConsoleTask } from "../console-backend";
 import { activityChart } from "../activity-chart";
 import type { BulkReplayJob } from "../bulk-replays";
 import { duration, time } from "../format";
@@ -9,7 +10,7 @@ import { csrfField, layout, type PageContext } from "../layout";
 export interface OverviewData {
   readonly now: number;
   readonly status: AppStatus;
-  readonly tasks: readonly { readonly name: string; readonly source: string | undefined }[];
+  readonly tasks: readonly ConsoleTask[];
   readonly paused: ReadonlySet<string>;
   readonly historyEnabled: boolean;
   /** Last hour, in `bucketMs` buckets from `hourSince`. */
@@ -63,7 +64,7 @@ export function overviewPage(ctx: PageContext, data: OverviewData): string {
     const action = paused ? paths.resume(task.name) : paths.pause(task.name);
     return html`<tr>
       <th scope="row"><a href="${paths.events(new URLSearchParams({ task: task.name }))}">${task.name}</a></th>
-      <td>${task.source ?? html`<span class="muted">queue</span>`}</td>
+      <td>${task.source ?? html`<span class="muted">queue</span> ${task.input ?? ""}`}</td>
       ${cells(task.name, hour.get(task.name) ?? zero, "1h")}
       ${cells(task.name, day.get(task.name) ?? zero, "24h")}
       <td class="num">${queue === undefined || queue.depth === 0 ? html`<span class="zero">0</span>` : queue.depth}</td>
