@@ -22,18 +22,12 @@ import type { Readiness } from "../observe/health";
 import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
 import { exitCannotStart } from "./exit-cannot-start";
-import type { HistoryStore } from "../store/history";
 import type { EventsApi } from "./events-api";
-import { EventHistory, type ReplayTarget } from "./event-history";
-import { resolveHistoryOptions, type HistoryOptions, type ResolvedHistory } from "./history-options";
-import { HistoryPruner } from "./history-pruner";
-import { InboxHistory } from "./inbox-history";
-import { RunHistory } from "./run-history";
-import { TaskPauses } from "./task-pauses";
+import type { HistoryOptions } from "./history-options";
+import { AppHistory } from "./app-history";
 import { resolveConsoleOptions, type ConsoleOptions, type ResolvedConsoleOptions } from "../console/console-options";
 import { mountConsole, type MountedConsole } from "../console/mount-console";
 import type { ConsoleBackend } from "../console/console-backend";
-import { didYouMean } from "../util/did-you-mean";
 
 export interface CoreAppOptions extends ObservabilityOptions {
   /**
@@ -110,12 +104,9 @@ export class CoreApp {
   readonly metrics: Registry | undefined;
   /** The event history: list and show accepted events with their runs, replay any of them. */
   readonly events: EventsApi;
-  private readonly historySetting: ResolvedHistory;
-  private historyPruner: HistoryPruner | undefined;
+  private readonly history: AppHistory;
   private readonly consoleOptions: ResolvedConsoleOptions | undefined;
   private mountedConsole: MountedConsole | undefined;
-  private taskPauses: TaskPauses | undefined;
-  private replayTargets = new Map<string, ReplayTarget>();
 
   constructor(name: string, options: CoreAppOptions = {}) {
     if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
@@ -130,15 +121,15 @@ export class CoreApp {
       stats: (queue) => (this.appState === "running" ? this.storeInstance?.stats(queue) : undefined),
     });
     this.metrics = this.observability.registry;
-    this.historySetting = resolveHistoryOptions(options.history, `CoreApp "${name}"`);
-    this.consoleOptions = resolveConsoleOptions(options.console);
-    this.events = new EventHistory({
-      history: () => this.historyStore(),
-      store: () => this.store,
-      target: (task) => this.replayTargets.get(task),
-      taskNames: () => this.registry.all().map((t) => t.name),
+    this.history = new AppHistory(options.history, {
+      name,
       logger: this.logger,
+      store: () => this.store,
+      registry: this.registry,
+      sourceLabel: (source, tasks) => this.sourceLabels(source, tasks).name,
     });
+    this.events = this.history.events;
+    this.consoleOptions = resolveConsoleOptions(options.console);
   }
 
   /**
@@ -146,39 +137,18 @@ export class CoreApp {
    * (runs under way finish). Kept in the store: it holds across restarts on a durable store
    * and, on PostgreSQL, on every replica.
    */
-  async pause(task: string): Promise<void> {
-    await this.pausesFor(task, "pause").set(task, true);
+  pause(task: string): Promise<void> {
+    return this.history.setPaused(task, true);
   }
 
   /** Resumes a paused task: its waiting events run at once. */
-  async resume(task: string): Promise<void> {
-    await this.pausesFor(task, "resume").set(task, false);
+  resume(task: string): Promise<void> {
+    return this.history.setPaused(task, false);
   }
 
   /** The paused tasks' names, sorted. */
-  async paused(): Promise<string[]> {
-    const pauses = this.store.pauses;
-    if (pauses === undefined) return [];
-    return [...(await pauses.paused())].sort();
-  }
-
-  private pausesFor(task: string, verb: string): TaskPauses {
-    if (typeof task !== "string" || this.registry.get(task) === undefined) {
-      const names = this.registry.all().map((t) => t.name);
-      const guess = typeof task === "string" ? didYouMean(task, names) : undefined;
-      throw new Error(`app.${verb}(): no task ${JSON.stringify(task)} in app "${this.name}"${guess ? ` (did you mean "${guess}"?)` : ""}; its tasks: ${names.join(", ") || "none"}`);
-    }
-    const store = this.store;
-    if (this.taskPauses === undefined) throw new Error(`app.${verb}(): the ${store.engine} store keeps no paused tasks`);
-    return this.taskPauses;
-  }
-
-  /** The store's history, or an error saying why there is none. */
-  private historyStore(): HistoryStore {
-    if (!this.historySetting.on) throw new Error(`app.events: the event history is off for app "${this.name}" (history: false)`);
-    const store = this.store;
-    if (store.history === undefined) throw new Error(`app.events: the ${store.engine} store keeps no event history`);
-    return store.history;
+  paused(): Promise<string[]> {
+    return this.history.paused();
   }
 
   /** Listens to the app's events: "deadLetter" and "retry" (for alerts), after the store recorded them. */
@@ -348,24 +318,6 @@ export class CoreApp {
     }
   }
 
-  /** What a replay needs of each task: its queue, the origin it takes, whether its queue holds copies. */
-  private replayTargetsOf(tasks: readonly RegisteredTask[]): Map<string, ReplayTarget> {
-    const targets = new Map<string, ReplayTarget>();
-    for (const task of tasks) {
-      const source = task.source;
-      const subscribers = source === undefined ? [] : this.registry.subscribersOf(source).map((t) => t.name);
-      targets.set(task.name, {
-        name: task.name,
-        queue: task.queue,
-        source: source === undefined ? undefined : this.sourceLabels(source, subscribers).name,
-        input: task.input,
-        sharesEvents: source !== undefined ? subscribers.length > 1 : this.registry.consumersOf(task.input!).length > 1,
-        orderingKey: task.orderingKey,
-      });
-    }
-    return targets;
-  }
-
   start(): Promise<this> {
     if (this.appState !== "new") return Promise.reject(new Error(`CoreApp "${this.name}" was started already`));
     this.appState = "starting";
@@ -382,7 +334,7 @@ export class CoreApp {
       maxQueued: this.options.maxQueued,
       maxBytes: this.options.maxBytes,
       logger: this.logger,
-      historyMaxEvents: this.historySetting.on ? this.historySetting.maxEvents : undefined,
+      historyMaxEvents: this.history.maxEvents,
     }));
     const attached: Source[] = [];
     try {
@@ -397,9 +349,7 @@ export class CoreApp {
         task.state = store.state(`task:${task.name}`);
         task.logger = this.logger.child({ task: task.name });
       }
-      const history = this.historySetting.on ? store.history : undefined;
-      if (this.historySetting.on && history === undefined) this.logger.warn({ store: store.engine }, "this store keeps no event history: app.events is not available");
-      this.replayTargets = this.replayTargetsOf(tasks);
+      this.history.opened(store, tasks);
       const sourceOfTask = new Map<string, string>();
       // One inbox per source, for every task it feeds: one route, one write per event.
       for (const source of this.registry.sources()) {
@@ -410,8 +360,7 @@ export class CoreApp {
         // A source given more tasks keeps reading the markers its lone task wrote before.
         const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
         for (const task of names) sourceOfTask.set(task, name);
-        const inboxHistory = history === undefined ? undefined : new InboxHistory(history, name, subscribers, logger);
-        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, inboxHistory), {
+        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger)), {
           listeners: this.listeners,
           trustProxy: this.options.trustProxy,
           logger,
@@ -423,16 +372,9 @@ export class CoreApp {
       for (const { task, queue } of this.registry.unconsumedEmits()) {
         this.logger.warn(`task "${task}" emits to queue "${queue}", which no task consumes: its messages will wait in the store`);
       }
-      const taskOfQueue = new Map(tasks.map((t) => [t.queue, t.name]));
-      this.runners = tasks.map((task) => {
-        const runHistory = history === undefined ? undefined : new RunHistory(history, task.name, task.emit, this.replayTargets.get(task.name)!.sharesEvents, (queue) => taskOfQueue.get(queue), task.logger);
-        return new TaskRunner(task, this, store, this.outcomes, task.logger, this.observability.observer, this.observability.tracing, runHistory);
-      });
-      if (store.pauses !== undefined) {
-        // Read before the runners start: a task paused before a restart claims nothing.
-        this.taskPauses = new TaskPauses(store.pauses, new Map(tasks.map((t, i) => [t.name, this.runners[i]])), this.logger);
-        await this.taskPauses.start();
-      }
+      this.runners = tasks.map((task) => new TaskRunner(task, this, store, this.outcomes, task.logger, this.observability.observer, this.observability.tracing, this.history.runs(task)));
+      // Read before the runners start: a task paused before a restart claims nothing.
+      await this.history.startPauses(store, new Map(tasks.map((t, i) => [t.name, this.runners[i]])));
       this.observability.mount(this.listeners, () => this.readiness());
       // After the probes and metrics: the console's own listener serves the console alone.
       if (this.consoleOptions !== undefined) {
@@ -441,19 +383,14 @@ export class CoreApp {
       await this.listeners.listenAll();
     } catch (error) {
       for (const source of attached) source.detach();
-      this.taskPauses?.stop();
-      this.taskPauses = undefined;
+      await this.history.stop();
       this.storeInstance = undefined;
       await store.close().catch(() => undefined);
       this.appState = "stopped";
       throw error;
     }
     for (const runner of this.runners) runner.start();
-    const { historySetting } = this;
-    if (historySetting.on && store.history !== undefined) {
-      this.historyPruner = new HistoryPruner(store.history, historySetting.retainMs, historySetting.maxEvents, this.logger);
-      this.historyPruner.start();
-    }
+    this.history.started();
     this.appState = "running";
     this.logger.info(
       {
@@ -474,12 +411,13 @@ export class CoreApp {
 
   /** What the console may read and do: the app's public methods, nothing of the store's insides. */
   private consoleBackend(tasks: ConsoleBackend["tasks"]): ConsoleBackend {
+    const history = this.options.history === false ? undefined : this.storeInstance?.history;
     return {
       appName: this.name,
       events: this.events,
       status: () => this.status(),
-      activity: async (since, bucketMs) => (this.historySetting.on ? ((await this.storeInstance?.history?.activity(since, bucketMs)) ?? []) : []),
-      historyEnabled: this.historySetting.on && this.storeInstance?.history !== undefined,
+      activity: async (since, bucketMs) => (history === undefined ? [] : history.activity(since, bucketMs)),
+      historyEnabled: history !== undefined,
       paused: async () => new Set(await this.paused()),
       pause: (task) => this.pause(task),
       resume: (task) => this.resume(task),
@@ -558,12 +496,8 @@ export class CoreApp {
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));
     for (const source of this.registry.sources()) source.detach();
-    this.taskPauses?.stop();
-    this.taskPauses = undefined;
-    await this.historyPruner?.stop();
-    this.historyPruner = undefined;
     // The notes of the last runs are written before the store closes.
-    if (this.historySetting.on) await this.storeInstance?.history?.flush().catch((error: unknown) => this.logger.warn({ err: error }, "cannot write the last notes of the event history"));
+    await this.history.stop();
     await this.storeInstance?.close();
     this.storeInstance = undefined;
     this.appState = "stopped";

@@ -44,7 +44,7 @@ export class ReplayError extends Error {
 export class EventHistory implements EventsApi {
   constructor(private readonly host: EventHistoryHost) {}
 
-  list(query: HistoryQuery = {}): Promise<HistoryPage> {
+  async list(query: HistoryQuery = {}): Promise<HistoryPage> {
     return this.host.history().list(query);
   }
 

@@ -29,6 +29,7 @@ export function appOptionsOf(config: LoadedConfig, env: NodeJS.ProcessEnv = proc
     shutdownDelayMs: app.shutdownDelayMs,
     tracing: app.tracing,
     logRefusals: app.logRefusals,
+    history: app.history === undefined || app.history === false ? app.history : defined({ ...app.history }),
   });
 }
 

@@ -17,18 +17,36 @@ export function redactSecretHeaders(payload: unknown): unknown {
 /**
  * The `headers` of `value` and, as the logger's REDACT_PATHS reach (`*.headers`,
  * `*.*.headers`), of what it holds `levels` deep: a task that emits `{ event, ... }` hands the
- * event's headers on one level down.
+ * event's headers on one level down. Copy on write: what holds no secret header comes back
+ * as it is, without a copy (the event history redacts every event it keeps).
  */
 function redactAt(value: unknown, levels: number): unknown {
-  if (Array.isArray(value)) return levels > 0 ? value.map((item) => redactAt(item, levels - 1)) : value;
-  if (!isRecord(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(value)) {
-    if (key === "headers" && isRecord(inner)) {
-      out[key] = Object.fromEntries(Object.entries(inner).map(([name, v]) => [name, SECRET.has(name.toLowerCase()) ? REDACTED : v]));
-    } else out[key] = levels > 0 ? redactAt(inner, levels - 1) : inner;
+  if (Array.isArray(value)) {
+    if (levels === 0) return value;
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = redactAt(value[i], levels - 1);
+      if (item !== value[i]) (out ??= value.slice())[i] = item;
+    }
+    return out ?? value;
   }
-  return out;
+  if (!isRecord(value)) return value;
+  let out: Record<string, unknown> | undefined;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const inner = value[key];
+    const redacted = key === "headers" && isRecord(inner) ? redactHeaders(inner) : levels > 0 ? redactAt(inner, levels - 1) : inner;
+    if (redacted !== inner) (out ??= { ...value })[key] = redacted;
+  }
+  return out ?? value;
+}
+
+function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const name in headers) {
+    if (Object.prototype.hasOwnProperty.call(headers, name) && SECRET.has(name.toLowerCase())) (out ??= { ...headers })[name] = REDACTED;
+  }
+  return out ?? headers;
 }
 
 /** A plain object: a Date, a Buffer or a Map is kept as it is. */

@@ -1,6 +1,6 @@
 import { LOG_LEVELS, type LogLevel } from "../../util/logger";
 import { DEFAULT_STORE } from "../../app/core-app";
-import { Flag, FlagOrSection, Integer, OneOf, Optional, Section, StoreSetting, Text, TrustProxySetting } from "./rules";
+import { Flag, FlagOrSection, Integer, OneOf, Optional, Section, StoreSetting, SwitchOrSection, Text, TrustProxySetting } from "./rules";
 import type { PostgresUrl } from "../../store/postgres/postgres-options";
 import { ConsoleConfig } from "./console-config";
 
@@ -35,6 +35,13 @@ export class HealthConfig {
   @Optional() @Text(URL_PATH, 'a path beginning with "/"') readyPath?: string;
 }
 
+/** `app.history`: how long accepted events are kept (on unless `false`). */
+export class HistoryConfig {
+  /** Milliseconds (default 7 days). */
+  @Optional() @Integer(1) retainMs?: number;
+  @Optional() @Integer(1) maxEvents?: number;
+}
+
 /** The top-level `app:` block: the CoreApp's own options. */
 export class AppConfig {
   /** Names the data directory and appears in logs (default: the YAML file's name). */
@@ -62,4 +69,6 @@ export class AppConfig {
   @Optional() @Flag() tracing?: boolean;
   /** One log line per refused request, rate-limited (default true). */
   @Optional() @Flag() logRefusals?: boolean;
+  /** The event history: `false` (off), `true`, or `{retainMs, maxEvents}` (default on, 7 days). */
+  @Optional() @SwitchOrSection(() => HistoryConfig) history?: HistoryConfig | false;
 }

@@ -157,6 +157,26 @@ export function FlagOrSection(cls: () => Constructor): PropertyDecorator {
   );
 }
 
+/**
+ * Like FlagOrSection, for what is on unless turned off (`history`): `true` reads as an empty
+ * mapping, and `false` stays `false`.
+ */
+export function SwitchOrSection(cls: () => Constructor): PropertyDecorator {
+  return compose(
+    Type(cls),
+    Transform(
+      ({ value }) => {
+        const v = fromText(value);
+        return v === true ? new (cls())() : v;
+      },
+      { toClassOnly: true },
+    ),
+    ValidateIf((_object: object, value: unknown) => value !== false),
+    rule("switchOrSection", "must be true, false or a mapping", isMapping),
+    ValidateNested({ message: "must be true, false or a mapping" }),
+  );
+}
+
 /** A non-empty list of mappings, each validated by `cls`. */
 export function SectionList(cls: () => Constructor): PropertyDecorator {
   return compose(

@@ -1,0 +1,24 @@
+import { expect } from "chai";
+import { redactSecretHeaders } from "../../src/util/redact-headers";
+
+describe("redactSecretHeaders", () => {
+  it("replaces credential and signature header values, at the top and two levels down, leaving the original as it was", () => {
+    const event = { body: { n: 1 }, headers: { authorization: "Bearer x", "x-hub-signature-256": "sha256=1", accept: "*/*" } };
+    const emitted = { event, list: [{ headers: { cookie: "c=1" } }], other: { a: { b: { headers: { authorization: "kept: three levels down" } } } } };
+    expect(redactSecretHeaders(event)).to.deep.equal({ body: { n: 1 }, headers: { authorization: "[redacted]", "x-hub-signature-256": "[redacted]", accept: "*/*" } });
+    const out = redactSecretHeaders(emitted) as typeof emitted;
+    expect(out.event.headers.authorization).to.equal("[redacted]");
+    expect(out.list[0].headers.cookie).to.equal("[redacted]");
+    expect(out.other).to.equal(emitted.other);
+    expect(event.headers.authorization).to.equal("Bearer x");
+    expect(emitted.list[0].headers.cookie).to.equal("c=1");
+  });
+
+  it("gives back what holds no secret as it is, without a copy", () => {
+    const event = { body: { big: "x".repeat(100) }, headers: { accept: "*/*" }, list: [1, 2] };
+    expect(redactSecretHeaders(event)).to.equal(event);
+    expect(redactSecretHeaders("text")).to.equal("text");
+    const buffer = Buffer.from("x");
+    expect(redactSecretHeaders({ headers: buffer })).to.deep.equal({ headers: buffer });
+  });
+});
