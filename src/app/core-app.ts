@@ -26,7 +26,7 @@ import type { EventsApi } from "./events-api";
 import type { HistoryOptions } from "./history-options";
 import { AppHistory } from "./app-history";
 import { resolveConsoleOptions, type ConsoleOptions, type ResolvedConsoleOptions } from "../console/console-options";
-import { mountConsole, type MountedConsole } from "../console/mount-console";
+import { mountConsole, placeConsole, type MountedConsole } from "../console/mount-console";
 import type { ConsoleBackend } from "../console/console-backend";
 
 export interface CoreAppOptions extends ObservabilityOptions {
@@ -270,7 +270,8 @@ export class CoreApp {
 
   /**
    * Checks what start() would refuse, without opening the store or listening: two sources on
-   * one method and path of a host:port, for now. Throws an Error naming both.
+   * one method and path of a host:port (throws an Error naming both), and a console without
+   * `auth` on a non-loopback host or on a place a source takes.
    */
   check(): void {
     const dryRun = new ListenerRegistry(this.options.http);
@@ -286,6 +287,7 @@ export class CoreApp {
         source.attach(inbox, { listeners: dryRun, trustProxy: this.options.trustProxy, logger: this.logger });
         attached.push(source);
       }
+      if (this.consoleOptions !== undefined) placeConsole(dryRun, this.consoleOptions);
     } finally {
       for (const source of attached) source.detach();
     }

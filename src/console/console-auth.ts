@@ -10,7 +10,13 @@ export type Principal =
   | { readonly kind: "bearer" }
   | { readonly kind: "basic"; readonly username: string };
 
-export const SESSION_COOKIE = "wt_console_session";
+/**
+ * The session cookie's name: one per app, as browsers keep cookies per host whatever the
+ * port, and two apps' consoles on one host would otherwise sign each other out.
+ */
+export function sessionCookieName(appName: string): string {
+  return `wt_console_${appName}`;
+}
 /** A session lasts this long from the login, then the token is asked again. */
 export const SESSION_MS = 12 * 60 * 60 * 1000;
 
@@ -21,9 +27,14 @@ export const SESSION_MS = 12 * 60 * 60 * 1000;
  */
 export class ConsoleAuthenticator {
   readonly mode: "open" | "token" | "basic";
+  readonly cookieName: string;
   private readonly key: Buffer;
 
-  constructor(private readonly auth: ConsoleAuth | undefined) {
+  constructor(
+    private readonly auth: ConsoleAuth | undefined,
+    appName: string,
+  ) {
+    this.cookieName = sessionCookieName(appName);
     this.mode = auth === undefined ? "open" : "token" in auth ? "token" : "basic";
     const secret = auth === undefined ? randomBytes(32) : "token" in auth ? `token:${auth.token}` : `basic:${auth.username}:${auth.password}`;
     this.key = createHmac("sha256", secret).update("webhook-tasks console v1").digest();
@@ -39,7 +50,7 @@ export class ConsoleAuthenticator {
         const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
         return match !== null && constantTimeEqual(match[1], auth.token) ? { kind: "bearer" } : undefined;
       }
-      const cookie = cookieValue(req.headers.cookie, SESSION_COOKIE);
+      const cookie = cookieValue(req.headers.cookie, this.cookieName);
       return cookie === undefined ? undefined : this.verifySession(cookie, now);
     }
     const match = header === undefined ? null : /^Basic[ ]+([A-Za-z0-9+/=]+)\s*$/i.exec(header);

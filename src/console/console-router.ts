@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import type { DeliveryStatus, HistoryEvent } from "../store/history";
 import { errorMessage, type Logger } from "../util/logger";
-import { ConsoleAuthenticator, SESSION_COOKIE, SESSION_MS, type Principal } from "./console-auth";
+import { ConsoleAuthenticator, SESSION_MS, type Principal } from "./console-auth";
 import type { ConsoleAssets } from "./console-assets";
 import type { ConsoleBackend } from "./console-backend";
 import { isLoopbackHost, type ResolvedConsoleOptions } from "./console-options";
@@ -38,7 +38,7 @@ const NOTICES: Record<string, string> = {
  * action checked for a cross-site origin and for the session's CSRF token.
  */
 export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleOptions, assets: ConsoleAssets, logger: Logger): Router {
-  const auth = new ConsoleAuthenticator(options.auth);
+  const auth = new ConsoleAuthenticator(options.auth, backend.appName);
   const paths = new ConsolePaths(options.path === "/" ? "" : options.path);
   const bulk = new BulkReplays(backend.events, logger);
   const router = express.Router({ caseSensitive: true });
@@ -327,7 +327,7 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
       return send(res, 401, loginPage(context(undefined), next, true));
     }
     const secure = cameOverHttps(req) ? "; Secure" : "";
-    res.setHeader("set-cookie", `${SESSION_COOKIE}=${auth.newSession()}; Path=${cookiePath}; Max-Age=${SESSION_MS / 1000}; HttpOnly; SameSite=Strict${secure}`);
+    res.setHeader("set-cookie", `${auth.cookieName}=${auth.newSession()}; Path=${cookiePath}; Max-Age=${SESSION_MS / 1000}; HttpOnly; SameSite=Strict${secure}`);
     res.redirect(303, next);
   });
 
@@ -335,7 +335,7 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
     "/logout",
     form,
     guarded((req, res) => {
-      res.setHeader("set-cookie", `${SESSION_COOKIE}=; Path=${cookiePath}; Max-Age=0; HttpOnly; SameSite=Strict${cameOverHttps(req) ? "; Secure" : ""}`);
+      res.setHeader("set-cookie", `${auth.cookieName}=; Path=${cookiePath}; Max-Age=0; HttpOnly; SameSite=Strict${cameOverHttps(req) ? "; Secure" : ""}`);
       res.redirect(303, paths.login());
     }),
   );

@@ -37,11 +37,12 @@ export class MountedConsole {
 }
 
 /**
- * Puts the console on its listener: its own (default 127.0.0.1:9400), or a webhook source's
- * when the options name that very host and port, under a path whose routes no source takes.
- * Refuses a console reachable from other machines without `auth`.
+ * The console's listener: its own (default 127.0.0.1:9400), or a webhook source's when the
+ * options name that very host and port, under a path whose routes no source takes. Throws for
+ * a console reachable from other machines without `auth`, and for a place it may not take.
+ * Also what `check()` runs, on the sources' listeners, without listening.
  */
-export function mountConsole(listeners: ListenerRegistry, options: ResolvedConsoleOptions, backend: ConsoleBackend, logger: Logger): MountedConsole {
+export function placeConsole(listeners: ListenerRegistry, options: ResolvedConsoleOptions): Listener {
   const where = `${options.host}:${options.port}`;
   if (options.auth === undefined && !isLoopbackHost(options.host)) {
     throw new Error(
@@ -59,7 +60,12 @@ export function mountConsole(listeners: ListenerRegistry, options: ResolvedConso
       throw new Error(`route conflict on ${where}: webhook path${collisions.length > 1 ? "s" : ""} ${collisions.join(", ")} would hide the console's pages under "${options.path}"; give console.path another value (e.g. "/console")`);
     }
   }
-  const listener = shared ?? (options.placed ? listeners.get(options.host, options.port) : listeners.own("console", options.host, options.port));
+  return shared ?? (options.placed ? listeners.get(options.host, options.port) : listeners.own("console", options.host, options.port));
+}
+
+/** Puts the console on its listener (see placeConsole), before the listeners start. */
+export function mountConsole(listeners: ListenerRegistry, options: ResolvedConsoleOptions, backend: ConsoleBackend, logger: Logger): MountedConsole {
+  const listener = placeConsole(listeners, options);
   const assets = new ConsoleAssets();
   listener.express.use(options.path, consoleRouter(backend, options, assets, logger.child({ component: "console" })));
   return new MountedConsole(listener, options.path, assets);

@@ -1,27 +1,30 @@
 import type { IncomingMessage } from "node:http";
 import { expect } from "chai";
-import { ConsoleAuthenticator, SESSION_COOKIE, SESSION_MS } from "../../src/console/console-auth";
+import { ConsoleAuthenticator, SESSION_MS, sessionCookieName } from "../../src/console/console-auth";
 import { FilterError, historyQuery, parseTime } from "../../src/console/list-filter";
 import { isLoopbackHost, resolveConsoleOptions } from "../../src/console/console-options";
 import { html, trusted } from "../../src/console/html";
 
 const TOKEN = "a-token-of-sufficient-length";
+const SESSION_COOKIE = sessionCookieName("shop");
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 
 describe("console: sessions, CSRF tokens, filters, escaping", () => {
   it("ends a session when it expires, and when the token changes", () => {
-    const auth = new ConsoleAuthenticator({ token: TOKEN });
+    const auth = new ConsoleAuthenticator({ token: TOKEN }, "shop");
     const now = 1_700_000_000_000;
     const cookie = `${SESSION_COOKIE}=${auth.newSession(now)}`;
     expect(auth.authenticate(request({ cookie }), now + 1000)?.kind).to.equal("session");
     expect(auth.authenticate(request({ cookie }), now + SESSION_MS + 1)).to.equal(undefined);
-    expect(new ConsoleAuthenticator({ token: `${TOKEN}-rotated` }).authenticate(request({ cookie }), now + 1000)).to.equal(undefined);
+    expect(new ConsoleAuthenticator({ token: `${TOKEN}-rotated` }, "shop").authenticate(request({ cookie }), now + 1000)).to.equal(undefined);
+    // Another app's console (another cookie name) does not read it.
+    expect(new ConsoleAuthenticator({ token: TOKEN }, "other").authenticate(request({ cookie }), now + 1000)).to.equal(undefined);
     // A restart with the same token keeps the session (the key is derived from the token).
-    expect(new ConsoleAuthenticator({ token: TOKEN }).authenticate(request({ cookie }), now + 1000)?.kind).to.equal("session");
+    expect(new ConsoleAuthenticator({ token: TOKEN }, "shop").authenticate(request({ cookie }), now + 1000)?.kind).to.equal("session");
   });
 
   it("binds the CSRF token to the session", () => {
-    const auth = new ConsoleAuthenticator({ token: TOKEN });
+    const auth = new ConsoleAuthenticator({ token: TOKEN }, "shop");
     const a = auth.authenticate(request({ cookie: `${SESSION_COOKIE}=${auth.newSession()}` }))!;
     const b = auth.authenticate(request({ cookie: `${SESSION_COOKIE}=${auth.newSession()}` }))!;
     expect(auth.csrfMatches(a, auth.csrfToken(a))).to.equal(true);
@@ -31,11 +34,11 @@ describe("console: sessions, CSRF tokens, filters, escaping", () => {
   });
 
   it("takes a Bearer token or a basic pair only when they match exactly", () => {
-    const token = new ConsoleAuthenticator({ token: TOKEN });
+    const token = new ConsoleAuthenticator({ token: TOKEN }, "shop");
     expect(token.authenticate(request({ authorization: `Bearer ${TOKEN}` }))?.kind).to.equal("bearer");
     expect(token.authenticate(request({ authorization: `Bearer ${TOKEN}x` }))).to.equal(undefined);
     expect(token.authenticate(request({ authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` }))).to.equal(undefined);
-    const basic = new ConsoleAuthenticator({ username: "ops", password: "a-long-password" });
+    const basic = new ConsoleAuthenticator({ username: "ops", password: "a-long-password" }, "shop");
     const pair = (text: string) => request({ authorization: `Basic ${Buffer.from(text).toString("base64")}` });
     expect(basic.authenticate(pair("ops:a-long-password"))?.kind).to.equal("basic");
     expect(basic.authenticate(pair("ops:a-long-passwor"))).to.equal(undefined);

@@ -122,6 +122,13 @@ describe("console in a real browser", function () {
     await page.waitForSelector(".title-row .badge-succeeded", { timeout: 20_000 });
     expect(await page.locator("dl.facts").innerText()).to.include(dead);
     await shot(page, "06-replay-succeeded");
+    // What the replay's run emitted: an event of the receipts queue, linked to its parent.
+    await page.click("dl.facts dt:text('Emitted') + dd a");
+    await page.waitForSelector("h2:text('Value')");
+    expect(await page.locator("dl.facts").innerText()).to.include("Emitted by");
+    await page.waitForSelector(".title-row .badge-succeeded", { timeout: 20_000 });
+    await shot(page, "06b-emitted-receipt");
+    await page.goBack();
     const original = await s.app.events.get(dead);
     expect(original?.replays).to.have.length(1);
     expect((await s.app.events.get(original!.replays[0]))?.status).to.equal("succeeded");
@@ -151,6 +158,15 @@ describe("console in a real browser", function () {
     await page.goto(new URL("replay-matching?task=billing&since=1h", s.consoleUrl).toString());
     await page.waitForSelector("strong.count");
     await shot(page, "10-replay-matching");
+
+    // Signing out ends the session.
+    await Promise.all([page.waitForURL(/\/login$/), page.click("button:text('Sign out')")]);
+    expect((await page.goto(s.consoleUrl))?.status()).to.equal(401);
+    // That 401 was asked for: it is the only error so far.
+    expect(errors.filter((e) => !e.includes("status of 401 (Unauthorized)")), "errors before signing out").to.deep.equal([]);
+    errors.length = 0;
+    await page.fill("input[name=token]", CONSOLE_TOKEN);
+    await Promise.all([page.waitForURL(s.consoleUrl), page.click("button[type=submit]")]);
 
     // A phone-sized window.
     await page.setViewportSize({ width: 390, height: 844 });

@@ -106,7 +106,7 @@ describe("console over HTTP", function () {
     const answer = await client.signIn();
     expect(answer.status).to.equal(303);
     const cookie = answer.headers.get("set-cookie") ?? "";
-    expect(cookie).to.match(/^wt_console_session=[^;]+; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/);
+    expect(cookie).to.match(/^wt_console_shop=[^;]+; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict$/);
     expect(cookie).to.not.include(CONSOLE_TOKEN);
     expect((await client.request("/")).status).to.equal(200);
     // A page served over https (its Origin says so) gets a Secure cookie.
@@ -116,12 +116,12 @@ describe("console over HTTP", function () {
     expect(proxied.headers.get("set-cookie")).to.match(/; Secure$/);
     // A tampered cookie is no session.
     const forged = new ConsoleClient(shop.consoleUrl);
-    forged.cookie = client.cookie!.replace(/^(wt_console_session=)(\d+)/, (_m, name: string, expires: string) => `${name}${Number(expires) + 1}`);
+    forged.cookie = client.cookie!.replace(/^(wt_console_shop=)(\d+)/, (_m, name: string, expires: string) => `${name}${Number(expires) + 1}`);
     expect((await forged.request("/")).status).to.equal(401);
     // Signing out ends the cookie.
     const out = await client.post("/logout");
     expect(out.status).to.equal(303);
-    expect(out.headers.get("set-cookie")).to.match(/^wt_console_session=; Path=\/; Max-Age=0/);
+    expect(out.headers.get("set-cookie")).to.match(/^wt_console_shop=; Path=\/; Max-Age=0/);
   });
 
   it("sends a Content-Security-Policy without inline script, and pages with neither inline script nor inline style", async () => {
@@ -397,6 +397,9 @@ describe("console placement and refusals", function () {
     error = undefined;
     await colliding.start().catch((e: unknown) => (error = e));
     expect(String(error)).to.include("route conflict on 127.0.0.1:0: webhook path /console/events would hide the console's pages");
+    // check() (and `webhook-tasks check`) says the same without starting anything.
+    expect(() => colliding.check()).to.throw("webhook path /console/events would hide the console's pages");
+    expect(() => make({ console: { host: "::", port: 0 } }).check()).to.throw("reachable from other machines without authentication");
   });
 
   it("shares a webhook source's listener under its path when told that host and port", async () => {

@@ -3,7 +3,6 @@ import { badge, duration, pretty, time } from "../format";
 import { html, type Html } from "../html";
 import { csrfField, layout, type PageContext } from "../layout";
 import { shownHeaders } from "../shown-headers";
-import { originOf } from "./events-page";
 
 const MAX_SHOWN = 200_000;
 
@@ -95,7 +94,7 @@ function requestSection(event: HistoryEvent): Html {
 export function eventPage(ctx: PageContext, event: HistoryEvent, statuses: LinkedStatuses, notice?: string): string {
   const facts: Array<[string, Html | string]> = [
     ["Received", time(event.receivedAt)],
-    [event.origin.kind === "webhook" ? "Source" : "Queue", originOf(event)],
+    event.origin.kind === "webhook" ? ["Source", event.origin.source] : ["Queue", event.origin.queue],
     ["Name", event.name ?? html`<span class="muted">–</span>`],
     ["Trace id", event.traceId === undefined ? html`<span class="muted">–</span>` : html`<span class="mono">${event.traceId}</span>`],
   ];
