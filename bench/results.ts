@@ -46,6 +46,11 @@ export interface Measurement {
   /** Measurements taken (more than 1 when earlier ones were disturbed by other work). */
   attempts: number;
   /**
+   * A server with the event history on: the events it held after this measurement and their
+   * bytes (the embedded store's add up over the case; PostgreSQL's schema is emptied after each).
+   */
+  history?: { events: number; bytes: number };
+  /**
    * Seconds the server stayed busy after the load stopped (finishing queued tasks and
    * commits): work it had accepted faster than its tasks consumed it.
    */
@@ -83,20 +88,8 @@ export interface CaseResult {
   summary: ServerSummary[];
   /** Servers that did not start, with the reason. */
   skipped: { server: string; reason: string }[];
-  /**
-   * Servers with the event history on: what it held after the case (on PostgreSQL, whose
-   * tables are emptied between measurements, the last measurement's events).
-   */
-  history?: HistorySize[];
 }
 
-export interface HistorySize {
-  server: string;
-  label: string;
-  /** Events the history held (webhook events and emitted values). */
-  events: number;
-  bytes: number;
-}
 
 export interface SoakSample {
   second: number;

@@ -53,7 +53,6 @@ async function main(): Promise<void> {
           const inCase = servers.filter((s) => s.kind.cases === undefined || s.kind.cases.includes(benchCase.id));
           const result: CaseResult = await runRounds(benchCase, inCase, load, settings, log);
           result.skipped = skipped;
-          await noteHistorySizes(inCase, result, log);
           results.cases.push(result);
           save(settings.resultsDir, results);
         }
@@ -89,19 +88,6 @@ async function main(): Promise<void> {
   results.finishedAt = new Date().toISOString();
   save(settings.resultsDir, results);
   log(`wrote ${join(settings.resultsDir, "RESULTS.md")} and chart.svg; \`npm run bench:docs\` puts these figures in docs/benchmark.md`);
-}
-
-/**
- * What each server with the event history holds after a case (the main case is the first of
- * its group: its figures are its own; later cases of a group add to the embedded store's).
- */
-async function noteHistorySizes(servers: readonly RunningServer[], result: CaseResult, log: (line: string) => void): Promise<void> {
-  for (const server of servers) {
-    const size = await server.historySize();
-    if (size === undefined) continue;
-    (result.history ??= []).push({ server: server.kind.id, label: server.kind.label, events: size.events, bytes: size.bytes });
-    log(`  ${server.kind.id}: the history holds ${size.events} events in ${(size.bytes / 2 ** 20).toFixed(1)} MiB (${(size.bytes / Math.max(size.events, 1)).toFixed(0)} bytes per event)`);
-  }
 }
 
 /** Cases that can share started servers (same sources, same task shape), in the cases' order. */
