@@ -20,16 +20,20 @@ export async function eventsCommand(args: readonly string[], output: Output): Pr
   refuseWithoutHistory(target);
   const store = await openAppStore(target);
   try {
-    const history = store.history;
-    if (history === undefined) throw new Error(`${target.label}: its ${store.engine} store at ${storeLocation(target)} keeps no event history`);
-    return await operate(store, history, request, output);
+    return await operate(store, historyOf(store, target), request, output);
   } finally {
     await store.close();
   }
 }
 
+/** The open store's history; an engine that keeps none is refused, naming it. */
+export function historyOf(store: Pick<Store, "engine" | "history">, target: AppStoreTarget): HistoryStore {
+  if (store.history === undefined) throw new Error(`${target.label}: its ${store.engine} store at ${storeLocation(target)} keeps no event history`);
+  return store.history;
+}
+
 /** Before opening anything: a memory store's history is in its process, and an app may have turned it off. */
-function refuseWithoutHistory(target: AppStoreTarget): void {
+export function refuseWithoutHistory(target: AppStoreTarget): void {
   if (target.store === "memory") {
     throw new Error(`${target.label} uses the memory store: its event history lives only inside the running process; read it there with app.events, or use a durable store (store: embedded, or a postgres:// URL)`);
   }

@@ -93,11 +93,11 @@ describe("CLI events on real apps: a plain CoreApp, a mixed app, and --store wit
     expect(table.stdout.split("\n")[0]).to.match(/^ID\s+RECEIVED\s+FROM\s+NAME\s+STATUS\s+DELIVERIES$/);
   });
 
-  it("refuses, saying why: an app with its history off, an app on the memory store, a YAML app on the memory store, an unknown store", async () => {
+  it("refuses, saying why: an app with its history off (module and YAML), an app on the memory store, a YAML app on the memory store, an unknown store", async () => {
     const data = join(dir, "off");
-    const off = loadFixtureApp("plain-app.cjs", { PLAIN_SECRET: SECRET, DATA_DIR: data, PLAIN_HISTORY: "off" });
-    await off.start();
-    await off.stop();
+    const offApp = loadFixtureApp("plain-app.cjs", { PLAIN_SECRET: SECRET, DATA_DIR: data, PLAIN_HISTORY: "off" });
+    await offApp.start();
+    await offApp.stop();
     const refused = await runCli(["events", "list", "--module", PLAIN], { PLAIN_SECRET: SECRET, DATA_DIR: data, PLAIN_HISTORY: "off" });
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.equal('error: app "plain-app" has its event history off (history: false): no event is kept to list, show or replay; turn it on to keep them\n');
@@ -111,6 +111,12 @@ describe("CLI events on real apps: a plain CoreApp, a mixed app, and --store wit
     const fromYaml = await runCli(["events", "show", "e1", yaml]);
     expect(fromYaml.code, fromYaml.stdout).to.equal(1);
     expect(fromYaml.stderr).to.match(/^error: app "yaml-app" uses the memory store: its event history lives only inside the running process/);
+
+    const off = join(dir, "off.yaml");
+    writeFileSync(off, "app:\n  name: quiet-app\n  store: embedded\n  history: false\nresources:\n  hooks: {type: webhook, path: /hooks}\ntasks:\n  - name: t\n    source: hooks\n    handler: {ref: ./h.js:run}\n");
+    const offYaml = await runCli(["events", "replay", "--status", "dead", off]);
+    expect(offYaml.code).to.equal(1);
+    expect(offYaml.stderr).to.equal('error: app "quiet-app" has its event history off (history: false): no event is kept to list, show or replay; turn it on to keep them\n');
 
     const nowhere = await runCli(["events", "list", "--store", join(dir, "nothing-here")]);
     expect(nowhere.code).to.equal(1);

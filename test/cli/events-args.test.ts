@@ -1,5 +1,7 @@
 import { expect } from "chai";
 import { main } from "../../src/cli/main";
+import { historyOf, refuseWithoutHistory } from "../../src/cli/events-command";
+import type { AppStoreTarget } from "../../src/cli/app-store";
 import { parseEventsArgs } from "../../src/cli/events-args";
 import { parseTimeFlag } from "../../src/cli/time-flag";
 import type { Output } from "../../src/cli/output";
@@ -101,5 +103,13 @@ describe("CLI events: flags", () => {
     for (const part of ["events list <app>", "events show <id> <app>", "events replay <id> <app>", "events replay <filter> <app>", "--dry-run", "--rate <n>", "--cursor <cursor>", "--search <text>"]) {
       expect(help).to.contain(part);
     }
+  });
+
+  it("refuses a store whose engine keeps no history, an app with history: false, and the memory store, before reading anything", () => {
+    const target: AppStoreTarget = { appName: undefined, label: "store /srv/data", store: "embedded", dataDir: "/srv/data", maxQueued: undefined, maxBytes: undefined, tasks: undefined };
+    expect(() => historyOf({ engine: "custom", history: undefined }, target)).to.throw("store /srv/data: its custom store at /srv/data keeps no event history");
+    expect(() => refuseWithoutHistory({ ...target, label: 'app "shop"', appName: "shop", historyOff: true })).to.throw('app "shop" has its event history off (history: false)');
+    expect(() => refuseWithoutHistory({ ...target, label: 'app "shop"', appName: "shop", store: "memory" })).to.throw('app "shop" uses the memory store: its event history lives only inside the running process');
+    expect(() => refuseWithoutHistory(target)).not.to.throw();
   });
 });
