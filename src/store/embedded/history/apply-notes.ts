@@ -4,7 +4,6 @@ import {
   countSlot,
   runRow,
   statusCode,
-  summaryRecord,
   type ActivityCounts,
   type ActivityKey,
   type RunRow,
@@ -44,7 +43,7 @@ export function applyNotes(dbs: HistoryDbs, notes: readonly Note[], tag: string)
   const earlyHeld = dbs.early.getStats() as { entryCount?: number };
   const batch: Batch = { dbs, writes, touched, deltas, tag, earlyRuns: (earlyHeld.entryCount ?? 0) > 0, earlyNext: new Map() };
   for (const note of notes) {
-    if (note.event) applyEvent(batch, note.event);
+    if (note.event) applyEvent(batch, note.event, note.record);
     else applyRun(batch, note.run);
   }
   for (const [id, { at, summary }] of touched) writes.push(dbs.timeline.put([at, id], summary));
@@ -68,11 +67,10 @@ interface Batch {
   readonly earlyNext: Map<string, number>;
 }
 
-function applyEvent(batch: Batch, note: EventNote): void {
+function applyEvent(batch: Batch, note: EventNote, summary: SummaryRecord): void {
   const { dbs, writes, touched } = batch;
   if (touched.has(note.id) || dbs.index.get(note.id) !== undefined) return;
   const at = note.receivedAt;
-  const summary = summaryRecord(note);
   touched.set(note.id, { at, summary });
   writes.push(dbs.index.put(note.id, at));
   // The parent (or original) keeps the link: usually in this batch already (the run that emitted a value is noted with it).

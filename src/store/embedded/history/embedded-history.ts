@@ -4,7 +4,9 @@ import type { Logger } from "../../../util/logger";
 import { randomBytes } from "node:crypto";
 import { StoreWriter } from "../store-writer";
 import { WriteHealth } from "../write-health";
+import { RateLimit } from "../../../util/rate-limit";
 import { applyNotes } from "./apply-notes";
+import { summaryRecord, type SummaryRecord } from "./history-records";
 import { activityOf } from "./history-activity";
 import { entryCount, historyDatabases, historyExists, openHistoryEnvironment, type HistoryDbs } from "./history-env";
 import { pruneHistory } from "./history-prune";
@@ -28,12 +30,13 @@ export interface EmbeddedHistoryHost {
  * SIGKILL) loses at most the notes of the batch not yet committed: those of the last interval.
  * Queues and history never share a transaction, so an event is never lost with its note.
  *
- * Layout (named databases): `timeline` [receivedAt, id] → summary (origin, name, links, each
- * delivery's status, attempts and last error), read backwards for newest-first pages and
- * forwards for pruning; `index` id → receivedAt; `bodies` id → payload and raw bytes (a webhook
- * body its raw bytes rebuild is written once, as those bytes); `runs` [id, n]; `early` runs
- * whose event is not written yet; `links` [id, replay|child, receivedAt, other]; `activity`
- * [minute, task, source] → counts by status, kept as runs move deliveries between statuses.
+ * Layout (named databases): `timeline` [receivedAt, id] → the whole event (origin, name, each
+ * delivery's status, attempts and last error, its runs, the ids of its children and replays,
+ * and its payload and raw bytes encoded apart), read backwards for newest-first pages and
+ * forwards for pruning; `index` id → receivedAt; `early` runs whose event is not written yet;
+ * `activity` [minute, task, source, writer] → counts by status, kept as runs move deliveries
+ * between statuses. A webhook body its raw bytes rebuild is written once, as those bytes.
+ * An event and the runs noted in the same batch are one write, and its index entry another.
  *
  * The environment is opened on first use: an app with the history off never creates it, and a
  * process that only reads (the CLI on a directory an app runs on) finds no history rather than
@@ -46,6 +49,7 @@ export class EmbeddedHistory implements HistoryStore {
   private writes: StoreWriter | undefined;
   /** This process's activity rows (see applyNotes). */
   private readonly tag = randomBytes(4).toString("hex");
+  private readonly unencodable = new RateLimit();
   private readonly writer: NoteWriter;
 
   constructor(
@@ -55,8 +59,21 @@ export class EmbeddedHistory implements HistoryStore {
     this.writer = new NoteWriter((notes) => this.write(notes), () => host.isOpen(), host.logger, options);
   }
 
+  /**
+   * The record is made now (the payload encoded, its body checked against the raw bytes): the
+   * task that receives the same object may change it before the batch is written. A payload
+   * that cannot be encoded is logged and not kept; the caller is not told.
+   */
   noteEvent(note: EventNote): void {
-    this.writer.add({ event: note });
+    let record: SummaryRecord;
+    try {
+      record = summaryRecord(note);
+    } catch (error) {
+      const pass = this.unencodable.pass();
+      if (pass) this.host.logger.error({ err: error, eventId: note.id, suppressed: pass.suppressed }, "the event history cannot keep an event: its payload cannot be encoded");
+      return;
+    }
+    this.writer.add({ event: note, record });
   }
 
   noteRun(note: RunNote): void {

@@ -1,8 +1,12 @@
 import type { EventNote, RunNote } from "../../history";
+import type { SummaryRecord } from "./history-records";
 import { RateLimit } from "../../../util/rate-limit";
 import type { Logger } from "../../../util/logger";
 
-export type Note = { readonly event: EventNote; readonly run?: undefined } | { readonly run: RunNote; readonly event?: undefined };
+/** An event's note with its record made when noted (see EmbeddedHistory.noteEvent), or a run's. */
+export type Note =
+  | { readonly event: EventNote; readonly record: SummaryRecord; readonly run?: undefined }
+  | { readonly run: RunNote; readonly event?: undefined };
 
 export interface NoteWriterOptions {
   /** Longest a note waits before its batch is written (default 200 ms): what a crash may lose. */
