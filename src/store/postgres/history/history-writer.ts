@@ -24,20 +24,21 @@ export interface HistoryWriterOptions {
 
 interface Buffered {
   readonly seq: number;
-  /** Encodes the note: called when its batch is made, off the caller's turn. */
-  readonly rows: () => NoteRows;
+  readonly rows: NoteRows;
 }
 
 const LOST_LOG_MS = 5_000;
 
 /**
- * The history's background writer. A note is queued in memory and returns at once; every
- * `delayMs` (or as soon as a batch is full) the queued notes are written by one statement, one
- * batch at a time. Notes are encoded only then, off the request's turn.
+ * The history's background writer. A note, already encoded (its JSON text is the note as it
+ * was when made, whatever happens to its objects later), is queued in memory and returns at
+ * once; every `delayMs` (or as soon as a batch is full) the queued notes are written by one
+ * statement, one batch at a time.
  *
  * When the database fails, the batch is tried again after a growing pause, `tries` times, then
- * dropped (a statement that ran out of time, or lost to a lock, is tried the same way); notes
- * keep queuing meanwhile up to `maxBuffered`, past which new ones are dropped.
+ * dropped with every note queued behind it (a statement that ran out of time, or lost to a
+ * lock, is tried the same way); notes keep queuing meanwhile up to `maxBuffered`, past which
+ * new ones are dropped.
  * Drops are counted (`lost`) and logged, at most a line every 5 s. A statement the server
  * refuses for its content is split: each note alone, dropping only the one refused. The queues
  * never wait for any of this: the writer has its own statements and never marks the store failing.
@@ -79,8 +80,8 @@ export class HistoryWriter {
     return this.buffer.length;
   }
 
-  /** Queues a note; `rows` is called when its batch is made. Never throws. */
-  add(rows: () => NoteRows): void {
+  /** Queues an encoded note. Never throws. */
+  add(rows: NoteRows): void {
     if (this.buffer.length >= this.maxBuffered) {
       this.dropped(1, undefined, "the history's write buffer is full (the database is slow or down); notes dropped");
       return;
@@ -88,6 +89,11 @@ export class HistoryWriter {
     this.buffer.push({ seq: ++this.seq, rows });
     if (this.buffer.length >= this.maxBatchNotes) this.start();
     else this.schedule();
+  }
+
+  /** A note that could not be encoded (a cyclic payload): counted and logged as lost. */
+  unencodable(error: unknown): void {
+    this.dropped(1, error, "a history note could not be encoded; dropped");
   }
 
   /** Resolves once every note queued before the call is written or dropped. */
@@ -142,21 +148,13 @@ export class HistoryWriter {
     }
   }
 
-  /** The next batch off the front of the buffer, and the last note it settles (encoded or not). */
+  /** The next batch off the front of the buffer, and the last note it settles. */
   private take(): { batch: NoteRows[]; lastSeq: number } {
     const batch: NoteRows[] = [];
     let chars = 0;
     let n = 0;
     while (n < this.buffer.length && batch.length < this.maxBatchNotes) {
-      let rows: NoteRows;
-      try {
-        rows = this.buffer[n].rows();
-      } catch (error) {
-        // Not encodable (a cyclic payload): that note alone is lost.
-        n++;
-        this.dropped(1, error, "a history note could not be encoded; dropped");
-        continue;
-      }
+      const { rows } = this.buffer[n];
       if (batch.length > 0 && chars + rows.size > this.maxBatchChars) break;
       chars += rows.size;
       batch.push(rows);
@@ -179,7 +177,12 @@ export class HistoryWriter {
       } catch (error) {
         if (refusesContent(error)) return this.writeOneByOne(batch, error);
         if (attempt >= tries || this.closing) {
-          this.dropped(batch.length, error, "history notes could not be written (the database fails); dropped");
+          // What is queued behind it would meet the same database: dropped too, so that a
+          // flush (or a stop) waits for one batch's tries, not for each batch's in turn.
+          const behind = this.buffer.length;
+          if (behind > 0) this.settle(this.buffer[behind - 1].seq);
+          this.buffer = [];
+          this.dropped(batch.length + behind, error, "history notes could not be written (the database fails); dropped");
           return;
         }
         this.options.log.failed("history", error, "cannot write history notes; trying again");

@@ -53,9 +53,8 @@ export function listEventsSql(tables: HistoryTables, query: HistoryQuery): { tex
 
 /**
  * A field search: the body's field (the value itself for a queue's event), a string equal to
- * the value, or anything else equal to the value read as JSON. The body's GIN index narrows
- * by containment (not for a path through an array index), the exact test decides. A text
- * search: the id, or a header's value (the headers' GIN index).
+ * the value, or anything else equal to the value read as JSON; tested on each event walked
+ * (bodies are not indexed). A text search: the id, or a header's value (the headers' GIN index).
  */
 function searchSql(search: ParsedSearch, param: (value: unknown, cast: string) => string): string {
   if (search.kind === "text") {
@@ -64,15 +63,10 @@ function searchSql(search: ParsedSearch, param: (value: unknown, cast: string) =
   }
   const body = "(CASE WHEN e.source IS NULL THEN e.payload ELSE e.payload -> 'body' END)";
   const field = `(${body} #> ${param(search.path, "text[]")})`;
+  const asString = `(jsonb_typeof(${field}) = 'string' AND ${field} #>> '{}' = ${param(search.value, "text")})`;
   const json = jsonOf(search.value);
-  const exact =
-    json === undefined
-      ? `(jsonb_typeof(${field}) = 'string' AND ${field} #>> '{}' = ${param(search.value, "text")})`
-      : `((jsonb_typeof(${field}) = 'string' AND ${field} #>> '{}' = ${param(search.value, "text")}) OR (jsonb_typeof(${field}) <> 'string' AND ${field} = ${param(JSON.stringify(json), "jsonb")}))`;
-  if (search.path.some((part) => /^\d+$/.test(part))) return exact;
-  const leaves: unknown[] = json === undefined || typeof json === "string" ? [search.value] : [search.value, json];
-  const contains = leaves.map((leaf) => `${body} @> ${param(JSON.stringify(search.path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), leaf)), "jsonb")}`);
-  return `((${contains.join(" OR ")}) AND ${exact})`;
+  if (json === undefined) return asString;
+  return `(${asString} OR (jsonb_typeof(${field}) <> 'string' AND ${field} = ${param(JSON.stringify(json), "jsonb")}))`;
 }
 
 /** The value read as JSON (a number, true, null, an object...), or undefined when it is not JSON. */

@@ -22,7 +22,7 @@ import { revivedJson } from "./history-json";
 import { historyTables, statusName, type HistoryTables } from "./history-tables";
 import { HistoryWriter, type HistoryWriterOptions } from "./history-writer";
 import { listEventsSql } from "./list-events-sql";
-import { eventRows, runRows } from "./note-rows";
+import { eventRows, runRows, type NoteRows } from "./note-rows";
 import { countEventsSql, historySizeSql, pruneOldestSql, pruneOlderSql, pruneOrphanRunsSql } from "./prune-sql";
 import { writeNotesSql } from "./write-notes-sql";
 
@@ -82,12 +82,25 @@ export class PostgresHistory implements HistoryStore {
     return { lost: this.writer.lost, batches: this.writer.batches, pending: this.writer.pending };
   }
 
+  /** Encoded now (the note as it is when made), written later. */
   noteEvent(note: EventNote): void {
-    this.writer.add(() => eventRows(note));
+    let rows: NoteRows;
+    try {
+      rows = eventRows(note);
+    } catch (error) {
+      return this.writer.unencodable(error);
+    }
+    this.writer.add(rows);
   }
 
   noteRun(note: RunNote): void {
-    this.writer.add(() => runRows(note));
+    let rows: NoteRows;
+    try {
+      rows = runRows(note);
+    } catch (error) {
+      return this.writer.unencodable(error);
+    }
+    this.writer.add(rows);
   }
 
   flush(): Promise<void> {

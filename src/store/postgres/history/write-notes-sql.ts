@@ -15,13 +15,13 @@ export function writeNotesSql(tables: HistoryTables): string {
     ), ev AS (
       INSERT INTO ${tables.events} (id, received_at, source, queue, name, parent_id, replay_of, trace_id, tasks, queues, message_ids, payload, raw)
       SELECT x.id, x.r, x.s, x.q, x.n, x.p, x.o, x.t, x.k, x.qs, x.ms, x.payload, decode(x.raw, 'base64')
-      FROM json_to_recordset($1::json) AS x(id text, r float8, s text, q text, n text, p text, o text, t text, k text[], qs text[], ms text[], payload jsonb, raw text)
+      FROM jsonb_to_recordset($1::jsonb) AS x(id text, r float8, s text, q text, n text, p text, o text, t text, k text[], qs text[], ms text[], payload jsonb, raw text)
       ON CONFLICT (id) DO NOTHING
       RETURNING 1
     ), rn AS (
       INSERT INTO ${tables.runs} (event_id, task, attempt, started_at, duration_ms, outcome, status, error_type, error_message, error_stack, emitted)
       SELECT x.e, x.k, x.a, x.s, x.d, x.o, x.st, x.et, x.em, x.es, x.x
-      FROM json_to_recordset($2::json) AS x(e text, k text, a integer, s float8, d float8, o text, st smallint, et text, em text, es text, x text[])
+      FROM jsonb_to_recordset($2::jsonb) AS x(e text, k text, a integer, s float8, d float8, o text, st smallint, et text, em text, es text, x text[])
       ON CONFLICT (event_id, task, started_at, attempt) DO NOTHING
       RETURNING 1
     )
