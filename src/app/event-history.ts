@@ -85,41 +85,43 @@ export class EventHistory implements EventsApi {
     const dryRun = options.dryRun === true;
     // A named task replays only events of the origin it takes (its source, or its queue).
     const query: HistoryQuery = target?.source !== undefined ? { ...filter, source: this.sourceFor(filter, target) } : filter;
-    let matched = 0;
+    // Every match first (ids only), then the replays oldest first: in the order the events
+    // were received, and never one of the replays made meanwhile.
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await history.list({ ...query, limit: 500, cursor });
+      cursor = page.next;
+      for (const summary of page.events) if (target === undefined || takes(target, summary.origin)) ids.push(summary.id);
+    } while (cursor !== undefined);
+    const matched = ids.length;
+    if (dryRun) return { matched, queued: 0, dryRun };
     let queued = 0;
     const started = Date.now();
-    let cursor: string | undefined;
     try {
-      do {
-        // Replays are newer than every page still to come: the walk never meets its own replays.
-        const page = await history.list({ ...query, limit: 500, cursor });
-        cursor = page.next;
-        for (const summary of page.events) {
-          if (target !== undefined && !takes(target, summary.origin)) continue;
-          matched++;
-          if (dryRun) continue;
-          const event = await history.get(summary.id);
-          if (event === undefined) continue;
-          // Paced: the n-th replay is queued no sooner than n / rate seconds after the first.
-          const due = started + (queued * 1000) / rate;
-          const wait = due - Date.now();
-          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-          try {
-            await this.replayEvent(history, event, options.task);
-          } catch (error) {
-            // One event that cannot be replayed (its tasks are gone, its payload was not kept) does not stop the others.
-            if (!(error instanceof ReplayError)) throw error;
-            this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped");
-            continue;
-          }
-          queued++;
+      for (let i = ids.length - 1; i >= 0; i--) {
+        const event = await history.get(ids[i]);
+        // Pruned since it was listed.
+        if (event === undefined) continue;
+        // Paced: the n-th replay is queued no sooner than n / rate seconds after the first.
+        const wait = started + (queued * 1000) / rate - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        try {
+          await this.replayEvent(history, event, options.task);
+        } catch (error) {
+          // One event that cannot be replayed (its tasks are gone, its payload was not kept) does not stop the others.
+          if (!(error instanceof ReplayError)) throw error;
+          this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped");
+          continue;
         }
-      } while (cursor !== undefined);
+        queued++;
+      }
     } catch (error) {
       if (queued === 0) throw error;
-      throw new ReplayError(`replay stopped after queueing ${queued} replay(s) of ${matched} matching event(s) so far: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new ReplayError(`replay stopped after queueing ${queued} replay(s) of ${matched} matching event(s): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    } finally {
+      await history.flush();
     }
-    await history.flush();
     return { matched, queued, dryRun };
   }
 

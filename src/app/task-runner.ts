@@ -190,7 +190,7 @@ export class TaskRunner {
   private async fill(): Promise<void> {
     // A store that cannot write would fail every outcome: handlers would run again and again.
     if (this.paused || this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
-    while (!this.stopping && this.mayHaveMore && this.inFlight < this.task.concurrency && this.recording < this.maxRecording) {
+    while (!this.stopping && !this.paused && this.mayHaveMore && this.inFlight < this.task.concurrency && this.recording < this.maxRecording) {
       this.wanted = false;
       const asked = this.task.concurrency - this.inFlight;
       const signals = this.signals;

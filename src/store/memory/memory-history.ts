@@ -16,8 +16,10 @@ interface Kept {
  * the history. Beyond `maxEvents` the oldest go, in that same background step.
  */
 export class MemoryHistory implements HistoryStore {
-  /** Oldest first, by receipt time then id: lists walk it from the end. */
+  /** Oldest first, by receipt time then id, once sorted: lists walk it from the end. */
   private readonly ordered: Kept[] = [];
+  /** An event arrived out of order (same millisecond, smaller id; a slow writer): sort before reading. */
+  private unsorted = false;
   private readonly byId = new Map<string, Kept>();
   /** Runs by event id, in the order noted; kept even before their event is known. */
   private readonly runs = new Map<string, RunNote[]>();
@@ -137,7 +139,17 @@ export class MemoryHistory implements HistoryStore {
 
   /** Applies the notes made so far, then drops the oldest events beyond the bound (with some slack, so it is rare). */
   private apply(): void {
-    if (this.pending.length === 0) return;
+    if (this.pending.length > 0) this.applyPending();
+    this.sort();
+  }
+
+  private sort(): void {
+    if (!this.unsorted) return;
+    this.ordered.sort((a, b) => newestFirst(b.note, a.note));
+    this.unsorted = false;
+  }
+
+  private applyPending(): void {
     const notes = this.pending;
     this.pending = [];
     for (const note of notes) {
@@ -145,7 +157,10 @@ export class MemoryHistory implements HistoryStore {
       else this.addEvent(note);
     }
     const slack = Math.max(1, Math.floor(this.maxEvents / 10));
-    if (this.ordered.length > this.maxEvents + slack) this.removeOldest(this.ordered.length - this.maxEvents);
+    if (this.ordered.length > this.maxEvents + slack) {
+      this.sort();
+      this.removeOldest(this.ordered.length - this.maxEvents);
+    }
   }
 
   private addEvent(note: EventNote): void {
@@ -153,11 +168,10 @@ export class MemoryHistory implements HistoryStore {
     if (this.byId.has(note.id)) return;
     const kept: Kept = { note };
     this.byId.set(note.id, kept);
-    // Almost always the newest: found from the end.
-    let at = this.ordered.length;
-    while (at > 0 && newestFirst(this.ordered[at - 1].note, note) < 0) at--;
-    if (at === this.ordered.length) this.ordered.push(kept);
-    else this.ordered.splice(at, 0, kept);
+    // Appended: sorting waits for a read (nearly sorted, it is one quick pass then).
+    const last = this.ordered[this.ordered.length - 1];
+    if (last !== undefined && newestFirst(last.note, note) < 0) this.unsorted = true;
+    this.ordered.push(kept);
     if (note.parentId !== undefined) link(this.childrenOf, note.parentId, note.id);
     if (note.replayOf !== undefined) link(this.replaysOf, note.replayOf, note.id);
   }

@@ -123,6 +123,24 @@ describe("event history: replay", () => {
     expect(got.count).to.equal(1);
   });
 
+  it("replays by filter in the order the events were received, to the named task only", async () => {
+    const app = newApp();
+    const hook = webhook({ path: "/order" });
+    const first = new Collector<WebhookEvent<Body>>();
+    const second = new Collector<WebhookEvent<Body>>();
+    app.task({ source: hook, name: "first", concurrency: 1 }, first.handler);
+    app.task({ source: hook, name: "second", concurrency: 1 }, second.handler);
+    await app.start();
+    for (let n = 0; n < 5; n++) await postJson(hook.url, { n });
+    await first.waitFor(5);
+    await second.waitFor(5);
+    const result = await app.events.replay({ source: "order" }, { task: "second", ratePerSecond: 1_000 });
+    expect(result).to.deep.equal({ matched: 5, queued: 5, dryRun: false });
+    await second.waitFor(10);
+    expect(second.events.slice(5).map((e) => e.body.n)).to.deep.equal([0, 1, 2, 3, 4]);
+    expect(first.count).to.equal(5);
+  });
+
   it("replays 1,000 events by filter: a dry run counts, then paced replays, each event once more and nothing else", async function () {
     this.timeout(60_000);
     const app = newApp(undefined, { history: { maxEvents: 5_000 } });
