@@ -53,7 +53,9 @@ export function placeConsole(listeners: ListenerRegistry, options: ResolvedConso
   const shared = options.placed || options.port !== 0 ? listeners.find(options.host, options.port) : undefined;
   if (shared !== undefined) {
     if (!options.placed) {
-      throw new Error(`the console's default address ${where} is a webhook source's listener: give console.host and console.port (another port, or these two to share that listener under console.path)`);
+      throw new Error(
+        `the console's address ${where} is a webhook source's listener: the console takes another port, or shares that listener under console.path only when console.host and console.port both name it`,
+      );
     }
     const collisions = shared.routes.paths().filter((path) => collides(path, options.path));
     if (collisions.length > 0) {

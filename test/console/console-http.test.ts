@@ -339,7 +339,7 @@ describe("console placement and refusals", function () {
     const onDefault = make({ console: true }, new WebhookSource({ path: "/hooks/a", host: "127.0.0.1", port: 9400 }));
     let error: unknown;
     await onDefault.start().catch((e: unknown) => (error = e));
-    expect(String(error)).to.include("the console's default address 127.0.0.1:9400 is a webhook source's listener");
+    expect(String(error)).to.include("the console's address 127.0.0.1:9400 is a webhook source's listener").and.include("only when console.host and console.port both name it");
     const colliding = make({ console: { host: "127.0.0.1", port: 0, path: "/console", auth: { token: CONSOLE_TOKEN } } }, new WebhookSource({ path: "/console/events", host: "127.0.0.1", port: 0 }));
     error = undefined;
     await colliding.start().catch((e: unknown) => (error = e));
