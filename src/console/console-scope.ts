@@ -13,6 +13,7 @@ import { messagePage } from "./pages/message-page";
 import { crossSiteReason } from "./same-origin";
 import { safeNext } from "./safe-next";
 import { setSecurityHeaders } from "./security-headers";
+import { SignInThrottle } from "./sign-in-throttle";
 
 /** A route's work, once the request is known to be allowed. */
 export type GuardedHandler = (req: Request, res: Response, principal: Principal) => Promise<void> | void;
@@ -28,6 +29,7 @@ export class ConsoleScope {
   /** Labels of the webhook sources, for the filter form. */
   readonly sources: readonly string[];
   readonly taskNames: readonly string[];
+  readonly throttle = new SignInThrottle();
 
   constructor(
     readonly backend: ConsoleBackend,
@@ -65,8 +67,13 @@ export class ConsoleScope {
       setSecurityHeaders(res);
       const refused = this.hostRefusal(req);
       if (refused !== undefined) return this.send(res, 403, messagePage(this.context(undefined), "Refused", refused));
+      const client = req.socket.remoteAddress ?? "";
+      if (this.throttled(client, res)) return;
       const principal = this.auth.authenticate(req);
-      if (principal === undefined) return this.unauthorized(req, res);
+      if (principal === undefined) {
+        if (req.headers.authorization !== undefined) this.wrongCredentials(client, "a wrong Authorization header");
+        return this.unauthorized(req, res);
+      }
       if (req.method === "POST") {
         const crossSite = crossSiteReason(req);
         if (crossSite !== undefined) {
@@ -97,6 +104,21 @@ export class ConsoleScope {
         "This app keeps no event history (its option history is false, or its store keeps none): there are no events to list, show or replay. The overview still shows its queues, and the dead letters their page.";
       this.send(res, 404, messagePage(this.context(principal), "No event history", why, "events"));
     };
+  }
+
+  /** Answers 429 when `client` gave wrong credentials too often lately; true when it did. */
+  throttled(client: string, res: Response): boolean {
+    const wait = this.throttle.retryAfter(client);
+    if (wait === undefined) return false;
+    res.setHeader("retry-after", String(wait));
+    this.send(res, 429, messagePage(this.context(undefined), "Too many attempts", `Too many wrong tokens or passwords from your address: try again in ${wait} s.`, "login"));
+    return true;
+  }
+
+  /** Counts (and logs) a wrong token or password from `client`. */
+  wrongCredentials(client: string, what: string): void {
+    this.throttle.failed(client);
+    this.logger.warn({ client }, `console: sign-in refused (${what})`);
   }
 
   /** Without auth, only a loopback Host is served: a page of another site cannot rebind its name to us. */

@@ -12,7 +12,7 @@ import { setSecurityHeaders } from "./security-headers";
  * path, Secure when the page came over https) and signing out.
  */
 export function addSignInRoutes(router: Router, scope: ConsoleScope, form: RequestHandler): void {
-  const { auth, paths, logger } = scope;
+  const { auth, paths } = scope;
   const cookiePath = paths.base === "" ? "/" : paths.base;
   const cookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
     `${auth.cookieName}=${value}; Path=${cookiePath}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
@@ -33,8 +33,10 @@ export function addSignInRoutes(router: Router, scope: ConsoleScope, form: Reque
     if (crossSite !== undefined) return scope.send(res, 403, messagePage(scope.context(undefined), "Refused", `Sign in from the console's own page: ${crossSite}.`, "login"));
     const body = req.body as Record<string, unknown> | undefined;
     const next = safeNext(typeof body?.next === "string" ? body.next : paths.overview(), paths);
+    const client = req.socket.remoteAddress ?? "";
+    if (scope.throttled(client, res)) return;
     if (typeof body?.token !== "string" || !auth.tokenMatches(body.token)) {
-      logger.warn({ client: req.socket.remoteAddress }, "console: sign-in with a wrong token");
+      scope.wrongCredentials(client, "a wrong token");
       return scope.send(res, 401, loginPage(scope.context(undefined), next, true));
     }
     res.setHeader("set-cookie", cookie(auth.newSession(), SESSION_MS / 1000, cameOverHttps(req)));

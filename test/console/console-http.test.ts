@@ -267,6 +267,19 @@ describe("console over HTTP", function () {
     expect(await shop.app.deadLetters.list()).to.deep.equal([]);
   });
 
+  it("answers 429 to an address after ten wrong tokens in a minute, even with the right one", async () => {
+    for (let i = 0; i < 10; i++) {
+      const wrong = await client.request("/", { headers: { authorization: `Bearer wrong-token-number-${i}-000000` } });
+      expect(wrong.status).to.equal(401);
+    }
+    const right = await client.request("/", { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } });
+    expect(right.status).to.equal(429);
+    expect(Number(right.headers.get("retry-after"))).to.be.within(1, 60);
+    expect((await client.signIn()).status).to.equal(429);
+    // A request without credentials is no attempt: the sign-in page still shows.
+    expect((await client.request("/login")).status).to.equal(200);
+  });
+
   it("sends back only to the console's own pages after signing in", async () => {
     for (const next of ["//evil.example/", "https://evil.example/", "/\\evil.example", "javascript:alert(1)"]) {
       const answer = await new ConsoleClient(shop.consoleUrl).request("/login", { form: { token: CONSOLE_TOKEN, next }, headers: { origin: client.origin } });
