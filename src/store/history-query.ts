@@ -13,6 +13,9 @@ import {
   type HistoryQuery,
   type RunNote,
 } from "./history";
+import { didYouMean } from "../util/did-you-mean";
+
+const QUERY_KEYS = ["source", "task", "status", "since", "until", "search", "limit", "cursor"];
 
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 500;
@@ -48,6 +51,13 @@ export interface CheckedQuery {
 /** Checks a list query; throws HistoryQueryError naming the field and what it takes. */
 export function checkHistoryQuery(query: HistoryQuery = {}): CheckedQuery {
   if (typeof query !== "object" || query === null) throw new HistoryQueryError("a history query is an object { source?, task?, status?, since?, until?, search?, limit?, cursor? }");
+  for (const key of Object.keys(query)) {
+    // A misspelt key would widen the query silently: a bulk replay of everything instead of a few.
+    if (!QUERY_KEYS.includes(key)) {
+      const guess = didYouMean(key, QUERY_KEYS);
+      throw new HistoryQueryError(`${JSON.stringify(key)} is not a history filter${guess ? ` (did you mean "${guess}"?)` : ""}; use ${QUERY_KEYS.join(", ")}`);
+    }
+  }
   const { source, task, status, since, until, search, limit, cursor } = query;
   for (const [name, value] of [["source", source], ["task", task], ["search", search], ["cursor", cursor]] as const) {
     if (value !== undefined && (typeof value !== "string" || value === "")) throw new HistoryQueryError(`${name} must be a non-empty string, got ${shown(value)}`);

@@ -170,7 +170,11 @@ export interface HistoryRetention {
 
 /** An engine's history. */
 export interface HistoryStore {
-  /** Queued for the background writer; never throws for a write failure (logged by the engine). */
+  /**
+   * Queued for the background writer; never throws for a write failure (logged by the engine).
+   * The note's payload is the object a task may receive and change: the engine keeps it as it
+   * is at the call (encodes or copies it before returning).
+   */
   noteEvent(note: EventNote): void;
   noteRun(note: RunNote): void;
   /** Resolves once every note made before the call is written (stop(), tests). */

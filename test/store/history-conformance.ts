@@ -31,7 +31,8 @@ export interface HistoryConformanceHooks {
   replica?(open: Store): Store | Promise<Store>;
 }
 
-const T0 = 1_750_000_000_000;
+/** A day ago, on the hour: recent enough for an engine that keeps a week by default. */
+const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 24 * 3_600_000;
 const MINUTE = 60_000;
 
 function webhookNote(id: string, receivedAt: number, extra: Partial<EventNote> & { tasks?: readonly string[]; source?: string; body?: unknown; headers?: Record<string, string> } = {}): EventNote {
@@ -209,6 +210,19 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         await h.flush();
         await h.flush();
         expect((await h.size()).events).to.equal(0);
+      });
+
+      it("keeps the payload as it was when noted, whatever a task does to the object afterwards", async () => {
+        const { history: h } = await history();
+        const note = webhookNote("mutable", T0, { body: { n: 1, list: [1, 2], nested: { ok: true } } });
+        h.noteEvent(note);
+        const payload = note.payload as { body: { n: number; list: number[]; nested: { ok: boolean } }; headers: Record<string, string> };
+        payload.body.n = 2;
+        payload.body.list.push(3);
+        payload.body.nested.ok = false;
+        delete payload.headers["x-request-id"];
+        await h.flush();
+        expect((await h.get("mutable"))!.payload).to.deep.equal(webhookNote("mutable", T0, { body: { n: 1, list: [1, 2], nested: { ok: true } } }).payload);
       });
 
       it("knows no unknown id", async () => {
@@ -490,6 +504,7 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
           [{ until: "yesterday" as never }, /until/],
           [{ cursor: "not-a-cursor" }, /cursor/],
           [{ source: "" }, /source/],
+          [{ sources: "hooks" } as never, /"sources" is not a history filter \(did you mean "source"\?\)/],
         ];
         for (const [query, message] of cases) {
           const error = await rejection(h.list(query));

@@ -1,4 +1,5 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
+import { handedOnForm } from "../payload-codec";
 import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, isPast, matchesDeliveries, matchesSearch, newestFirst, worstStatus } from "../history-query";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
@@ -31,7 +32,8 @@ export class MemoryHistory implements HistoryStore {
   constructor(private readonly maxEvents: number = DEFAULT_MEMORY_HISTORY_EVENTS) {}
 
   noteEvent(note: EventNote): void {
-    this.pending.push(note);
+    // Copied now: the task that receives the same object may change it before the note is applied.
+    this.pending.push({ ...note, payload: snapshot(note.payload) });
     this.schedule();
   }
 
@@ -76,7 +78,8 @@ export class MemoryHistory implements HistoryStore {
     const runs = this.runs.get(id) ?? [];
     const event: HistoryEvent = {
       ...this.summary(note),
-      payload: note.payload,
+      // A copy: what the caller does to it stays with the caller.
+      payload: snapshot(note.payload),
       runs: runs.map((r) => r.run),
       replays: this.linked(this.replaysOf.get(id)),
       children: this.linked(this.childrenOf.get(id)),
@@ -234,6 +237,15 @@ function unlink(index: Map<string, Set<string>>, from: string, to: string): void
   if (set === undefined) return;
   set.delete(to);
   if (set.size === 0) index.delete(from);
+}
+
+/** The payload as it is now (plain data copied in one walk, anything else through the codec); as it is when it cannot be copied. */
+function snapshot(payload: unknown): unknown {
+  try {
+    return handedOnForm(payload, "payload");
+  } catch {
+    return payload;
+  }
 }
 
 /** About what the event would take written out: its raw bytes, its payload as JSON, some overhead. */

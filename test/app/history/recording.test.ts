@@ -161,3 +161,40 @@ describe("event history: recording", () => {
     expect((await app.events.list()).events).to.deep.equal([]);
   });
 });
+
+describe("event history: with metrics on", () => {
+  const newApp = useApps();
+
+  it("records and pauses through the timed store as well", async () => {
+    const app = newApp(undefined, { metrics: true });
+    const hook = webhook({ path: "/m" });
+    const got = new Collector();
+    app.task({ source: hook, name: "m" }, got.handler);
+    await app.start();
+    const id = (await postJson(hook.url, { n: 1 })).json<{ id: string }>().id;
+    await got.waitFor(1);
+    await until(async () => (await app.events.get(id))?.status === "succeeded");
+    await app.pause("m");
+    expect(await app.paused()).to.deep.equal(["m"]);
+  });
+});
+
+describe("event history: what a task does to its event", () => {
+  const newApp = useApps();
+
+  it("does not change the event kept: a handler that edits its event in place edits its own copy", async () => {
+    const app = newApp();
+    const hook = webhook({ path: "/mut" });
+    app.task({ source: hook, name: "mutate" }, (_ctx, event: WebhookEvent<{ items: number[]; state: string }>) => {
+      event.body.items.sort((a, b) => b - a);
+      event.body.state = "changed";
+      delete (event.headers as Record<string, string>)["x-trace"];
+    });
+    await app.start();
+    const id = (await postJson(hook.url, { items: [1, 3, 2], state: "new" }, { "x-trace": "t-1" })).json<{ id: string }>().id;
+    const event = await settled(() => app.events.get(id), (e) => e.status === "succeeded");
+    const payload = event.payload as WebhookEvent<{ items: number[]; state: string }>;
+    expect(payload.body).to.deep.equal({ items: [1, 3, 2], state: "new" });
+    expect(payload.headers["x-trace"]).to.equal("t-1");
+  });
+});

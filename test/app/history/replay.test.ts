@@ -118,6 +118,8 @@ describe("event history: replay", () => {
     expect(err.message).to.match(/ratePerSecond must be a number > 0/);
     err = await rejection(app.events.replay({ status: "broken" as never }));
     expect(err.message).to.match(/status must be one of pending, succeeded, failed, dead/);
+    err = await rejection(app.events.replay({ staus: "dead" } as never));
+    expect(err.message).to.match(/"staus" is not a history filter \(did you mean "status"\?\)/);
     err = await rejection(app.events.replay({ limit: 5 } as never));
     expect(err.message).to.match(/leave out limit/);
     expect(got.count).to.equal(1);
