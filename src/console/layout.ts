@@ -7,7 +7,7 @@ export interface PageContext {
   readonly appName: string;
   readonly paths: ConsolePaths;
   readonly assets: ConsoleAssets;
-  /** The CSRF token every form posts back; undefined on the login page. */
+  /** The CSRF token every form posts back; undefined for a visitor not signed in (no navigation then). */
   readonly csrf: string | undefined;
   /** Signed in with the login page: offer to sign out. */
   readonly session: boolean;
@@ -49,7 +49,7 @@ export function layout(ctx: PageContext, page: PageInit): string {
 <body${page.refresh ? html` data-refresh="3000"` : ""}>
 <header class="top">
   <a class="brand" href="${paths.overview()}"><span class="logo" aria-hidden="true">⟲</span> ${ctx.appName}</a>
-  ${page.section === "login" ? "" : html`<nav>${nav("overview", paths.overview(), "Overview")}${nav("events", paths.events(), "Events")}${nav("dead-letters", paths.deadLetters(), "Dead letters")}</nav>${signedIn}`}
+  ${page.section === "login" || ctx.csrf === undefined ? "" : html`<nav>${nav("overview", paths.overview(), "Overview")}${nav("events", paths.events(), "Events")}${nav("dead-letters", paths.deadLetters(), "Dead letters")}</nav>${signedIn}`}
 </header>
 <main>
 ${page.notice ? html`<p class="notice notice-${page.notice.kind}" role="status">${page.notice.text}</p>` : ""}

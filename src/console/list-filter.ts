@@ -79,3 +79,13 @@ export function filterParams(text: FilterText, omit: readonly FilterField[] = []
 export function narrows(text: FilterText): boolean {
   return FILTER_FIELDS.some((f) => f !== "limit" && f !== "cursor" && text[f] !== undefined);
 }
+
+/** The filter's text from a query or a form, or why it cannot be read (a field given twice). */
+export function readFilter(query: Record<string, unknown>): { text: FilterText; error?: string } {
+  try {
+    return { text: filterText(query) };
+  } catch (error) {
+    if (!(error instanceof FilterError)) throw error;
+    return { text: {}, error: error.message };
+  }
+}

@@ -22,6 +22,11 @@ const CONSOLE_ROUTES = [
   /^\/assets\/[^/]+$/,
 ];
 
+/** A console the app may not serve where it is asked to (start() and check() throw it). */
+export class ConsolePlacementError extends Error {
+  override readonly name = "ConsolePlacementError";
+}
+
 /** A mounted console: where it answers, once the listeners listen. */
 export class MountedConsole {
   constructor(
@@ -45,7 +50,7 @@ export class MountedConsole {
 export function placeConsole(listeners: ListenerRegistry, options: ResolvedConsoleOptions): Listener {
   const where = `${options.host}:${options.port}`;
   if (options.auth === undefined && !isLoopbackHost(options.host)) {
-    throw new Error(
+    throw new ConsolePlacementError(
       `the console on ${where} would be reachable from other machines without authentication: give console.auth ({ token } or { username, password }), or serve it on 127.0.0.1`,
     );
   }
@@ -53,11 +58,13 @@ export function placeConsole(listeners: ListenerRegistry, options: ResolvedConso
   const shared = options.placed || options.port !== 0 ? listeners.find(options.host, options.port) : undefined;
   if (shared !== undefined) {
     if (!options.placed) {
-      throw new Error(`the console's default address ${where} is a webhook source's listener: give console.host and console.port (another port, or these two to share that listener under console.path)`);
+      throw new ConsolePlacementError(
+        `the console's address ${where} is a webhook source's listener: the console takes another port, or shares that listener under console.path only when console.host and console.port both name it`,
+      );
     }
     const collisions = shared.routes.paths().filter((path) => collides(path, options.path));
     if (collisions.length > 0) {
-      throw new Error(`route conflict on ${where}: webhook path${collisions.length > 1 ? "s" : ""} ${collisions.join(", ")} would hide the console's pages under "${options.path}"; give console.path another value (e.g. "/console")`);
+      throw new ConsolePlacementError(`route conflict on ${where}: webhook path${collisions.length > 1 ? "s" : ""} ${collisions.join(", ")} would hide the console's pages under "${options.path}"; give console.path another value (e.g. "/console")`);
     }
   }
   return shared ?? (options.placed ? listeners.get(options.host, options.port) : listeners.own("console", options.host, options.port));

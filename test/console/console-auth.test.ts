@@ -4,6 +4,7 @@ import { ConsoleAuthenticator, SESSION_MS, sessionCookieName } from "../../src/c
 import { FilterError, historyQuery, parseTime } from "../../src/console/list-filter";
 import { isLoopbackHost, resolveConsoleOptions } from "../../src/console/console-options";
 import { html, trusted } from "../../src/console/html";
+import { SignInThrottle } from "../../src/console/sign-in-throttle";
 
 const TOKEN = "a-token-of-sufficient-length";
 const SESSION_COOKIE = sessionCookieName("shop");
@@ -70,5 +71,23 @@ describe("console: sessions, CSRF tokens, filters, escaping", () => {
     expect(resolveConsoleOptions(true)).to.deep.equal({ host: "127.0.0.1", port: 9400, path: "/", auth: undefined, placed: false });
     expect(resolveConsoleOptions({ path: "/console/" })?.path).to.equal("/console");
     expect(resolveConsoleOptions(false)).to.equal(undefined);
+  });
+});
+
+describe("console: sign-in throttle", () => {
+  it("refuses an address past the limit until its window ends, and forgets the oldest addresses past its size", () => {
+    const throttle = new SignInThrottle(3, 60_000, 2);
+    const t0 = 1_000_000;
+    for (let i = 0; i < 3; i++) {
+      expect(throttle.retryAfter("a", t0)).to.equal(undefined);
+      throttle.failed("a", t0);
+    }
+    expect(throttle.retryAfter("a", t0 + 1_000)).to.equal(59);
+    expect(throttle.retryAfter("b", t0 + 1_000)).to.equal(undefined);
+    expect(throttle.retryAfter("a", t0 + 60_000)).to.equal(undefined);
+    for (const client of ["a", "b", "c"]) throttle.failed(client, t0 + 61_000);
+    // "a" went when "c" came (two addresses at most): its count starts again.
+    for (let i = 0; i < 2; i++) throttle.failed("a", t0 + 61_000);
+    expect(throttle.retryAfter("a", t0 + 61_000)).to.equal(undefined);
   });
 });

@@ -9,10 +9,12 @@ const ROOT = resolve(__dirname, "../../..");
 /** Screenshots, kept after the run for people to look at (git ignores the folder). */
 export const ARTIFACTS = join(ROOT, "test-artifacts", "console");
 
-/** Debian's chromium: $CHROMIUM_PATH, else /usr/bin/chromium, else what PATH finds. */
-function chromiumPath(): string | undefined {
-  const candidates = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"];
-  const found = candidates.find((path) => path !== undefined && path !== "" && existsSync(path));
+/** Debian's chromium: $CHROMIUM_PATH when set (and only it), else /usr/bin/chromium, else what PATH finds. */
+export function chromiumPath(): string | undefined {
+  const named = process.env.CHROMIUM_PATH;
+  if (named !== undefined && named !== "") return existsSync(named) ? named : undefined;
+  const candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser"];
+  const found = candidates.find((path) => existsSync(path));
   if (found !== undefined) return found;
   try {
     return execFileSync("sh", ["-c", "command -v chromium || command -v chromium-browser"], { encoding: "utf8" }).trim() || undefined;

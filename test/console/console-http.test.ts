@@ -1,61 +1,8 @@
 import { expect } from "chai";
 import { CoreApp, silentLogger, WebhookSource } from "../../src/index";
 import { CONTENT_SECURITY_POLICY } from "../../src/console/security-headers";
+import { ConsoleClient } from "./console-client";
 import { CONSOLE_TOKEN, eventually, startShop, type ShopApp } from "./shop-app";
-
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly text: string;
-}
-
-/** A console client: real HTTP, no redirects followed, the session cookie kept once signed in. */
-class ConsoleClient {
-  cookie: string | undefined;
-
-  constructor(readonly base: string) {}
-
-  get origin(): string {
-    return new URL(this.base).origin;
-  }
-
-  url(path: string): string {
-    return new URL(path.replace(/^\//, ""), this.base).toString();
-  }
-
-  async request(path: string, init: { method?: string; headers?: Record<string, string>; form?: Record<string, string | string[]> } = {}): Promise<Answer> {
-    const headers: Record<string, string> = { ...(this.cookie === undefined ? {} : { cookie: this.cookie }), ...init.headers };
-    let body: string | undefined;
-    if (init.form !== undefined) {
-      const params = new URLSearchParams();
-      for (const [k, v] of Object.entries(init.form)) for (const item of Array.isArray(v) ? v : [v]) params.append(k, item);
-      body = params.toString();
-      headers["content-type"] = "application/x-www-form-urlencoded";
-    }
-    const res = await fetch(this.url(path), { method: init.method ?? (body === undefined ? "GET" : "POST"), headers, body, redirect: "manual" });
-    return { status: res.status, headers: res.headers, text: await res.text() };
-  }
-
-  /** A POST as the console's own page sends it: same origin, with the page's CSRF token. */
-  async post(path: string, form: Record<string, string | string[]> = {}, csrf?: string): Promise<Answer> {
-    const token = csrf ?? (await this.csrf());
-    return this.request(path, { form: { _csrf: token, ...form }, headers: { origin: this.origin, "sec-fetch-site": "same-origin" } });
-  }
-
-  async csrf(page = "/"): Promise<string> {
-    const answer = await this.request(page);
-    const match = /name="_csrf" value="([^"]+)"/.exec(answer.text);
-    if (match === null) throw new Error(`no CSRF token on ${page} (${answer.status})`);
-    return match[1];
-  }
-
-  async signIn(token = CONSOLE_TOKEN): Promise<Answer> {
-    const answer = await this.request("/login", { form: { token, next: new URL(this.base).pathname }, headers: { origin: this.origin, "sec-fetch-site": "same-origin" } });
-    const set = answer.headers.get("set-cookie");
-    if (answer.status === 303 && set !== null) this.cookie = set.split(";")[0];
-    return answer;
-  }
-}
 
 describe("console over HTTP", function () {
   this.timeout(20_000);
@@ -320,6 +267,19 @@ describe("console over HTTP", function () {
     expect(await shop.app.deadLetters.list()).to.deep.equal([]);
   });
 
+  it("answers 429 to an address after ten wrong tokens in a minute, even with the right one", async () => {
+    for (let i = 0; i < 10; i++) {
+      const wrong = await client.request("/", { headers: { authorization: `Bearer wrong-token-number-${i}-000000` } });
+      expect(wrong.status).to.equal(401);
+    }
+    const right = await client.request("/", { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } });
+    expect(right.status).to.equal(429);
+    expect(Number(right.headers.get("retry-after"))).to.be.within(1, 60);
+    expect((await client.signIn()).status).to.equal(429);
+    // A request without credentials is no attempt: the sign-in page still shows.
+    expect((await client.request("/login")).status).to.equal(200);
+  });
+
   it("sends back only to the console's own pages after signing in", async () => {
     for (const next of ["//evil.example/", "https://evil.example/", "/\\evil.example", "javascript:alert(1)"]) {
       const answer = await new ConsoleClient(shop.consoleUrl).request("/login", { form: { token: CONSOLE_TOKEN, next }, headers: { origin: client.origin } });
@@ -392,7 +352,7 @@ describe("console placement and refusals", function () {
     const onDefault = make({ console: true }, new WebhookSource({ path: "/hooks/a", host: "127.0.0.1", port: 9400 }));
     let error: unknown;
     await onDefault.start().catch((e: unknown) => (error = e));
-    expect(String(error)).to.include("the console's default address 127.0.0.1:9400 is a webhook source's listener");
+    expect(String(error)).to.include("the console's address 127.0.0.1:9400 is a webhook source's listener").and.include("only when console.host and console.port both name it");
     const colliding = make({ console: { host: "127.0.0.1", port: 0, path: "/console", auth: { token: CONSOLE_TOKEN } } }, new WebhookSource({ path: "/console/events", host: "127.0.0.1", port: 0 }));
     error = undefined;
     await colliding.start().catch((e: unknown) => (error = e));

@@ -55,6 +55,11 @@ describe("YAML: app.console", () => {
       const issues = await configIssues(loadConfig(file(block), { env }));
       expect(issueAt(issues, path).message, block).to.match(message);
     }
+    // What start() would refuse, found without starting: no auth on every interface, a webhook path among the pages.
+    const open = await configIssues(loadApp(file("{host: 0.0.0.0, port: 9400}"), {}, { env }));
+    expect(issueAt(open, "app.console").message).to.include("reachable from other machines without authentication");
+    const shared = tmp.write("shared.yaml", worker("  hook: {type: webhook, path: /console/events, host: 127.0.0.1, port: 8080}", task, "app: {store: memory, console: {host: 127.0.0.1, port: 8080, path: /console}}"));
+    expect(issueAt(await configIssues(loadApp(shared, {}, { env })), "app.console").message).to.include("webhook path /console/events would hide the console's pages");
     const unset = await configIssues(loadConfig(file("{auth: {token: '${NOT_SET_ANYWHERE}'}}"), { env: {} }));
     expect(issueAt(unset, "app.console.auth.token").message).to.include("environment variable NOT_SET_ANYWHERE is not set");
   });

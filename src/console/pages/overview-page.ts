@@ -41,7 +41,7 @@ function countsByTask(rows: readonly ActivityRow[]): Map<string, Counts> {
   return out;
 }
 
-export function overviewPage(ctx: PageContext, data: OverviewData): string {
+export function overviewPage(ctx: PageContext, data: OverviewData, notice?: string): string {
   const { paths } = ctx;
   const hour = countsByTask(data.hour);
   const day = countsByTask(data.day);
@@ -99,7 +99,7 @@ export function overviewPage(ctx: PageContext, data: OverviewData): string {
     </section>
     ${jobs}
     <p class="muted small">As of ${time(data.now)}.</p>`;
-  return layout(ctx, { title: "Overview", section: "overview", body, refresh: data.jobs.some((j) => j.finishedAt === undefined) });
+  return layout(ctx, { title: "Overview", section: "overview", body, refresh: data.jobs.some((j) => j.finishedAt === undefined), notice: notice === undefined ? undefined : { kind: "ok", text: notice } });
 }
 
 export function jobLine(ctx: PageContext, job: BulkReplayJob): Html {
