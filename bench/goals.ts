@@ -30,7 +30,15 @@ export const TARGETS = {
   postgresVsPgBoss: 4,
   /** ack=persisted on PostgreSQL ÷ node:http + graphile-worker, on the same database. */
   postgresVsGraphile: 10,
+  /** ack=persisted with the event history on ÷ off, on the embedded store and on PostgreSQL. */
+  historyOnVsOff: 0.9,
 } as const;
+
+/** The event history's cost: each server with it on, and the same server with it off. */
+export const HISTORY_PAIRS: ReadonlyArray<{ readonly on: string; readonly off: string; readonly store: string }> = [
+  { on: "framework-persisted", off: "framework-persisted-no-history", store: "embedded" },
+  { on: "framework-postgres", off: "framework-postgres-no-history", store: "PostgreSQL" },
+];
 
 /** Median over rounds of a per-round ratio between two servers of one case. */
 export function perRoundRatio(result: CaseResult, top: string, bottom: string, field: "rps" | "p99Ms" | "cpuUsPerRequest"): number {
@@ -117,6 +125,12 @@ function mainCaseGoals(main: CaseResult, add: Add): void {
   if (received && postgres) add(id, "(for reference) ack=persisted on PostgreSQL req/s ÷ ack=received", perRoundRatio(main, "framework-postgres", "framework-received", "rps"), "–", () => true);
   if (received && summary("framework-postgres-x2")) {
     add(id, "(for reference) 2 app processes on PostgreSQL, combined req/s ÷ ack=received", perRoundRatio(main, "framework-postgres-x2", "framework-received", "rps"), "–", () => true);
+  }
+  for (const pair of HISTORY_PAIRS) {
+    if (summary(pair.on) && summary(pair.off)) {
+      const target = TARGETS.historyOnVsOff;
+      add(id, `ack=persisted (${pair.store}) with the event history on req/s ÷ off`, perRoundRatio(main, pair.on, pair.off, "rps"), `≥ ${target.toFixed(2)}`, (v) => v >= target);
+    }
   }
   if (received) add(id, "(for reference) ack=received capacity by CPU per request ÷ bare node:http", received.medianCpuRatio, "–", () => true);
   if (received && persisted) {

@@ -1,7 +1,8 @@
 import { MAIN_CASE } from "./cases";
 import { fmt, ms, ratio } from "./format";
-import { caseRatios, caseTargets, checkGoals, perRoundRatio, TARGETS, type CaseRatios } from "./goals";
+import { caseRatios, caseTargets, checkGoals, HISTORY_PAIRS, perRoundRatio, TARGETS, type CaseRatios } from "./goals";
 import type { BenchResults } from "./results";
+import { median } from "./stats";
 
 /**
  * The headline of RESULTS.md (and the table docs/benchmark.md copies): per case, the three
@@ -24,7 +25,41 @@ export function ratiosSection(results: BenchResults, heading = "##"): string[] {
     out.push(`| ${result.case.title} | ${cellOf("receivedVsBare")} | ${cellOf("persistedVsReceived")} | ${cellOf("observedVsReceived")} |`);
   }
   out.push("");
-  out.push(...intakeLines(results, heading), ...alternativesLines(results, heading));
+  out.push(...historyLines(results, heading), ...intakeLines(results, heading), ...alternativesLines(results, heading));
+  return out;
+}
+
+/** The event history's cost in the main case: req/s with it on ÷ off, side by side, and the bytes it keeps per event. */
+function historyLines(results: BenchResults, heading: string): string[] {
+  const main = results.cases.find((c) => c.case.id === MAIN_CASE);
+  if (main === undefined) return [];
+  const summary = (id: string) => main.summary.find((s) => s.server === id);
+  const pairs = HISTORY_PAIRS.filter((p) => summary(p.on) !== undefined && summary(p.off) !== undefined);
+  if (pairs.length === 0) return [];
+  const out = [`${heading} Event history: what keeping it costs`, "", `Case: ${main.case.title}.`, ""];
+  out.push(
+    "`ack: \"persisted\"` with the event history on (every event, emitted value and run noted in the store's history, in the background) against the same server with it off, " +
+      `side by side in each round. Target on ÷ off ≥ ${TARGETS.historyOnVsOff.toFixed(2)}. Bytes per event: the history's size after each measurement (its notes written) ÷ the events it held, ` +
+      "webhook events and emitted values alike (two a request in this shape); the median over measurements.",
+    "",
+  );
+  out.push(
+    "\"By CPU\" is CPU time per request with the history off ÷ on (the app's process and, on PostgreSQL, its database backends): the capacity ratio on saturated cores, " +
+      "steadier than req/s when other work shares the machine (for reference; the goal is on req/s).",
+    "",
+  );
+  out.push("| store | history on, req/s | off, req/s | on ÷ off (rounds' median) | target | by CPU | p99 ms on / off | CPU µs/req on / off | bytes per event |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  const cpu = (x: NonNullable<ReturnType<typeof summary>>) => x.medianCpuUsPerRequest + (x.medianDbCpuUsPerRequest ?? 0);
+  for (const pair of pairs) {
+    const on = summary(pair.on)!;
+    const off = summary(pair.off)!;
+    const perEvent = median(main.measurements.filter((m) => m.server === pair.on && m.history !== undefined && m.history.events > 0).map((m) => m.history!.bytes / m.history!.events));
+    out.push(
+      `| ${pair.store} | ${fmt(on.medianRps)} | ${fmt(off.medianRps)} | **${ratio(perRoundRatio(main, pair.on, pair.off, "rps"))}** | ≥ ${TARGETS.historyOnVsOff.toFixed(2)} | ${ratio(cpu(off) / cpu(on))} | ` +
+        `${ms(on.medianP99Ms)} / ${ms(off.medianP99Ms)} | ${fmt(on.medianCpuUsPerRequest, 1)} / ${fmt(off.medianCpuUsPerRequest, 1)} | ${fmt(perEvent)} |`,
+    );
+  }
+  out.push("");
   return out;
 }
 

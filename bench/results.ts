@@ -46,6 +46,11 @@ export interface Measurement {
   /** Measurements taken (more than 1 when earlier ones were disturbed by other work). */
   attempts: number;
   /**
+   * A server with the event history on: the events it held after this measurement and their
+   * bytes (the embedded store's add up over the case; PostgreSQL's schema is emptied after each).
+   */
+  history?: { events: number; bytes: number };
+  /**
    * Seconds the server stayed busy after the load stopped (finishing queued tasks and
    * commits): work it had accepted faster than its tasks consumed it.
    */
@@ -84,6 +89,7 @@ export interface CaseResult {
   /** Servers that did not start, with the reason. */
   skipped: { server: string; reason: string }[];
 }
+
 
 export interface SoakSample {
   second: number;

@@ -100,6 +100,8 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
   // CPU per request counts the drain too: work deferred past the load is still work per event.
   const totalCpuSeconds = cpuSecondsOfAll(server.pids) - cpuBefore;
   const totalDbSeconds = cpuSince(dbBefore, backendsAfter);
+  // The event history's size, once its notes are written: before the schema is emptied.
+  const history = await server.historySize();
   // Each measurement starts on an empty schema, as the other stores start on an empty queue.
   await server.database?.empty();
   return {
@@ -118,6 +120,7 @@ async function measure(benchCase: BenchCase, server: RunningServer, load: LoadGe
     cpuUsPerRequest: result.ok > 0 ? (totalCpuSeconds / result.ok) * 1e6 : NaN,
     ...(server.database === undefined ? {} : { dbCpuUsPerRequest: result.ok > 0 ? (totalDbSeconds / result.ok) * 1e6 : NaN, dbCpu: dbSeconds / wall }),
     otherCpu,
+    ...(history === undefined ? {} : { history }),
     loadCpu: result.loadCpuSeconds / result.seconds,
     ratio: NaN,
     p99Ratio: NaN,

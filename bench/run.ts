@@ -45,11 +45,13 @@ async function main(): Promise<void> {
   const load = new LoadGenerator();
   try {
     for (const group of groupByServerShape(cases)) {
-      const { servers, skipped } = await startAll(kinds, group[0]!, runDir);
+      const inGroup = kinds.filter((k) => k.cases === undefined || group.some((c) => k.cases!.includes(c.id)));
+      const { servers, skipped } = await startAll(inGroup, group[0]!, runDir);
       try {
         for (const benchCase of group) {
           log(`case ${benchCase.id}: ${benchCase.title}`);
-          const result: CaseResult = await runRounds(benchCase, servers, load, settings, log);
+          const inCase = servers.filter((s) => s.kind.cases === undefined || s.kind.cases.includes(benchCase.id));
+          const result: CaseResult = await runRounds(benchCase, inCase, load, settings, log);
           result.skipped = skipped;
           results.cases.push(result);
           save(settings.resultsDir, results);

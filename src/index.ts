@@ -17,6 +17,8 @@ export type { EventsApi, ReplayFilter, ReplayOptions, BulkReplayOptions, ReplayR
 export { ReplayError } from "./app/event-history";
 export { DEFAULT_HISTORY_RETAIN_MS, type HistoryOptions } from "./app/history-options";
 export type { MetricsOptions, ObservabilityOptions } from "./observe/app-observability";
+export type { ConsoleOptions, ConsoleAuth, ConsoleTokenAuth, ConsoleBasicAuth } from "./console/console-options";
+export { ConsolePlacementError } from "./console/mount-console";
 export type { HealthOptions, Readiness, HealthCheck } from "./observe/health";
 
 export { Task, type TaskMethod, type TaskMethodDecorator } from "./decorators/task.decorator";

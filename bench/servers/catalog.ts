@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { MAIN_CASE } from "../cases";
 import type { ServerConfig } from "./server-config";
 
 /** One kind of server under test: which script, with which settings on top of the case's. */
@@ -20,6 +21,8 @@ export interface ServerKind {
    * for job queues whose bookkeeping tables (migrations, queue definitions) must survive.
    */
   keepTables?: readonly string[];
+  /** Runs only in these cases (a comparison that needs one case, not every shape); default all. */
+  cases?: readonly string[];
 }
 
 export const BARE_NODE: ServerKind = {
@@ -59,13 +62,13 @@ export const FRAMEWORK_PERSISTED: ServerKind = {
   config: { ack: "persisted", store: "embedded" },
 };
 
-/** FRAMEWORK_PERSISTED without the event history: its cost, side by side (opt-in). */
+/** FRAMEWORK_PERSISTED without the event history (apps keep it by default): its cost, side by side. Main case only. */
 export const FRAMEWORK_PERSISTED_NO_HISTORY: ServerKind = {
   id: "framework-persisted-no-history",
   label: "webhook-tasks ack=persisted (embedded store), history off",
   script: join(__dirname, "framework.js"),
   config: { ack: "persisted", store: "embedded", history: false },
-  optIn: true,
+  cases: [MAIN_CASE],
 };
 
 /** The durable mode with the journal turned off: every message a B-tree insert and delete (the engine before the journal). */
@@ -84,13 +87,13 @@ export const FRAMEWORK_POSTGRES: ServerKind = {
   config: { ack: "persisted", store: "postgres" },
 };
 
-/** framework-postgres with the event history off (`history: false`): what recording it costs, side by side. */
+/** FRAMEWORK_POSTGRES without the event history: its cost on PostgreSQL, side by side. Main case only. */
 export const FRAMEWORK_POSTGRES_NO_HISTORY: ServerKind = {
-  id: "framework-postgres-nohistory",
-  label: "webhook-tasks ack=persisted (PostgreSQL, history off)",
+  id: "framework-postgres-no-history",
+  label: "webhook-tasks ack=persisted (PostgreSQL), history off",
   script: join(__dirname, "framework.js"),
   config: { ack: "persisted", store: "postgres", history: false },
-  optIn: true,
+  cases: [MAIN_CASE],
 };
 
 /** Two app processes (replicas) on one port and one PostgreSQL schema: their combined req/s. */

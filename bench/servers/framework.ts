@@ -2,7 +2,7 @@ import cluster from "node:cluster";
 import { CoreApp, createDefaultLogger, EmbeddedStore, silentLogger, WebhookSource, type CoreAppOptions, type WebhookEvent } from "webhook-tasks";
 import { freePort } from "./free-port";
 import { postgresStore } from "./postgres-store";
-import { announce, exitOnSignal, readConfig } from "./server-config";
+import { announce, exitOnSignal, readConfig, type HistoryLine } from "./server-config";
 
 /**
  * Our framework: one WebhookSource (and task) per path, all on one port, in the asked ack mode
@@ -27,6 +27,7 @@ async function serve(port: number): Promise<{ port: number; stop: () => Promise<
     store: store(),
     dataDir: config.dataDir,
     maxQueued: config.maxQueued,
+    // Apps keep their history by default; the -no-history servers turn it off (one option).
     ...(config.history === false ? { history: false } : {}),
     // Observed: metrics, refusal logs (pino, JSON lines to a sink) and spans through the
     // OpenTelemetry API with no SDK; otherwise all three off.
@@ -43,22 +44,38 @@ async function serve(port: number): Promise<{ port: number; stop: () => Promise<
     await handler();
     return { path: event.path, at: event.received_at };
   };
-  const subscribers = config.subscribers ?? 1;
   const sources = config.paths.map((path, i) => {
     const source = new WebhookSource({ path, port, host: "127.0.0.1", ack: config.ack ?? "received" });
-    // With `emit`, every webhook task of the source emits to the one second queue, whose no-op
-    // task then runs once per emitted value (with three subscribers: three times per request).
-    const names = subscribers > 1 ? Array.from({ length: subscribers }, (_, k) => `hook${i}.s${k}`) : [`hook${i}`];
-    for (const name of names) {
-      const filter = subscribers > 1 ? { filter: (e: WebhookEvent) => e.method === "POST" } : {};
-      if (config.emit) app.task({ source, name, concurrency: config.concurrency, emit: `next${i}`, ...filter }, emitting);
-      else app.task({ source, name, concurrency: config.concurrency, ...filter }, handler);
+    if (config.emit) {
+      app.task({ source, name: `hook${i}`, concurrency: config.concurrency, emit: `next${i}` }, emitting);
+      app.task({ source: `next${i}`, name: `next${i}`, concurrency: config.concurrency }, async () => {});
+    } else if ((config.subscribers ?? 1) > 1) {
+      for (let k = 0; k < config.subscribers!; k++) {
+        app.task({ source, name: `hook${i}.s${k}`, concurrency: config.concurrency, filter: (e: WebhookEvent) => e.method === "POST" }, handler);
+      }
+    } else {
+      app.task({ source, name: `hook${i}`, concurrency: config.concurrency }, handler);
     }
-    if (config.emit) app.task({ source: `next${i}`, name: `next${i}`, concurrency: config.concurrency }, async () => {});
     return source;
   });
   await app.start();
+  // The harness asks, after a case: the history's events and bytes then (it divides).
+  if (config.history !== false) process.on("SIGUSR2", () => void reportHistory(app));
   return { port: sources[0]!.port, stop: () => app.stop() };
+}
+
+/** Once the history's notes are written: how many events it holds and their bytes. */
+async function reportHistory(app: CoreApp): Promise<void> {
+  const history = app.store.history;
+  try {
+    if (history === undefined) throw new Error(`the ${app.store.engine} store keeps no history`);
+    await history.flush();
+    const size: HistoryLine = await history.size();
+    // A pipe: written before the process goes on (synchronous on Linux).
+    process.stdout.write(`HISTORY ${JSON.stringify({ events: size.events, bytes: size.bytes })}\n`);
+  } catch (error) {
+    process.stderr.write(`history size failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
 }
 
 async function main(): Promise<void> {

@@ -3,7 +3,7 @@ import { createInterface } from "node:readline";
 import { pinnedNode, SERVER_CORE } from "../pinning";
 import type { ServerKind } from "./catalog";
 import { BenchDatabase } from "./postgres-database";
-import type { ReadyLine, ServerConfig } from "./server-config";
+import type { HistoryLine, ReadyLine, ServerConfig } from "./server-config";
 
 /** A server child running on the server core, ready for traffic. */
 export interface RunningServer {
@@ -17,6 +17,11 @@ export interface RunningServer {
   paths: string[];
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
   stop(graceMs?: number): Promise<void>;
+  /**
+   * A framework server with the event history on (one process): the events its history holds
+   * and their bytes, asked now (SIGUSR2); undefined for any other server, or without an answer.
+   */
+  historySize(timeoutMs?: number): Promise<HistoryLine | undefined>;
 }
 
 /** Extra node flags for server children, e.g. BENCH_SERVER_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof". */
@@ -40,11 +45,13 @@ export async function launch(kind: ServerKind, caseConfig: ServerConfig, options
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const lines = createInterface({ input: child.stdout! });
+  let historyWaiter: ((line: HistoryLine) => void) | undefined;
 
   const ready = await new Promise<ReadyLine>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${kind.id} not ready after ${timeoutMs} ms\n${stderr}`)), timeoutMs);
-    const lines = createInterface({ input: child.stdout! });
     lines.on("line", (line) => {
+      if (line.startsWith("HISTORY ")) historyWaiter?.(JSON.parse(line.slice(8)) as HistoryLine);
       if (!line.startsWith("READY ")) return;
       clearTimeout(timer);
       resolve(JSON.parse(line.slice(6)) as ReadyLine);
@@ -69,6 +76,21 @@ export async function launch(kind: ServerKind, caseConfig: ServerConfig, options
     stop: async (graceMs = 15_000) => {
       await stopChild(child, exited, graceMs);
       await database?.drop();
+    },
+    historySize: async (timeoutMs = 30_000) => {
+      const answers = kind.script.endsWith("framework.js") && config.history !== false && (config.processes ?? 1) === 1;
+      if (!answers || child.exitCode !== null) return undefined;
+      const line = new Promise<HistoryLine | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), timeoutMs);
+        historyWaiter = (size) => {
+          clearTimeout(timer);
+          resolve(size);
+        };
+      });
+      child.kill("SIGUSR2");
+      const size = await line;
+      historyWaiter = undefined;
+      return size;
     },
   };
 }

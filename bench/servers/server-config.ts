@@ -31,10 +31,7 @@ export interface ServerConfig {
    * consumed by a second (no-op) task. The bare servers do the same with a second queue.
    */
   emit?: boolean;
-  /**
-   * Framework only: tasks on each source (fan-out), each with a cheap filter that passes; default
-   * 1, no filter. With `emit`, every one of them emits to the source's one second queue.
-   */
+  /** Framework only: tasks on each source (fan-out), each with a cheap filter that passes; default 1, no filter. */
   subscribers?: number;
   /** Task runs at once (backlog cases use 1). */
   concurrency?: number;
@@ -43,8 +40,18 @@ export interface ServerConfig {
    * (no SDK). Without it, all three are off.
    */
   observe?: boolean;
-  /** Framework only: the event history (apps keep it by default); false turns it off. */
+  /**
+   * Framework only: the event history (apps keep it by default); false turns it off. A server
+   * with it on answers SIGUSR2 with one `HISTORY {...}` line (HistoryLine) on stdout.
+   */
   history?: boolean;
+}
+
+/** What a framework server with the event history tells on SIGUSR2 (one `HISTORY {...}` line on stdout). */
+export interface HistoryLine {
+  /** Events the history kept, and the bytes they take (store.history.size()). */
+  events: number;
+  bytes: number;
 }
 
 export interface ReadyLine {

@@ -25,6 +25,9 @@ import { exitCannotStart } from "./exit-cannot-start";
 import type { EventsApi } from "./events-api";
 import type { HistoryOptions } from "./history-options";
 import { AppHistory } from "./app-history";
+import { resolveConsoleOptions, type ConsoleOptions, type ResolvedConsoleOptions } from "../console/console-options";
+import { mountConsole, placeConsole, type MountedConsole } from "../console/mount-console";
+import type { ConsoleBackend } from "../console/console-backend";
 
 export interface CoreAppOptions extends ObservabilityOptions {
   /**
@@ -58,6 +61,11 @@ export interface CoreAppOptions extends ObservabilityOptions {
    * `false`: nothing is recorded.
    */
   history?: HistoryOptions | boolean;
+  /**
+   * The web console (docs/console.md): `true` serves it on 127.0.0.1:9400, or say where and
+   * how; a host other than a loopback one needs `auth`. Default off.
+   */
+  console?: boolean | ConsoleOptions;
 }
 
 /** What `app.storeSettings` gives: the store an app opens, and the embedded store's settings. */
@@ -66,6 +74,8 @@ export interface AppStoreSettings {
   readonly dataDir: string | undefined;
   readonly maxQueued: number | undefined;
   readonly maxBytes: number | undefined;
+  /** The `history` option as given (`false`: the store's history is not kept, nor shown by the CLI). */
+  readonly history: HistoryOptions | boolean | undefined;
 }
 
 /** The store an app uses unless told otherwise. */
@@ -97,6 +107,8 @@ export class CoreApp {
   /** The event history: list and show accepted events with their runs, replay any of them. */
   readonly events: EventsApi;
   private readonly history: AppHistory;
+  private readonly consoleOptions: ResolvedConsoleOptions | undefined;
+  private mountedConsole: MountedConsole | undefined;
 
   constructor(name: string, options: CoreAppOptions = {}) {
     if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
@@ -119,6 +131,7 @@ export class CoreApp {
       sourceLabel: (source, tasks) => this.sourceLabels(source, tasks).name,
     });
     this.events = this.history.events;
+    this.consoleOptions = resolveConsoleOptions(options.console);
   }
 
   /**
@@ -207,8 +220,8 @@ export class CoreApp {
    * tools that open the store without starting the app, such as `webhook-tasks status --module`.
    */
   get storeSettings(): AppStoreSettings {
-    const { store, dataDir, maxQueued, maxBytes } = this.options;
-    return Object.freeze({ store: store ?? storeFromEnv() ?? DEFAULT_STORE, dataDir, maxQueued, maxBytes });
+    const { store, dataDir, maxQueued, maxBytes, history } = this.options;
+    return Object.freeze({ store: store ?? storeFromEnv() ?? DEFAULT_STORE, dataDir, maxQueued, maxBytes, history });
   }
 
   /** The store; available after start(). */
@@ -259,7 +272,8 @@ export class CoreApp {
 
   /**
    * Checks what start() would refuse, without opening the store or listening: two sources on
-   * one method and path of a host:port, for now. Throws an Error naming both.
+   * one method and path of a host:port (throws an Error naming both), and a console without
+   * `auth` on a non-loopback host or on a place a source takes.
    */
   check(): void {
     const dryRun = new ListenerRegistry(this.options.http);
@@ -275,6 +289,7 @@ export class CoreApp {
         source.attach(inbox, { listeners: dryRun, trustProxy: this.options.trustProxy, logger: this.logger });
         attached.push(source);
       }
+      if (this.consoleOptions !== undefined) placeConsole(dryRun, this.consoleOptions);
     } finally {
       for (const source of attached) source.detach();
     }
@@ -339,6 +354,7 @@ export class CoreApp {
         task.logger = this.logger.child({ task: task.name });
       }
       this.history.opened(store, tasks);
+      const sourceOfTask = new Map<string, string>();
       // One inbox per source, for every task it feeds: one route, one write per event.
       for (const source of this.registry.sources()) {
         const subscribers = this.registry.subscribersOf(source);
@@ -347,7 +363,8 @@ export class CoreApp {
         const logger = subscribers.length === 1 ? subscribers[0].logger : this.logger.child({ source: name });
         // A source given more tasks keeps reading the markers its lone task wrote before.
         const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
-        source.attach(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger)), {
+        for (const task of names) sourceOfTask.set(task, name);
+        source.attach(this.observability.wrapInbox(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger))), {
           listeners: this.listeners,
           trustProxy: this.options.trustProxy,
           logger,
@@ -363,6 +380,10 @@ export class CoreApp {
       // Read before the runners start: a task paused before a restart claims nothing.
       await this.history.startPauses(store, new Map(tasks.map((t, i) => [t.name, this.runners[i]])));
       this.observability.mount(this.listeners, () => this.readiness());
+      // After the probes and metrics: the console's own listener serves the console alone.
+      if (this.consoleOptions !== undefined) {
+        this.mountedConsole = mountConsole(this.listeners, this.consoleOptions, this.consoleBackend(tasks.map((t) => ({ name: t.name, source: sourceOfTask.get(t.name), input: t.input }))), this.logger);
+      }
       await this.listeners.listenAll();
     } catch (error) {
       for (const source of attached) source.detach();
@@ -383,7 +404,30 @@ export class CoreApp {
       },
       "started",
     );
+    if (this.mountedConsole !== undefined) this.logger.info({ url: this.mountedConsole.url }, "console ready");
     return this;
+  }
+
+  /** The web console's address ("http://127.0.0.1:9400/") while the app runs with `console` on. */
+  get consoleUrl(): string | undefined {
+    return this.appState === "running" || this.appState === "stopping" ? this.mountedConsole?.url : undefined;
+  }
+
+  /** What the console may read and do: the app's public methods, nothing of the store's insides. */
+  private consoleBackend(tasks: ConsoleBackend["tasks"]): ConsoleBackend {
+    const history = this.options.history === false ? undefined : this.storeInstance?.history;
+    return {
+      appName: this.name,
+      events: this.events,
+      status: () => this.status(),
+      activity: async (since, bucketMs) => (history === undefined ? [] : history.activity(since, bucketMs)),
+      historyEnabled: history !== undefined,
+      paused: async () => new Set(await this.paused()),
+      pause: (task) => this.pause(task),
+      resume: (task) => this.resume(task),
+      deadLetters: this.deadLetters,
+      tasks,
+    };
   }
 
   /**

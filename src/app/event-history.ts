@@ -1,27 +1,20 @@
-import { randomUUID } from "node:crypto";
-import type { DeliveryNote, EventNote, EventOrigin, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore } from "../store/history";
+import type { EventOrigin, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore } from "../store/history";
 import { checkHistoryQuery } from "../store/history-query";
-import type { EmitRecord, QueuedMessage, Store } from "../store/store";
-import { handedOnForm } from "../store/payload-codec";
+import type { Store } from "../store/store";
 import { didYouMean } from "../util/did-you-mean";
 import type { Logger } from "../util/logger";
 import type { BulkReplayOptions, BulkReplayResult, EventsApi, ReplayFilter, ReplayOptions, ReplayResult } from "./events-api";
-import { copyId } from "./fan-out";
-import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
+import { DEFAULT_REPLAY_RATE, queueReplay, replayEach, ReplayError, type ReplayCopyTarget } from "./event-replay";
+import type { OrderingKeyFn } from "./ordering-key";
 
-export const DEFAULT_REPLAY_RATE = 50;
+export { DEFAULT_REPLAY_RATE, ReplayError };
 
 /** What a replay needs to know of a task. */
-export interface ReplayTarget {
-  readonly name: string;
-  /** Its physical queue. */
-  readonly queue: string;
+export interface ReplayTarget extends ReplayCopyTarget {
   /** The webhook source's label, for a task on a push source. */
   readonly source: string | undefined;
   /** The named queue it consumes. */
   readonly input: string | undefined;
-  /** Its queue holds copies of events several tasks take: a copy's id is `<id>@<task>`. */
-  readonly sharesEvents: boolean;
   readonly orderingKey: OrderingKeyFn<never> | undefined;
 }
 
@@ -35,10 +28,6 @@ export interface EventHistoryHost {
   readonly logger: Logger;
 }
 
-/** An event that cannot be replayed, or a replay asked wrongly. */
-export class ReplayError extends Error {
-  override readonly name = "ReplayError";
-}
 
 /** `app.events`: list and get pass through to the store's history; replays are new deliveries linked to their original. */
 export class EventHistory implements EventsApi {
@@ -85,72 +74,19 @@ export class EventHistory implements EventsApi {
     const dryRun = options.dryRun === true;
     // A named task replays only events of the origin it takes (its source, or its queue).
     const query: HistoryQuery = target?.source !== undefined ? { ...filter, source: this.sourceFor(filter, target) } : filter;
-    // Every match first (ids only), then the replays oldest first: in the order the events
-    // were received, and never one of the replays made meanwhile.
-    const ids: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await history.list({ ...query, limit: 500, cursor });
-      cursor = page.next;
-      for (const summary of page.events) if (target === undefined || takes(target, summary.origin)) ids.push(summary.id);
-    } while (cursor !== undefined);
-    const matched = ids.length;
-    if (dryRun) return { matched, queued: 0, dryRun };
-    let queued = 0;
-    const started = Date.now();
-    try {
-      for (let i = ids.length - 1; i >= 0; i--) {
-        const event = await history.get(ids[i]);
-        // Pruned since it was listed.
-        if (event === undefined) continue;
-        // Paced: the n-th replay is queued no sooner than n / rate seconds after the first.
-        const wait = started + (queued * 1000) / rate - Date.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        try {
-          await this.replayEvent(history, event, options.task);
-        } catch (error) {
-          // One event that cannot be replayed (its tasks are gone, its payload was not kept) does not stop the others.
-          if (!(error instanceof ReplayError)) throw error;
-          this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped");
-          continue;
-        }
-        queued++;
-      }
-    } catch (error) {
-      if (queued === 0) throw error;
-      throw new ReplayError(`replay stopped after queueing ${queued} replay(s) of ${matched} matching event(s): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    } finally {
-      await history.flush();
-    }
-    return { matched, queued, dryRun };
+    return replayEach(history, query, {
+      dryRun,
+      ratePerSecond: rate,
+      takes: target === undefined ? undefined : (summary) => takes(target, summary.origin),
+      replay: (event) => this.replayEvent(history, event, options.task),
+      skipped: (event, error) => this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped"),
+    });
   }
 
   /** Stores a fresh copy (no attempts yet) for each task, then notes the replay, linked to its original. */
-  private async replayEvent(history: HistoryStore, event: HistoryEvent, task: string | undefined): Promise<ReplayResult> {
-    if (event.payload === undefined) throw new ReplayError(`cannot replay event "${event.id}": its payload was not kept in the history`);
+  private replayEvent(history: HistoryStore, event: HistoryEvent, task: string | undefined): Promise<ReplayResult> {
     const targets = task === undefined ? this.targetsOf(event) : [this.targetFor(event, task)];
-    const id = randomUUID();
-    const now = Date.now();
-    const copies: EmitRecord[] = [];
-    const deliveries: DeliveryNote[] = [];
-    for (const target of targets) {
-      const payload = handedOnForm(event.payload, "payload");
-      let message: QueuedMessage = { id: target.sharesEvents ? copyId(id, target.name) : id, payload, attempts: 0, enqueuedAt: now };
-      if (event.raw !== undefined) message = { ...message, raw: event.raw };
-      if (target.orderingKey !== undefined) {
-        const orderingKey = computeOrderingKey(target.orderingKey, payload, target.name);
-        if (orderingKey !== undefined) message = { ...message, orderingKey };
-      }
-      copies.push({ queue: target.queue, message });
-      deliveries.push({ task: target.name, queue: target.queue, messageId: message.id });
-    }
-    const store = this.host.store();
-    await (copies.length === 1 ? store.enqueue(copies[0].queue, copies[0].message) : store.enqueueAll(copies));
-    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id, origin: event.origin, receivedAt: now, deliveries, payload: event.payload, replayOf: event.id };
-    if (event.raw !== undefined) note.raw = event.raw;
-    if (event.name !== undefined) note.name = event.name;
-    history.noteEvent(note);
-    return { id, replayOf: event.id, tasks: targets.map((t) => t.name) };
+    return queueReplay(this.host.store(), history, event, targets);
   }
 
   /** The tasks the event was handed to, as this app has them now. */

@@ -43,3 +43,9 @@ export function fanOut(subscribers: readonly Subscriber[], message: QueuedMessag
 export function copyId(id: string, task: string): string {
   return `${id}@${task}`;
 }
+
+/** The event id a task's copy was made from: `<id>@<task>` gives `<id>`; a lone task's copy is the event's id. */
+export function eventIdOfCopy(messageId: string, task: string): string {
+  const suffix = task.length + 1;
+  return messageId.length > suffix && messageId.endsWith(task) && messageId.charCodeAt(messageId.length - suffix) === 64 ? messageId.slice(0, -suffix) : messageId;
+}

@@ -4,6 +4,7 @@ import type { AppObserver } from "../observe/app-observer";
 import { carrierOf } from "../observe/trace-context";
 import { endTaskSpan, runIn, startTaskSpan, type StartedSpan } from "../observe/tracing";
 import type { Logger } from "../util/logger";
+import { eventIdOfCopy } from "./fan-out";
 import { safeLogger } from "./safe-logger";
 import type { RegisteredTask } from "./task-registry";
 import type { Settled } from "./task-runner";
@@ -20,13 +21,19 @@ export class RunObservation {
     private readonly task: RegisteredTask,
     readonly message: QueuedMessage,
     tracing: boolean,
+    observer?: AppObserver,
   ) {
     this.traced = tracing ? startTaskSpan(task.name, task.queue, message, message.attempts + 1) : undefined;
+    // Undefined unless the debug delivery log is on: one property read per run otherwise.
+    observer?.onTaskStart?.({ task: task.name, queue: task.queue, eventId: message.id, attempt: message.attempts + 1 });
   }
 
-  /** The run's logger (app, task, eventId, attempt), made on first use; it never throws. */
+  /**
+   * The run's logger (app, task, eventId, attempt), made on first use; it never throws. Its
+   * eventId is the `202`'s id, also for one task's copy (`<id>@<task>`) of an event several take.
+   */
   get logger(): Logger {
-    return (this.childLogger ??= safeLogger(this.task.logger.child({ eventId: this.message.id, attempt: this.message.attempts + 1 })));
+    return (this.childLogger ??= safeLogger(this.task.logger.child({ eventId: eventIdOfCopy(this.message.id, this.task.name), attempt: this.message.attempts + 1 })));
   }
 
   /** The run's span context as a stored carrier, for what the run emits. */

@@ -252,7 +252,7 @@ export class TaskRunner {
     }
     this.inFlight++;
     const { task } = this;
-    const run = new RunObservation(task, message, this.tracing);
+    const run = new RunObservation(task, message, this.tracing, this.observer);
     this.deadlines.add(run);
     let pending: Promise<unknown>;
     try {

@@ -34,6 +34,8 @@ export interface AppStoreTarget {
   readonly maxBytes: number | undefined;
   /** The app's tasks and their queues; undefined when unknown (`--store`). */
   readonly tasks: readonly TaskQueues[] | undefined;
+  /** True when the app turns its event history off (`history: false`); unknown with `--store`. */
+  readonly historyOff?: boolean;
 }
 
 /** The store settings an app declares (`app:` block, @Module options, app.storeSettings). */
@@ -42,6 +44,8 @@ export interface StoreSettings {
   readonly dataDir?: string;
   readonly maxQueued?: number;
   readonly maxBytes?: number;
+  /** The app's `history` option: `false` turns it off. */
+  readonly history?: unknown;
 }
 
 /**
@@ -125,6 +129,7 @@ export function appTarget(appName: string, settings: StoreSettings, tasks: reado
     maxQueued: settings.maxQueued,
     maxBytes: settings.maxBytes,
     tasks: physical(tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit }))),
+    historyOff: settings.history === false,
   };
 }
 

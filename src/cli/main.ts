@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkCommand } from "./check-command";
 import { deadLettersCommand } from "./dead-letters-command";
+import { eventsCommand } from "./events-command";
 import { processOutput, type Output } from "./output";
 import { reportError } from "./report-error";
 import { runCommand } from "./run-command";
@@ -11,7 +12,7 @@ import { didYouMean } from "../util/did-you-mean";
 import { statusCommand } from "./status-command";
 import { USAGE, UsageError } from "./usage";
 
-const COMMANDS = ["run", "check", "dead-letters", "status", "send"];
+const COMMANDS = ["run", "check", "events", "dead-letters", "status", "send"];
 
 /** What `main` ended with: an exit code, or "running" when `run` started an app that now owns the process. */
 export type MainResult = number | "running";
@@ -43,6 +44,9 @@ export async function main(argv: readonly string[], output: Output = processOutp
       case "check":
         if (wantsHelp(rest)) return help(output);
         return await checkCommand(rest, output);
+      case "events":
+        if (wantsHelp(rest)) return help(output);
+        return await eventsCommand(rest, output);
       case "dead-letters":
         if (wantsHelp(rest)) return help(output);
         return await deadLettersCommand(rest, output);

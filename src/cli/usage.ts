@@ -17,6 +17,34 @@ Commands:
                                  modules and exports, routes) without listening; print a
                                  summary. Exit code 0 when the file is good, 1 otherwise.
       --json                     Print the summary as JSON
+  events list <app>              The event history, newest first (50 a page), and the
+                                 cursor of the next page
+      --source <name>            Only events of one webhook source (its path without "/")
+      --task <name>              Only events handed to one task (with --status: that
+                                 task's delivery has the status)
+      --status <status>          pending | succeeded | failed | dead
+      --since <time>             Received at or after: ISO time (2026-11-24T18:00:00Z)
+                                 or a span before now (90s, 30m, 1h, 2d, 1w)
+      --until <time>             Received before (same forms)
+      --search <text>            An event id, a header value, or a JSON body field
+                                 (repository.full_name=octo/repo)
+      --limit <n>                Events per page, 1 to 500
+      --cursor <cursor>          The next page, as the previous one printed it
+      --json                     Print JSON instead of a table
+  events show <id> <app>         One event: deliveries, every run with its error and
+                                 stack, parent, replays, children, headers (secrets
+                                 redacted) and body
+      --json                     Print JSON (the raw body as base64)
+  events replay <id> <app>       Queue the event again for its tasks, as a new event
+                                 linked to it, with fresh attempts; the app's tasks run
+                                 it once the app runs
+      --task <name>              Only for this task
+  events replay <filter> <app>   Replay every event the filter matches (--source,
+                                 --status, --since, --until, --search, as for list)
+      --task <name>              Only events handed to this task, for it alone
+      --dry-run                  Print how many would be replayed; queue nothing
+      --rate <n>                 At most n a second (default 50)
+      --json                     Print JSON
   dead-letters list <app>        List the dead letters
       --queue <name>             Only those of one queue
       --json                     Print JSON instead of a table
@@ -54,5 +82,6 @@ Options:
   -h, --help                     Show this help
   -v, --version                  Show the version
 
-Exit codes: 0 success, 1 failure (bad file, port in use, unknown dead letter, ...), 2 usage error.
+Exit codes: 0 success, 1 failure (bad file, port in use, unknown dead letter or event,
+history off, ...), 2 usage error.
 Set WEBHOOK_TASKS_DEBUG=1 to print stack traces of unexpected errors.`;

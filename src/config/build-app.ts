@@ -4,6 +4,7 @@ import type { WebhookSource } from "../sources/webhook/webhook-source";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import { appOptionsOf } from "./app-options";
 import { attribute, buildSource } from "./build-source";
+import { ConsolePlacementError } from "../console/mount-console";
 import { ConfigError } from "./config-error";
 import { defined, messageOf } from "./defined";
 import { IssueList } from "./issue-list";
@@ -90,8 +91,11 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
     try {
       app.check();
     } catch (error) {
-      const { key, message } = attribute(messageOf(error), ["trustProxy"]);
-      issues.add(key.length > 0 ? ["app", ...key] : ["resources"], message);
+      if (error instanceof ConsolePlacementError) issues.add(["app", "console"], error.message);
+      else {
+        const { key, message } = attribute(messageOf(error), ["trustProxy"]);
+        issues.add(key.length > 0 ? ["app", ...key] : ["resources"], message);
+      }
     }
   }
   if (!issues.empty || !app) throw new ConfigError(config.file, issues.items);

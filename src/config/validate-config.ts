@@ -10,6 +10,7 @@ import { DEDUPE_PRESETS, DedupeConfig, WebhookResourceConfig } from "./schema/we
 import { WorkerConfigDocument } from "./schema/worker-config";
 import { validateSection } from "./validate-section";
 import { parseFilter } from "./filter/parse-filter";
+import { checkConsoleAuth } from "./check-console-auth";
 
 export type ResourceConfig = WebhookResourceConfig | QueueResourceConfig;
 
@@ -36,6 +37,8 @@ export function validateConfig(raw: unknown, issues: IssueList): ValidatedConfig
   const resources = isMapping(raw.resources) ? validateResources(raw.resources, issues) : new Map<string, ResourceConfig>();
   const tasks = Array.isArray(document.tasks) ? document.tasks.filter((t): t is TaskConfig => isMapping(t)) : [];
   const config: ValidatedConfig = { app: isMapping(document.app) ? document.app : new AppConfig(), resources, tasks };
+  const consoleBlock = isMapping(raw.app) ? raw.app.console : undefined;
+  if (isMapping(consoleBlock) && consoleBlock.auth !== undefined) checkConsoleAuth(consoleBlock.auth, ["app", "console", "auth"], issues);
   if (isMapping(raw.resources) && Array.isArray(raw.tasks)) checkReferences(raw.tasks, resources, issues);
   if (Array.isArray(raw.tasks)) {
     raw.tasks.forEach((task, index) => {

@@ -20,6 +20,25 @@ export class ListenerRegistry {
     return listener;
   }
 
+  /**
+   * A listener of its own for `owner` on host:port, apart from the sources' even with port 0
+   * (the console on a free port beside sources on free ports).
+   */
+  own(owner: string, host: string, port: number): Listener {
+    const key = `${owner}|${host}|${port}`;
+    let listener = this.listeners.get(key);
+    if (!listener) {
+      this.listeners.set(key, (listener = new Listener(host, port, this.timeouts)));
+      listener.bindAnyPort = this.freePorts;
+    }
+    return listener;
+  }
+
+  /** The listener for host:port if one was created (by a source, say), without creating it. */
+  find(host: string, port: number): Listener | undefined {
+    return this.listeners.get(`${host}|${port}`);
+  }
+
   /** Tests: every listener binds a free port, one per configured host:port, as before. */
   bindFreePorts(): void {
     this.freePorts = true;

@@ -73,6 +73,11 @@ export class RouteTable {
     else route.allow = allowHeader(route.handlers);
   }
 
+  /** Every routed path (to check that another router's paths do not collide with them). */
+  paths(): string[] {
+    return [...this.routes.keys()];
+  }
+
   match(path: string): Route | undefined {
     const route = this.routes.get(path);
     if (route !== undefined || path.length <= 1 || path.charCodeAt(path.length - 1) !== 47 /* "/" */) return route;

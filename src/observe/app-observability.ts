@@ -4,10 +4,12 @@ import type { Logger } from "../util/logger";
 import { AppEvents } from "../app/app-events";
 import type { ListenerRegistry } from "../http/listener-registry";
 import type { Listener } from "../http/listener";
+import type { Inbox } from "../sources/source";
 import type { Store } from "../store/store";
 import { combineObservers, type AppObserver } from "./app-observer";
 import { DEFAULT_LIVE_PATH, DEFAULT_READY_PATH, liveHandler, readyHandler, type HealthOptions, type Readiness } from "./health";
 import { MetricsObserver, type QueueStatsSource } from "./metrics";
+import { debugEnabled, DeliveryLog } from "./delivery-log";
 import { listenerRefusalHook } from "./observed-route";
 import { RefusalLogObserver } from "./refusal-log";
 import { TimedStore } from "./timed-store";
@@ -53,6 +55,8 @@ export class AppObservability {
   private readonly healthOptions: HealthOptions | undefined;
   private readonly metricsObserver: MetricsObserver | undefined;
   private readonly refusals: RefusalLogObserver | undefined;
+  /** The debug lines that follow each delivery; only when the logger writes debug lines. */
+  private readonly deliveries: DeliveryLog | undefined;
   private combined: AppObserver | undefined;
 
   constructor(options: ObservabilityOptions, logger: Logger, queues: QueueStatsSource) {
@@ -65,6 +69,8 @@ export class AppObservability {
       this.metricsObserver = new MetricsObserver(this.registry, queues, { defaultMetrics: this.metricsOptions.defaultMetrics });
     }
     if (options.logRefusals !== false) this.refusals = new RefusalLogObserver(logger);
+    // Asked once: a logger above debug gets no wrapper and no hook at all.
+    if (debugEnabled(logger)) this.deliveries = new DeliveryLog(logger);
   }
 
   get healthEnabled(): boolean {
@@ -73,7 +79,7 @@ export class AppObservability {
 
   /** The observer of requests and runs; undefined when nothing observes requests (no metrics, no refusal logs). */
   get observer(): AppObserver | undefined {
-    const all: Array<AppObserver | undefined> = [this.metricsObserver, this.refusals, this.events];
+    const all: Array<AppObserver | undefined> = [this.metricsObserver, this.refusals, this.events, this.deliveries];
     return (this.combined ??= combineObservers(all.filter((o): o is AppObserver => o !== undefined)));
   }
 
@@ -82,10 +88,16 @@ export class AppObservability {
     return this.metricsObserver !== undefined || this.refusals !== undefined || this.tracing;
   }
 
-  /** The store the app uses: timed when metrics are on. */
+  /** The store the app uses: timed when metrics are on, followed by the delivery log at debug. */
   wrapStore(store: Store): Store {
     const metrics = this.metricsObserver;
-    return metrics === undefined ? store : new TimedStore(store, (write) => metrics.onStoreWrite(write));
+    const timed = metrics === undefined ? store : new TimedStore(store, (write) => metrics.onStoreWrite(write));
+    return this.deliveries === undefined ? timed : this.deliveries.wrapStore(timed);
+  }
+
+  /** A source's inbox: at debug, each stored event gets its "event received" line. */
+  wrapInbox(inbox: Inbox): Inbox {
+    return this.deliveries === undefined ? inbox : this.deliveries.wrapInbox(inbox);
   }
 
   /** Hooks 404/405 of every listener, and mounts the metrics and health routes. Before the listeners start. */

@@ -6,6 +6,8 @@
  */
 export interface AppObserver {
   onRequest?(outcome: RequestOutcome): void;
+  /** A task's handler is about to be called (the debug delivery log). */
+  onTaskStart?(run: TaskRunStart): void;
   onTaskRun?(outcome: TaskRunOutcome): void;
   onStoreWrite?(write: StoreWrite): void;
   /**
@@ -41,6 +43,16 @@ export interface RefusalDetail {
   readonly path: string;
 }
 
+/** A run about to start. */
+export interface TaskRunStart {
+  readonly task: string;
+  readonly queue: string;
+  /** The message's id: the event id, or `<id>@<task>` for one task's copy of an event several tasks take. */
+  readonly eventId: string;
+  /** 1 on the first delivery. */
+  readonly attempt: number;
+}
+
 /** What became of one task run. */
 export type TaskRunOutcomeName = "success" | "retry" | "dead_letter" | "timeout";
 
@@ -72,6 +84,7 @@ export interface StoreWrite {
 export function combineObservers(observers: readonly AppObserver[]): AppObserver | undefined {
   if (observers.length === 0) return undefined;
   const requests = observers.filter((o) => o.onRequest !== undefined);
+  const starts = observers.filter((o) => o.onTaskStart !== undefined);
   const runs = observers.filter((o) => o.onTaskRun !== undefined);
   const writes = observers.filter((o) => o.onStoreWrite !== undefined);
   // Plain loops with try/catch: no closure per call, this runs for every request.
@@ -83,6 +96,15 @@ export function combineObservers(observers: readonly AppObserver[]): AppObserver
           o.onRequest!(outcome);
         } catch {
           // An observer's bug must not fail a request.
+        }
+      }
+    },
+    onTaskStart: starts.length === 0 ? undefined : (run) => {
+      for (const o of starts) {
+        try {
+          o.onTaskStart!(run);
+        } catch {
+          // Nor a task.
         }
       }
     },

@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import type { DeadLetter, DeadLetterStore, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "../store/store";
-import type { StoreWrite } from "./app-observer";
 import type { HistoryStore, PauseStore } from "../store/history";
+import type { StoreWrite } from "./app-observer";
 
 /**
  * A store whose queue writes are timed (until they resolve, that is until durable) and

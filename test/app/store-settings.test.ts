@@ -10,11 +10,11 @@ describe("CoreApp.storeSettings", () => {
 
   it("gives the store as start() resolves it: the option, else $WEBHOOK_TASKS_STORE, else embedded", () => {
     delete process.env.WEBHOOK_TASKS_STORE;
-    expect(new CoreApp("a", { logger: silentLogger }).storeSettings).to.deep.equal({ store: "embedded", dataDir: undefined, maxQueued: undefined, maxBytes: undefined });
+    expect(new CoreApp("a", { logger: silentLogger }).storeSettings).to.deep.equal({ store: "embedded", dataDir: undefined, maxQueued: undefined, maxBytes: undefined, history: undefined });
     process.env.WEBHOOK_TASKS_STORE = "postgres://db/hooks";
     expect(new CoreApp("b", { logger: silentLogger }).storeSettings.store).to.equal("postgres://db/hooks");
-    const app = new CoreApp("c", { logger: silentLogger, store: "memory", dataDir: "/srv/c", maxQueued: 5, maxBytes: 1024 });
-    expect(app.storeSettings).to.deep.equal({ store: "memory", dataDir: "/srv/c", maxQueued: 5, maxBytes: 1024 });
+    const app = new CoreApp("c", { logger: silentLogger, store: "memory", dataDir: "/srv/c", maxQueued: 5, maxBytes: 1024, history: false });
+    expect(app.storeSettings).to.deep.equal({ store: "memory", dataDir: "/srv/c", maxQueued: 5, maxBytes: 1024, history: false });
   });
 
   it("is read-only, and follows configureForTest", () => {

@@ -32,7 +32,7 @@ describe("CLI: usage", () => {
   it("--help lists every command once, and no option twice under one command", async () => {
     const { stdout } = await runCli(["--help"]);
     const commands = [...stdout.matchAll(/^  ([a-z][a-z-]*) /gm)].map((m) => m[1]);
-    expect([...new Set(commands)]).to.deep.equal(["run", "check", "dead-letters", "status", "send"]);
+    expect([...new Set(commands)]).to.deep.equal(["run", "check", "events", "dead-letters", "status", "send"]);
     // Option lines belong to the command line above them; a block is one command's lines.
     const blocks = stdout.split(/^(?=  [a-z])/m);
     for (const block of blocks) {

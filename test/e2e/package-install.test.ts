@@ -71,6 +71,7 @@ describe("the package, packed and installed into a fresh project as the README s
     const files = pkg.packedFiles;
     expect(files).to.include.members(["package.json", "README.md", "LICENSE", "dist/src/index.js", "dist/src/index.d.ts", "dist/src/testing/index.js", "dist/src/testing/index.d.ts", "dist/src/cli/main.js"]);
     expect(files.some((f) => f.startsWith("docs/") && f.endsWith(".md"))).to.equal(true);
+    expect(files, "the console's script and stylesheet").to.include.members(["dist/src/console/assets/console.js", "dist/src/console/assets/console.css"]);
     expect(files.filter((f) => f.endsWith(".map")), "source maps would point at files not shipped").to.deep.equal([]);
     expect(files.filter((f) => !/^(dist\/src\/|docs\/|package\.json$|README\.md$|LICENSE$)/.test(f))).to.deep.equal([]);
     const index = readFileSync(join(pkg.installed, "node_modules/webhook-tasks/dist/src/index.js"), "utf8");
@@ -90,6 +91,14 @@ describe("the package, packed and installed into a fresh project as the README s
     writeFileSync(join(project, "esm.mjs"), 'import { CoreApp, Queue } from "webhook-tasks";\nimport { signRequest } from "webhook-tasks/testing";\nconsole.log(typeof CoreApp, new Queue("q").name, Object.keys(signRequest("github", { secret: "s", body: "" })).join());\n');
     const esm = await run(process.execPath, [join(project, "esm.mjs")], { cwd: project });
     expect(esm.stdout.trim()).to.equal("function q x-hub-signature-256");
+  });
+
+  it("the installed package serves the web console with its script and stylesheet", async () => {
+    const project = pkg.project("console");
+    writeFileSync(join(project, "src", "main.ts"), CONSOLE_APP);
+    expect(await pkg.tsc(project), "tsc reported errors").to.equal("");
+    const { stdout } = await run(process.execPath, [join(project, "dist/main.js")], { cwd: project });
+    expect(stdout).to.contain("PAGE 200").and.contain("ASSETS 200 200");
   });
 
   it("with experimentalDecorators and without emitDecoratorMetadata (as esbuild-based runners compile), the decorators work the same", async () => {
@@ -120,6 +129,30 @@ describe("the package, packed and installed into a fresh project as the README s
     expect(await pkg.tsc(typed), "with the packages").to.equal("");
   });
 });
+
+/** An app with the console on, as a user writes it: the page and both assets answer from the installed package. */
+const CONSOLE_APP = `import { CoreApp, WebhookSource } from "webhook-tasks";
+
+const token = "an-installed-console-token";
+
+async function main(): Promise<void> {
+  const app = new CoreApp("consoled", { store: "memory", logLevel: "warn", console: { port: 0, auth: { token } } });
+  app.task({ source: new WebhookSource({ path: "/hook", port: 0 }), name: "hook" }, async () => undefined);
+  await app.start();
+  const page = await fetch(app.consoleUrl!, { headers: { authorization: \`Bearer \${token}\` } });
+  const html = await page.text();
+  console.log(\`PAGE \${page.status}\`);
+  const assets = [...html.matchAll(/(?:src|href)="([^"]+\\.(?:css|js))"/g)].map((m) => m[1]);
+  const statuses = await Promise.all(assets.map(async (path) => (await fetch(new URL(path, app.consoleUrl!))).status));
+  console.log(\`ASSETS \${statuses.join(" ")}\`);
+  await app.stop();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
+`;
 
 /** Without the type packages: names are not checked, and bodies are unknown (not any). */
 const EVENTS_WITHOUT_TYPES = `import { CoreApp, GitHubSignature, StripeSignature, WebhookSource } from "webhook-tasks";

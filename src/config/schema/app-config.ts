@@ -2,6 +2,7 @@ import { LOG_LEVELS, type LogLevel } from "../../util/logger";
 import { DEFAULT_STORE } from "../../app/core-app";
 import { Flag, FlagOrSection, Integer, OneOf, Optional, Section, StoreSetting, SwitchOrSection, Text, TrustProxySetting } from "./rules";
 import type { PostgresUrl } from "../../store/postgres/postgres-options";
+import { ConsoleConfig } from "./console-config";
 
 export const STORE_ENGINES = ["memory", "embedded"] as const;
 export type StoreEngine = (typeof STORE_ENGINES)[number];
@@ -60,6 +61,8 @@ export class AppConfig {
   @Optional() @FlagOrSection(() => MetricsConfig) metrics?: MetricsConfig;
   /** /livez and /readyz: `true`, or `{livePath, readyPath}`. */
   @Optional() @FlagOrSection(() => HealthConfig) health?: HealthConfig;
+  /** The web console: `true` (127.0.0.1:9400), or `{host, port, path, auth}`. */
+  @Optional() @FlagOrSection(() => ConsoleConfig) console?: ConsoleConfig;
   /** Milliseconds readiness answers 503 after SIGTERM before the drain starts. */
   @Optional() @Integer(0) shutdownDelayMs?: number;
   /** Spans through @opentelemetry/api (default true). */

@@ -1,0 +1,139 @@
+import { randomUUID } from "node:crypto";
+import type { DeliveryNote, EventNote, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
+import type { EmitRecord, QueuedMessage, Store } from "../store/store";
+import { handedOnForm } from "../store/payload-codec";
+import type { BulkReplayResult, ReplayResult } from "./events-api";
+import { copyId } from "./fan-out";
+import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
+
+/**
+ * Replays as the store alone can make them: what `app.events.replay` does with the app's tasks,
+ * and what the CLI does with `--store`, where no app code is loaded and the tasks are known
+ * only from what the history recorded of each delivery.
+ */
+
+export const DEFAULT_REPLAY_RATE = 50;
+
+/** An event that cannot be replayed, or a replay asked wrongly. */
+export class ReplayError extends Error {
+  override readonly name = "ReplayError";
+}
+
+/** Where one task's copy of a replay goes. */
+export interface ReplayCopyTarget {
+  readonly name: string;
+  /** Its physical queue. */
+  readonly queue: string;
+  /** Its queue holds copies of events several tasks take: a copy's id is `<id>@<task>`. */
+  readonly sharesEvents: boolean;
+  /** Known when the app is: a replay then gets the key the task gives it now. */
+  readonly orderingKey?: OrderingKeyFn<never> | undefined;
+}
+
+/**
+ * Stores a fresh copy of the event (a new id, no attempts yet) for each target, all or none,
+ * then notes the replay in the history, linked to its original (`replayOf`; the original's
+ * `replays`).
+ */
+export async function queueReplay(store: Store, history: HistoryStore, event: HistoryEvent, targets: readonly ReplayCopyTarget[]): Promise<ReplayResult> {
+  if (event.payload === undefined) throw new ReplayError(`cannot replay event "${event.id}": its payload was not kept in the history`);
+  const id = randomUUID();
+  const now = Date.now();
+  const copies: EmitRecord[] = [];
+  const deliveries: DeliveryNote[] = [];
+  for (const target of targets) {
+    // Each copy its own payload, as fan-out gives them: a handler changing its event in place changes no other's.
+    const payload = handedOnForm(event.payload, "payload");
+    let message: QueuedMessage = { id: target.sharesEvents ? copyId(id, target.name) : id, payload, attempts: 0, enqueuedAt: now };
+    if (event.raw !== undefined) message = { ...message, raw: event.raw };
+    if (target.orderingKey !== undefined) {
+      const orderingKey = computeOrderingKey(target.orderingKey, payload, target.name);
+      if (orderingKey !== undefined) message = { ...message, orderingKey };
+    }
+    copies.push({ queue: target.queue, message });
+    deliveries.push({ task: target.name, queue: target.queue, messageId: message.id });
+  }
+  await (copies.length === 1 ? store.enqueue(copies[0].queue, copies[0].message) : store.enqueueAll(copies));
+  const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id, origin: event.origin, receivedAt: now, deliveries, payload: event.payload, replayOf: event.id };
+  if (event.raw !== undefined) note.raw = event.raw;
+  if (event.name !== undefined) note.name = event.name;
+  history.noteEvent(note);
+  return { id, replayOf: event.id, tasks: targets.map((t) => t.name) };
+}
+
+/** How a bulk replay walks the history. */
+export interface ReplayWalk {
+  readonly dryRun: boolean;
+  readonly ratePerSecond: number;
+  /** Whether a listed event is one to replay (beyond the query). */
+  readonly takes?: (summary: EventSummary) => boolean;
+  /** Replays one event (queueReplay with its targets). */
+  readonly replay: (event: HistoryEvent) => Promise<unknown>;
+  /** An event the replay refused (a ReplayError): told, and the walk goes on. */
+  readonly skipped: (event: HistoryEvent, error: ReplayError) => void;
+  /** Told how many matched, before the first replay is queued (the CLI says how long it will take). */
+  readonly matched?: (count: number) => void;
+}
+
+/**
+ * Replays every event the query matches: every match first (ids only), then the replays oldest
+ * first, in the order the events were received, never one of the replays made meanwhile; at
+ * most `ratePerSecond` a second (the n-th replay no sooner than n / rate seconds after the
+ * first). A dry run counts and queues nothing.
+ */
+export async function replayEach(history: HistoryStore, query: HistoryQuery, walk: ReplayWalk): Promise<BulkReplayResult> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await history.list({ ...query, limit: 500, cursor });
+    cursor = page.next;
+    for (const summary of page.events) if (walk.takes === undefined || walk.takes(summary)) ids.push(summary.id);
+  } while (cursor !== undefined);
+  const matched = ids.length;
+  if (walk.dryRun) return { matched, queued: 0, dryRun: true };
+  walk.matched?.(matched);
+  let queued = 0;
+  const started = Date.now();
+  try {
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const event = await history.get(ids[i]);
+      // Pruned since it was listed.
+      if (event === undefined) continue;
+      const wait = started + (queued * 1000) / walk.ratePerSecond - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      try {
+        await walk.replay(event);
+      } catch (error) {
+        // One event that cannot be replayed (its tasks are gone, its payload was not kept) does not stop the others.
+        if (!(error instanceof ReplayError)) throw error;
+        walk.skipped(event, error);
+        continue;
+      }
+      queued++;
+    }
+  } catch (error) {
+    if (queued === 0) throw error;
+    throw new ReplayError(`replay stopped after queueing ${queued} replay(s) of ${matched} matching event(s): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  } finally {
+    await history.flush();
+  }
+  return { matched, queued, dryRun: false };
+}
+
+/**
+ * The targets of a replay known from the history alone: each delivery's recorded queue (or
+ * the named task's), its copy id shaped as the original's. No ordering key: the task's key
+ * function is the app's code (the app's own replays compute it).
+ */
+export function recordedTargets(event: HistoryEvent, task: string | undefined): ReplayCopyTarget[] {
+  const deliveries = task === undefined ? event.deliveries : event.deliveries.filter((d) => d.task === task);
+  if (deliveries.length === 0) {
+    const tasks = event.deliveries.map((d) => d.task);
+    throw new ReplayError(
+      task === undefined
+        ? `cannot replay event "${event.id}": no task took it`
+        : `cannot replay event "${event.id}" to task "${task}": it was not handed to that task (${tasks.length === 0 ? "no task took it" : `its tasks: ${tasks.join(", ")}`})`,
+    );
+  }
+  return deliveries.map((d) => ({ name: d.task, queue: d.queue, sharesEvents: d.messageId !== event.id }));
+}

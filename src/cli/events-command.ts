@@ -1,0 +1,111 @@
+import { DEFAULT_REPLAY_RATE, queueReplay, recordedTargets, replayEach } from "../app/event-replay";
+import type { HistoryStore } from "../store/history";
+import { HistoryQueryError } from "../store/history-query";
+import type { Store } from "../store/store";
+import { targetOf } from "./app-argument";
+import { openAppStore, storeLocation, type AppStoreTarget } from "./app-store";
+import { parseEventsArgs, type EventsRequest } from "./events-args";
+import { eventDetails, eventJson, eventsTable, summaryJson } from "./events-print";
+import type { Output } from "./output";
+import { UsageError } from "./usage";
+
+/**
+ * `events list|show|replay`: the event history of an app (or of a store named with --store),
+ * read from its store without the app running or its code imported (with --store), and
+ * replays queued straight into the store's queues, which the app's tasks take when it runs.
+ */
+export async function eventsCommand(args: readonly string[], output: Output): Promise<number> {
+  const request = parseEventsArgs(args);
+  const target = await targetOf(request.app);
+  refuseWithoutHistory(target);
+  const store = await openAppStore(target);
+  try {
+    return await operate(store, historyOf(store, target), request, output);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The open store's history; an engine that keeps none is refused, naming it. */
+export function historyOf(store: Pick<Store, "engine" | "history">, target: AppStoreTarget): HistoryStore {
+  if (store.history === undefined) throw new Error(`${target.label}: its ${store.engine} store at ${storeLocation(target)} keeps no event history`);
+  return store.history;
+}
+
+/** Before opening anything: a memory store's history is in its process, and an app may have turned it off. */
+export function refuseWithoutHistory(target: AppStoreTarget): void {
+  if (target.store === "memory") {
+    throw new Error(`${target.label} uses the memory store: its event history lives only inside the running process; read it there with app.events, or use a durable store (store: embedded, or a postgres:// URL)`);
+  }
+  if (target.historyOff === true) {
+    throw new Error(`${target.label} has its event history off (history: false): no event is kept to list, show or replay; turn it on to keep them`);
+  }
+}
+
+/** Carries out a request on an open store's history; returns the exit code. */
+export async function operate(store: Store, history: HistoryStore, request: EventsRequest, output: Output): Promise<number> {
+  try {
+    return await carryOut(store, history, request, output);
+  } catch (error) {
+    // A value the history refuses is the command line's fault.
+    if (error instanceof HistoryQueryError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+async function carryOut(store: Store, history: HistoryStore, request: EventsRequest, output: Output): Promise<number> {
+  switch (request.action) {
+    case "list": {
+      const page = await history.list(request.query);
+      if (request.json) output.out(JSON.stringify({ events: page.events.map(summaryJson), ...(page.next === undefined ? {} : { next: page.next }) }, null, 2));
+      else for (const line of eventsTable(page)) output.out(line);
+      return 0;
+    }
+    case "show": {
+      const event = await history.get(request.id);
+      if (event === undefined) return notFound(request.id, output);
+      if (request.json) output.out(JSON.stringify(eventJson(event), null, 2));
+      else for (const line of eventDetails(event)) output.out(line);
+      return 0;
+    }
+    case "replay": {
+      const event = await history.get(request.id);
+      if (event === undefined) return notFound(request.id, output);
+      // The tasks as the history recorded them: no app code is needed to know their queues.
+      const result = await queueReplay(store, history, event, recordedTargets(event, request.task));
+      await history.flush();
+      if (request.json) output.out(JSON.stringify(result));
+      else output.out(`replayed ${result.replayOf} as ${result.id} for ${plural(result.tasks.length, "task")} ${result.tasks.join(", ")} (run when the app runs)`);
+      return 0;
+    }
+    case "bulk-replay": {
+      const rate = request.ratePerSecond ?? DEFAULT_REPLAY_RATE;
+      const { task } = request;
+      const result = await replayEach(history, request.filter, {
+        dryRun: request.dryRun,
+        ratePerSecond: rate,
+        takes: task === undefined ? undefined : (summary) => summary.deliveries.some((d) => d.task === task),
+        replay: (event) => queueReplay(store, history, event, recordedTargets(event, task)),
+        skipped: (event, error) => output.err(`skipped ${event.id}: ${error.message}`),
+        // The count first: what is about to happen, and for how long.
+        matched: (count) => {
+          if (!request.json && count > 0) output.out(`replaying ${plural(count, "event")}, at most ${rate} a second (about ${Math.ceil(count / rate)}s)`);
+        },
+      });
+      if (request.json) output.out(JSON.stringify(result));
+      else if (result.dryRun) output.out(`would replay ${plural(result.matched, "event")} (dry run: nothing queued)`);
+      else if (result.matched === 0) output.out("no events match: nothing replayed");
+      else output.out(`replayed ${result.queued} of ${plural(result.matched, "event")} (their tasks run them when the app runs)`);
+      return 0;
+    }
+  }
+}
+
+function notFound(id: string, output: Output): number {
+  output.err(`error: no event with id ${id} in the history (it may have been pruned, or never accepted)`);
+  return 1;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}

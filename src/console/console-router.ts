@@ -1,0 +1,30 @@
+import express, { type Router } from "express";
+import type { Logger } from "../util/logger";
+import { addActionRoutes } from "./action-routes";
+import type { ConsoleAssets } from "./console-assets";
+import type { ConsoleBackend } from "./console-backend";
+import type { ResolvedConsoleOptions } from "./console-options";
+import { ConsoleScope } from "./console-scope";
+import { addPageRoutes } from "./page-routes";
+import { setSecurityHeaders } from "./security-headers";
+import { addSignInRoutes } from "./sign-in-routes";
+
+/**
+ * The console's routes: its assets, its pages (GET) and its actions (POST), each page and
+ * action behind authentication, each action checked for a cross-site origin and the session's
+ * CSRF token (ConsoleScope.guarded).
+ */
+export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleOptions, assets: ConsoleAssets, logger: Logger): Router {
+  const scope = new ConsoleScope(backend, options, assets, logger);
+  const router = express.Router({ caseSensitive: true });
+  const form = express.urlencoded({ extended: false, limit: "256kb", parameterLimit: 1000 });
+  // The script, the stylesheet and the icon hold no data: the sign-in page needs them too.
+  router.get("/assets/:name", (req, res, next) => {
+    setSecurityHeaders(res, false);
+    if (!assets.serve(req.params.name, req, res)) next();
+  });
+  addPageRoutes(router, scope);
+  addActionRoutes(router, scope, form);
+  addSignInRoutes(router, scope, form);
+  return router;
+}

@@ -1,0 +1,143 @@
+import type { IncomingMessage } from "node:http";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { errorMessage, type Logger } from "../util/logger";
+import { BulkReplays } from "./bulk-replays";
+import { ConsoleAuthenticator, type Principal } from "./console-auth";
+import type { ConsoleAssets } from "./console-assets";
+import type { ConsoleBackend } from "./console-backend";
+import { isLoopbackHost, type ResolvedConsoleOptions } from "./console-options";
+import { ConsolePaths } from "./console-paths";
+import type { PageContext } from "./layout";
+import { loginPage } from "./pages/login-page";
+import { messagePage } from "./pages/message-page";
+import { crossSiteReason } from "./same-origin";
+import { safeNext } from "./safe-next";
+import { setSecurityHeaders } from "./security-headers";
+import { SignInThrottle } from "./sign-in-throttle";
+
+/** A route's work, once the request is known to be allowed. */
+export type GuardedHandler = (req: Request, res: Response, principal: Principal) => Promise<void> | void;
+
+/**
+ * What every route of one console works with: the app's methods, authentication, its URLs,
+ * and the guard every page and action passes.
+ */
+export class ConsoleScope {
+  readonly auth: ConsoleAuthenticator;
+  readonly paths: ConsolePaths;
+  readonly bulk: BulkReplays;
+  /** Labels of the webhook sources, for the filter form. */
+  readonly sources: readonly string[];
+  readonly taskNames: readonly string[];
+  readonly throttle = new SignInThrottle();
+
+  constructor(
+    readonly backend: ConsoleBackend,
+    options: ResolvedConsoleOptions,
+    readonly assets: ConsoleAssets,
+    readonly logger: Logger,
+  ) {
+    this.auth = new ConsoleAuthenticator(options.auth, backend.appName);
+    this.paths = new ConsolePaths(options.path === "/" ? "" : options.path);
+    this.bulk = new BulkReplays(backend.events, logger);
+    this.sources = [...new Set(backend.tasks.flatMap((t) => (t.source === undefined ? [] : [t.source])))];
+    this.taskNames = backend.tasks.map((t) => t.name);
+  }
+
+  context(principal: Principal | undefined): PageContext {
+    return {
+      appName: this.backend.appName,
+      paths: this.paths,
+      assets: this.assets,
+      csrf: principal === undefined ? undefined : this.auth.csrfToken(principal),
+      session: principal?.kind === "session",
+    };
+  }
+
+  send(res: Response, status: number, page: string): void {
+    res.status(status).type("html").send(page);
+  }
+
+  /**
+   * Runs `handler` for an authenticated request (401 otherwise); a POST must also come from the
+   * console's own pages and carry the session's CSRF token (403 otherwise). A failure is a 500 page.
+   */
+  guarded(handler: GuardedHandler): RequestHandler {
+    return async (req: Request, res: Response, next: NextFunction) => {
+      setSecurityHeaders(res);
+      const refused = this.hostRefusal(req);
+      if (refused !== undefined) return this.send(res, 403, messagePage(this.context(undefined), "Refused", refused));
+      const client = req.socket.remoteAddress ?? "";
+      if (this.throttled(client, res)) return;
+      const principal = this.auth.authenticate(req);
+      if (principal === undefined) {
+        if (req.headers.authorization !== undefined) this.wrongCredentials(client, "a wrong Authorization header");
+        return this.unauthorized(req, res);
+      }
+      if (req.method === "POST") {
+        const crossSite = crossSiteReason(req);
+        if (crossSite !== undefined) {
+          this.logger.warn({ path: req.originalUrl, reason: crossSite }, "console: cross-site request refused");
+          return this.send(res, 403, messagePage(this.context(principal), "Refused", `This action must come from the console's own pages: ${crossSite}.`));
+        }
+        const body = req.body as Record<string, unknown> | undefined;
+        if (!this.auth.csrfMatches(principal, body?._csrf)) {
+          this.logger.warn({ path: req.originalUrl }, "console: request without a valid CSRF token refused");
+          return this.send(res, 403, messagePage(this.context(principal), "Refused", "The form's security token is missing or out of date: reload the page and try again."));
+        }
+      }
+      try {
+        await handler(req, res, principal);
+      } catch (error) {
+        if (res.headersSent) return next(error);
+        this.logger.error({ error: errorMessage(error), path: req.originalUrl }, "console: page failed");
+        this.send(res, 500, messagePage(this.context(principal), "Something failed", `The console could not answer: ${errorMessage(error)}`));
+      }
+    };
+  }
+
+  /** The history's pages and actions, in an app without a history: say so instead of failing. */
+  withHistory(handler: GuardedHandler): GuardedHandler {
+    return (req, res, principal) => {
+      if (this.backend.historyEnabled) return handler(req, res, principal);
+      const why =
+        "This app keeps no event history (its option history is false, or its store keeps none): there are no events to list, show or replay. The overview still shows its queues, and the dead letters their page.";
+      this.send(res, 404, messagePage(this.context(principal), "No event history", why, "events"));
+    };
+  }
+
+  /** Answers 429 when `client` gave wrong credentials too often lately; true when it did. */
+  throttled(client: string, res: Response): boolean {
+    const wait = this.throttle.retryAfter(client);
+    if (wait === undefined) return false;
+    res.setHeader("retry-after", String(wait));
+    this.send(res, 429, messagePage(this.context(undefined), "Too many attempts", `Too many wrong tokens or passwords from your address: try again in ${wait} s.`, "login"));
+    return true;
+  }
+
+  /** Counts (and logs) a wrong token or password from `client`. */
+  wrongCredentials(client: string, what: string): void {
+    this.throttle.failed(client);
+    this.logger.warn({ client }, `console: sign-in refused (${what})`);
+  }
+
+  /** Without auth, only a loopback Host is served: a page of another site cannot rebind its name to us. */
+  private hostRefusal(req: IncomingMessage): string | undefined {
+    if (this.auth.mode !== "open") return undefined;
+    const host = req.headers.host ?? "";
+    const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
+    return isLoopbackHost(name) ? undefined : `this console has no auth and answers only to a loopback host name, not "${host}"`;
+  }
+
+  private unauthorized(req: Request, res: Response): void {
+    const ctx = this.context(undefined);
+    if (this.auth.mode === "basic") {
+      res.setHeader("www-authenticate", 'Basic realm="webhook-tasks console", charset="UTF-8"');
+      this.send(res, 401, messagePage(ctx, "Sign in", "This console needs its user name and password."));
+    } else if (req.method === "GET" || req.method === "HEAD") {
+      this.send(res, 401, loginPage(ctx, safeNext(req.originalUrl, this.paths), false));
+    } else {
+      this.send(res, 401, messagePage(ctx, "Sign in", "This action needs you to sign in first."));
+    }
+  }
+}

@@ -1,0 +1,20 @@
+import { SECRET_HEADERS } from "../util/logger";
+
+export const HIDDEN = "[redacted]";
+
+const SECRET = new Set(SECRET_HEADERS);
+/** Beyond the logger's list: any header whose name says it carries a credential or a signature. */
+const SECRET_NAME = /signature|secret|token|passw|auth|api[-_]?key|cookie|session|hmac|credential/i;
+
+/**
+ * The headers as the console shows them. The history stores them with credential and signature
+ * values already redacted; the console redacts again, more widely, so that a value slipping
+ * past the first never reaches a page.
+ */
+export function shownHeaders(headers: unknown): Array<[string, string]> {
+  if (typeof headers !== "object" || headers === null) return [];
+  return Object.entries(headers as Record<string, unknown>).map(([name, value]) => {
+    const text = Array.isArray(value) ? value.join(", ") : String(value);
+    return [name, SECRET.has(name.toLowerCase()) || SECRET_NAME.test(name) ? HIDDEN : text];
+  });
+}
