@@ -148,14 +148,15 @@ describe("console over HTTP", function () {
   });
 
   it("never shows a signature or a credential header's value", async () => {
-    const id = await shop.deliver({ order: "o-secret" }, { "x-api-key": "key-value-1234", "x-custom-token": "token-value-5678", "x-shop-session": "session-value-9" });
+    const id = await shop.deliver({ order: "o-secret" }, { "x-api-key": "key-value-1234", "x-custom-token": "token-value-5678", "x-shop-session": "session-value-9" }, { token: "query-token-42", sig: "query-sig-43", page: "2" });
     await settled(id, "succeeded");
     await client.signIn();
     const page = await client.request(`/events/${id}`);
     expect(page.text).to.not.match(/sha256=[0-9a-f]{64}/);
     // The history redacts the usual credential headers; the console, more widely, the rest.
     expect(page.text).to.include("x-custom-token").and.include("x-shop-session");
-    for (const value of ["key-value-1234", "token-value-5678", "session-value-9", CONSOLE_TOKEN]) expect(page.text).to.not.include(value);
+    for (const value of ["key-value-1234", "token-value-5678", "session-value-9", "query-token-42", "query-sig-43", CONSOLE_TOKEN]) expect(page.text).to.not.include(value);
+    expect(page.text).to.include("&quot;page&quot;: &quot;2&quot;");
     expect(page.text).to.include("[redacted]");
     expect(page.text).to.include("x-github-event");
   });
