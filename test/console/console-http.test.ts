@@ -148,14 +148,15 @@ describe("console over HTTP", function () {
   });
 
   it("never shows a signature or a credential header's value", async () => {
-    const id = await shop.deliver({ order: "o-secret" }, { "x-api-key": "key-value-1234", "x-custom-token": "token-value-5678", "x-shop-session": "session-value-9" });
+    const id = await shop.deliver({ order: "o-secret" }, { "x-api-key": "key-value-1234", "x-custom-token": "token-value-5678", "x-shop-session": "session-value-9" }, { token: "query-token-42", sig: "query-sig-43", page: "2" });
     await settled(id, "succeeded");
     await client.signIn();
     const page = await client.request(`/events/${id}`);
     expect(page.text).to.not.match(/sha256=[0-9a-f]{64}/);
     // The history redacts the usual credential headers; the console, more widely, the rest.
     expect(page.text).to.include("x-custom-token").and.include("x-shop-session");
-    for (const value of ["key-value-1234", "token-value-5678", "session-value-9", CONSOLE_TOKEN]) expect(page.text).to.not.include(value);
+    for (const value of ["key-value-1234", "token-value-5678", "session-value-9", "query-token-42", "query-sig-43", CONSOLE_TOKEN]) expect(page.text).to.not.include(value);
+    expect(page.text).to.include("&quot;page&quot;: &quot;2&quot;");
     expect(page.text).to.include("[redacted]");
     expect(page.text).to.include("x-github-event");
   });
@@ -409,6 +410,29 @@ describe("console placement and refusals", function () {
     expect(overview.status).to.equal(200);
     expect(overview.text).to.include("keeps no event history");
     expect((await get("dead-letters")).status).to.equal(200);
+  });
+
+  it("replays an event to one of the tasks it was handed to, and says why it refuses another", async () => {
+    const source = new WebhookSource({ path: "/hooks/orders", host: "127.0.0.1", port: 0 });
+    const app = new CoreApp("fan", { store: "memory", logger: silentLogger, console: { port: 0, auth: { token: CONSOLE_TOKEN } } });
+    app.task({ source, name: "invoice" }, async () => "invoiced");
+    app.task({ source, name: "ship" }, async () => "shipped");
+    apps.push(app);
+    await app.start();
+    const accepted = await fetch(source.url, { method: "POST", body: '{"order":1}', headers: { "content-type": "application/json" } });
+    const { id } = (await accepted.json()) as { id: string };
+    await eventually(async () => ((await app.events.get(id))?.status === "succeeded" ? true : undefined), 5_000, "both deliveries");
+    const client = new ConsoleClient(app.consoleUrl!, CONSOLE_TOKEN);
+    const page = await client.request(`/events/${id}`);
+    expect(page.text).to.include("Replay to invoice").and.include("Replay to ship");
+    const one = await client.post(`/events/${id}/replay`, { task: "ship" });
+    expect(one.status).to.equal(303);
+    const replayId = decodeURIComponent(/\/events\/([^/?]+)\?notice=replay$/.exec(one.headers.get("location") ?? "")![1]);
+    expect((await app.events.get(replayId))?.deliveries.map((d) => d.task)).to.deep.equal(["ship"]);
+    const refused = await client.post(`/events/${id}/replay`, { task: "nope" });
+    expect(refused.status).to.equal(400);
+    expect(refused.text).to.include("Replay refused").and.include("nope");
+    expect((await app.events.get(id))?.replays).to.deep.equal([replayId]);
   });
 
   it("without auth, answers only to a loopback Host (no DNS rebinding)", async () => {
