@@ -69,7 +69,6 @@ export class EventHistory implements EventsApi {
     if (event === undefined) throw new ReplayError(`cannot replay event "${id}": it is not in the history (never received here, or pruned)`);
     const result = await this.replayEvent(history, event, options.task);
     await history.flush();
-    this.host.logger.info({ eventId: result.id, replayOf: id, tasks: result.tasks }, "event replayed");
     return result;
   }
 
@@ -97,7 +96,6 @@ export class EventHistory implements EventsApi {
     } while (cursor !== undefined);
     const matched = ids.length;
     if (dryRun) return { matched, queued: 0, dryRun };
-    this.host.logger.info({ filter, task: options.task, matched, ratePerSecond: rate }, "replaying the events a filter matches");
     let queued = 0;
     const started = Date.now();
     try {
@@ -124,7 +122,6 @@ export class EventHistory implements EventsApi {
     } finally {
       await history.flush();
     }
-    this.host.logger.info({ matched, queued }, "replay by filter done");
     return { matched, queued, dryRun };
   }
 

@@ -31,7 +31,8 @@ export interface HistoryConformanceHooks {
   replica?(open: Store): Store | Promise<Store>;
 }
 
-const T0 = 1_750_000_000_000;
+/** A day ago, on the hour: recent enough for an engine that keeps a week by default. */
+const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 24 * 3_600_000;
 const MINUTE = 60_000;
 
 function webhookNote(id: string, receivedAt: number, extra: Partial<EventNote> & { tasks?: readonly string[]; source?: string; body?: unknown; headers?: Record<string, string> } = {}): EventNote {

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { CoreApp, MemoryStore, silentLogger } from "../../../src/index";
 import { Collector, sleep, useApps, webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
-import { until } from "../../helpers/wait";
+import { recordingLogger, until, type LogLine } from "../../helpers/wait";
 
 async function rejection(promise: Promise<unknown>): Promise<Error> {
   try {
@@ -36,6 +36,23 @@ describe("the history option", () => {
     // Pausing does not need the history.
     await app.pause("t");
     expect(await app.paused()).to.deep.equal(["t"]);
+  });
+
+  it("says so when the store keeps no history and no pauses (a store of your own)", async () => {
+    const inner = new MemoryStore();
+    const bare = Object.assign(Object.create(inner) as MemoryStore, { history: undefined, pauses: undefined });
+    const lines: LogLine[] = [];
+    const app = newApp(undefined, { store: bare, logger: recordingLogger(lines) });
+    const hook = webhook({ path: "/bare" });
+    const got = new Collector();
+    app.task({ source: hook, name: "t" }, got.handler);
+    await app.start();
+    await postJson(hook.url, { n: 1 });
+    await got.waitFor(1);
+    expect(lines.some((l) => /keeps no event history/.test(l.msg))).to.equal(true);
+    expect((await rejection(app.events.list())).message).to.match(/app\.events: the memory store keeps no event history/);
+    expect((await rejection(app.pause("t"))).message).to.match(/app\.pause\(\): the memory store keeps no paused tasks/);
+    expect(await app.paused()).to.deep.equal([]);
   });
 
   it("refuses bad values with what they take", () => {
