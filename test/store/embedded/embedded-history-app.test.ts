@@ -39,6 +39,37 @@ describe("EmbeddedStore history under an app", function () {
     expect((await app.events.list({ search: "repository.full_name=octo/repo" })).events.map((e) => e.id)).to.deep.equal([id]);
   });
 
+  it("keeps a pause and the history across a restart of the app: the paused task's events wait, then run on resume", async () => {
+    const dir = fixture.tempDir();
+    const first = newApp("restarted", { store: new EmbeddedStore({ dir }) });
+    const hook1 = webhook({ path: "/p" });
+    const got1 = new Collector<WebhookEvent>();
+    first.task({ source: hook1, name: "work" }, got1.handler);
+    await first.start();
+    const before = (await send(hook1.url, { body: "{}", headers: { "content-type": "application/json" } })).json<{ id: string }>().id;
+    await got1.waitFor(1);
+    await first.pause("work");
+    await first.stop();
+
+    const second = newApp("restarted", { store: new EmbeddedStore({ dir }) });
+    const hook2 = webhook({ path: "/p" });
+    const got2 = new Collector<WebhookEvent>();
+    second.task({ source: hook2, name: "work" }, got2.handler);
+    await second.start();
+    expect(await second.paused()).to.deep.equal(["work"]);
+    await until(async () => (await second.events.get(before))?.status === "succeeded");
+    const reply = await send(hook2.url, { body: JSON.stringify({ after: true }), headers: { "content-type": "application/json" } });
+    expect(reply.status).to.equal(202);
+    const waiting = reply.json<{ id: string }>().id;
+    await until(async () => (await second.events.get(waiting)) !== undefined);
+    await sleep(300);
+    expect(got2.events.length, "a paused task runs nothing").to.equal(0);
+    expect((await second.events.get(waiting))!.status).to.equal("pending");
+    await second.resume("work");
+    await got2.waitFor(1);
+    await until(async () => (await second.events.get(waiting))?.status === "succeeded");
+  });
+
   it("stays the same size under steady load with a short retainMs: pruning keeps up", async () => {
     const store = new EmbeddedStore({ dir: fixture.tempDir() });
     const app = newApp(undefined, { store, history: { retainMs: 500 } });
