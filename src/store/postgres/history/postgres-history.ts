@@ -43,6 +43,8 @@ export type HistoryWriterTuning = Omit<HistoryWriterOptions, "write" | "log" | "
 
 /** Rows one pruning statement deletes: short statements, short locks, whatever the backlog. */
 const PRUNE_BATCH = 1_000;
+/** How often a prune also looks for runs whose event never came. */
+const ORPHAN_SWEEP_MS = 3_600_000;
 
 /**
  * The event history in three tables of the store's schema, shared by every replica: what one
@@ -52,6 +54,7 @@ const PRUNE_BATCH = 1_000;
 export class PostgresHistory implements HistoryStore {
   private readonly tables: HistoryTables;
   private readonly writer: HistoryWriter;
+  private orphansSweptAt = 0;
   private readonly sql: { readonly write: string; readonly get: string; readonly activity: string; readonly older: string; readonly oldest: string; readonly orphans: string };
 
   constructor(
@@ -159,7 +162,7 @@ export class PostgresHistory implements HistoryStore {
    * In batches of PRUNE_BATCH rows, oldest first: events received before `before` (replicas
    * pruning at once take different rows), then, when `maxEvents` is given, the oldest beyond it
    * (one replica at a time, under an advisory lock; another that finds it taken skips), then
-   * runs left without their event.
+   * (once an hour) runs left without their event.
    */
   async prune(before: number, maxEvents?: number): Promise<number> {
     if (!Number.isFinite(before)) throw new TypeError(`history: prune's before must be a time in ms since the epoch, got ${String(before)}`);
@@ -173,9 +176,14 @@ export class PostgresHistory implements HistoryStore {
       if (n < PRUNE_BATCH) break;
     }
     if (maxEvents !== undefined) removed += await this.pruneBeyond(maxEvents);
-    for (;;) {
-      const { rowCount } = await this.host.run(this.sql.orphans, [before, PRUNE_BATCH]);
-      if ((rowCount ?? 0) < PRUNE_BATCH) break;
+    // Orphan runs are rare (a replica that died with notes unsent) and looking for them reads
+    // the old end of the runs table: once an hour is enough.
+    if (Date.now() - this.orphansSweptAt >= ORPHAN_SWEEP_MS) {
+      this.orphansSweptAt = Date.now();
+      for (;;) {
+        const { rowCount } = await this.host.run(this.sql.orphans, [before, PRUNE_BATCH]);
+        if ((rowCount ?? 0) < PRUNE_BATCH) break;
+      }
     }
     return removed;
   }
