@@ -188,7 +188,10 @@ export class MemoryStore implements Store {
     for (const m of q.ready) oldest = Math.min(oldest, m.enqueuedAt);
     for (const { message } of q.delayed) oldest = Math.min(oldest, message.enqueuedAt);
     for (const m of q.claimed.values()) oldest = Math.min(oldest, m.enqueuedAt);
-    return { waiting: q.ready.length + q.delayed.length, inFlight: q.claimed.size, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters };
+    const now = Date.now();
+    let delayed = 0;
+    for (const { visibleAt } of q.delayed) if (visibleAt > now) delayed++;
+    return { waiting: q.ready.length + q.delayed.length, inFlight: q.claimed.size, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters, delayed };
   }
 
   async queueNames(): Promise<string[]> {
@@ -225,6 +228,11 @@ function size(q: MemoryQueue): number {
  * is still in the queue; it then waits behind it. Returns whether it is claimable.
  */
 function arrive(q: MemoryQueue, message: QueuedMessage): boolean {
+  // A delayed message (ctx.emit with a delay) waits with the retries; it has no ordering key.
+  if (message.runAt !== undefined && message.runAt > Date.now()) {
+    q.delayed.push({ visibleAt: message.runAt, message });
+    return false;
+  }
   const key = message.orderingKey;
   if (key !== undefined) {
     if (q.lines.has(key)) {

@@ -36,10 +36,12 @@ export const MESSAGE_COLUMNS = [
   "ordering_key",
   "trace_context",
   "visible_at",
+  "concurrency_key",
+  "rate_key",
 ] as const;
 
 /** Casts for the columns, for statements whose parameters PostgreSQL cannot type by itself (VALUES lists). */
-export const MESSAGE_CASTS = ["text", "text", "bytea", "bytea", "integer", "double precision", "text", "boolean", "text", "jsonb", "bigint"] as const;
+export const MESSAGE_CASTS = ["text", "text", "bytea", "bytea", "integer", "double precision", "text", "boolean", "text", "jsonb", "bigint", "text", "text"] as const;
 
 /** A message encoded for a row; `bytes` is its rough size, for batch limits. */
 export interface EncodedMessage {
@@ -60,6 +62,9 @@ export function encodeMessage(queue: string, message: QueuedMessage, visibleAt =
   if (idBytes > MAX_ID_BYTES) throw new Error(`the message id is ${idBytes} bytes long; PostgreSQL indexes ids of at most ${MAX_ID_BYTES} bytes`);
   const orderingKey = message.orderingKey === undefined ? null : storedKey(message.orderingKey);
   // Indexed too, with the queue: refused alone rather than failing the batch's statement.
+  for (const key of [message.concurrencyKey, message.rateKey]) {
+    if (key !== undefined && Buffer.byteLength(storedKey(key)) > MAX_ID_BYTES) throw new Error(`a flow key is ${Buffer.byteLength(storedKey(key))} bytes long as stored; PostgreSQL indexes keys of at most ${MAX_ID_BYTES} bytes`);
+  }
   if (orderingKey !== null && Buffer.byteLength(orderingKey) > MAX_ID_BYTES) {
     throw new Error(`the ordering key is ${Buffer.byteLength(orderingKey)} bytes long as stored; PostgreSQL indexes keys of at most ${MAX_ID_BYTES} bytes`);
   }
@@ -75,7 +80,10 @@ export function encodeMessage(queue: string, message: QueuedMessage, visibleAt =
     message.bodyFromRaw === true,
     orderingKey,
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
-    visibleAt,
+    // A delayed message (ctx.emit with a delay) is due at its time, as a retry is.
+    visibleAt === 0 && message.runAt !== undefined ? Math.max(1, Math.floor(message.runAt)) : visibleAt,
+    message.concurrencyKey === undefined ? null : storedKey(message.concurrencyKey),
+    message.rateKey === undefined ? null : storedKey(message.rateKey),
   ];
   return { values, bytes: payload.length + (message.raw?.length ?? 0) + message.id.length + 64 };
 }
