@@ -72,7 +72,7 @@ export class TaskRunner {
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private idleWaiters: Array<() => void> = [];
   /** Flow limits enforced here, for engines whose claims do not (flow-gate.ts). */
-  private readonly gate: FlowGate | undefined;
+  readonly gate: FlowGate | undefined;
   /** Flow limits the store's claims enforce (PostgreSQL). */
   private readonly claimFlow: ClaimFlow | undefined;
   /** Claimed messages the gate may hold before the runner stops claiming. */
@@ -97,9 +97,12 @@ export class TaskRunner {
     this.maxGateHeld = Math.max(1_000, task.concurrency * 64);
   }
 
-  /** Messages held back by the task's flow limits in this process (status "limited"). */
-  get limited(): number {
-    return this.gate?.limited ?? 0;
+  get flow(): RegisteredTask["flow"] {
+    return this.task.flow;
+  }
+
+  get queue(): string {
+    return this.task.queue;
   }
 
   /** A wake-up at `at` (a rate window moving on), once. */

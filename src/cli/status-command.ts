@@ -38,7 +38,7 @@ export function statusTable(report: StatusReport): string[] {
   const known = report.tasks !== null;
   if (report.queues.length === 0) return [known ? `app ${report.app}: no queues` : `store ${report.store.location}: no queues`];
   const lines = formatTable(
-    ["QUEUE", "DEPTH", "WAITING", "IN FLIGHT", "OLDEST", "DEAD LETTERS", "CONSUMER", "PRODUCERS"],
+    ["QUEUE", "DEPTH", "WAITING", "IN FLIGHT", "OLDEST", "DEAD LETTERS", "DELAYED", "LIMITED", "CONSUMER", "PRODUCERS"],
     report.queues.map((q) => [
       q.queue,
       String(q.depth),
@@ -46,6 +46,8 @@ export function statusTable(report: StatusReport): string[] {
       String(q.inFlight),
       age(q.oldestAgeSeconds),
       String(q.deadLetters),
+      String(q.delayed),
+      String(q.limited),
       known ? (q.consumer ?? "-") : "?",
       known ? q.producers?.join(", ") || "-" : "?",
     ]),

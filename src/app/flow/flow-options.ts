@@ -86,6 +86,14 @@ export function claimFlow(flow: TaskFlow, rateWait?: (at: number) => void): Clai
   };
 }
 
+/** The shared limits of unchecked options, as far as they read as limits (the CLI, which builds no app); undefined when none. */
+export function claimFlowOf(concurrency: unknown, rateLimit: unknown): ClaimFlow | undefined {
+  const limit = isObject(concurrency) && typeof concurrency.limit === "number" ? concurrency.limit : undefined;
+  const rate = isObject(rateLimit) && typeof rateLimit.limit === "number" && typeof rateLimit.periodMs === "number" ? { limit: rateLimit.limit, periodMs: rateLimit.periodMs } : undefined;
+  if (limit === undefined && rate === undefined) return undefined;
+  return { ...(limit !== undefined && { concurrency: limit }), ...(rate && { rate }) };
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
