@@ -75,6 +75,8 @@ export class TaskRunner {
   readonly gate: FlowGate | undefined;
   /** Flow limits the store's claims enforce (PostgreSQL). */
   private readonly claimFlow: ClaimFlow | undefined;
+  private rateTimer: NodeJS.Timeout | undefined;
+  private rateTimerAt = 0;
   /** Claimed messages the gate may hold before the runner stops claiming. */
   private readonly maxGateHeld: number;
 
@@ -105,14 +107,16 @@ export class TaskRunner {
     return this.task.queue;
   }
 
-  /** A wake-up at `at` (a rate window moving on), once. */
+  /** A wake-up at `at` (a rate window moving on); one timer, for the earliest asked. */
   private wakeAt(at: number): void {
-    const timer = setTimeout(() => {
-      this.retryTimers.delete(timer);
+    if (this.rateTimer !== undefined && this.rateTimerAt <= at) return;
+    if (this.rateTimer !== undefined) clearTimeout(this.rateTimer);
+    this.rateTimerAt = at;
+    this.rateTimer = setTimeout(() => {
+      this.rateTimer = undefined;
       this.wake();
     }, Math.max(1, at - Date.now()));
-    timer.unref();
-    this.retryTimers.add(timer);
+    this.rateTimer.unref();
   }
 
   start(): void {
@@ -129,6 +133,7 @@ export class TaskRunner {
     if (this.poller) clearInterval(this.poller);
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
+    if (this.rateTimer !== undefined) clearTimeout(this.rateTimer);
     const held = this.gate?.drain() ?? [];
     if (held.length > 0) await this.store.release(this.task.queue, held.map((m) => m.id)).catch((error: unknown) => this.logger.warn({ err: error }, "cannot give back the messages held by flow limits; they come back when the store restarts or their lease ends"));
     if (this.idle()) return true;

@@ -262,7 +262,11 @@ export class PostgresStore implements Store {
 
   /** Claims under flow limits (flow-claim-sql.ts); the rate limit's wait, if any, goes to `flow.rateWait`. */
   private async claimLimited(queue: string, limit: number, flow: ClaimFlow): Promise<{ rows: Array<Record<string, unknown>> }> {
-    const values = [queue, Math.floor(limit), Date.now(), this.token, this.options.leaseMs, flow.concurrency ?? null, flow.rate?.limit ?? null, flow.rate?.periodMs ?? null];
+    // A start is counted at its claim, by the database's clock; its handler starts a moment later,
+    // after the reply's trip. The window is kept a little longer (10%, at most 100 ms) so that the
+    // handlers' own start times stay within the limit when one claim's reply is slower than the next's.
+    const period = flow.rate === undefined ? null : flow.rate.periodMs + Math.min(100, Math.ceil(flow.rate.periodMs / 10));
+    const values = [queue, Math.floor(limit), Date.now(), this.token, this.options.leaseMs, flow.concurrency ?? null, flow.rate?.limit ?? null, period];
     const { rows } = await this.query(this.flowClaims.claim(), values);
     const messages = rows.filter((row) => row.seq !== null);
     const wait = rows.find((row) => row.seq === null);
