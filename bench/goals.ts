@@ -30,6 +30,8 @@ export const TARGETS = {
   postgresVsPgBoss: 4,
   /** ack=persisted on PostgreSQL ÷ node:http + graphile-worker, on the same database. */
   postgresVsGraphile: 10,
+  /** A task with concurrency { limit: 4, key } over 1,000 keys ÷ the same task without it (embedded, PostgreSQL). */
+  keyedVsPlain: 0.8,
 } as const;
 
 /** Median over rounds of a per-round ratio between two servers of one case. */
@@ -113,6 +115,11 @@ function mainCaseGoals(main: CaseResult, add: Add): void {
   }
   if (postgres && summary("graphile-worker")) {
     add(id, "ack=persisted on PostgreSQL req/s ÷ node:http + graphile-worker (same database)", perRoundRatio(main, "framework-postgres", "graphile-worker", "rps"), `≥ ${TARGETS.postgresVsGraphile}`, (v) => v >= TARGETS.postgresVsGraphile);
+  }
+  for (const [keyed, plain, engine] of [["framework-persisted-keyed", "framework-persisted", "embedded"], ["framework-postgres-keyed", "framework-postgres", "PostgreSQL"]] as const) {
+    if (summary(keyed) && summary(plain)) {
+      add(id, `concurrency { limit: 4, key } over 1,000 keys req/s ÷ the same task without it (${engine})`, perRoundRatio(main, keyed, plain, "rps"), `≥ ${TARGETS.keyedVsPlain.toFixed(2)}`, (v) => v >= TARGETS.keyedVsPlain);
+    }
   }
   if (received && postgres) add(id, "(for reference) ack=persisted on PostgreSQL req/s ÷ ack=received", perRoundRatio(main, "framework-postgres", "framework-received", "rps"), "–", () => true);
   if (received && summary("framework-postgres-x2")) {
