@@ -8,8 +8,11 @@ import type { TaskFlow } from "./flow-options";
  * function, or a key of undefined: the group "" (the task as a whole). Throws OrderingKeyError.
  */
 export function withFlowKeys(flow: TaskFlow, message: QueuedMessage, payload: unknown, task: string): QueuedMessage {
-  const out: { -readonly [K in keyof QueuedMessage]: QueuedMessage[K] } = { ...message };
-  if (flow.concurrency) out.concurrencyKey = flow.concurrency.key === undefined ? "" : (computeOrderingKey(flow.concurrency.key, payload, task, "concurrency.key") ?? "");
-  if (flow.rate) out.rateKey = flow.rate.key === undefined ? "" : (computeOrderingKey(flow.rate.key, payload, task, "rateLimit.key") ?? "");
-  return out;
+  const { concurrency, rate } = flow;
+  const concurrencyKey = concurrency === undefined ? undefined : concurrency.key === undefined ? "" : (computeOrderingKey(concurrency.key, payload, task, "concurrency.key") ?? "");
+  const rateKey = rate === undefined ? undefined : rate.key === undefined ? "" : (computeOrderingKey(rate.key, payload, task, "rateLimit.key") ?? "");
+  // One literal per case: the copy gets its final shape at once (no properties added after).
+  if (rateKey === undefined) return { ...message, concurrencyKey };
+  if (concurrencyKey === undefined) return { ...message, rateKey };
+  return { ...message, concurrencyKey, rateKey };
 }

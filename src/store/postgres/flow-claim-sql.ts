@@ -23,6 +23,7 @@
 /** The schema's flow objects (migration 2). `$schema` stands for the quoted schema name. */
 export const FLOW_MIGRATION = `
   ALTER TABLE $schema.messages ADD COLUMN concurrency_key text, ADD COLUMN rate_key text;
+  ALTER TABLE $schema.dead_letters ADD COLUMN concurrency_key text, ADD COLUMN rate_key text;
   CREATE TABLE $schema.rate_starts (
     queue text NOT NULL,
     rate_key text NOT NULL,

@@ -109,6 +109,9 @@ export function decodeMessage(row: Record<string, unknown>, attemptsColumn = "at
   if (row.body_from_raw === true) out.bodyFromRaw = true;
   if (row.ordering_key !== null && row.ordering_key !== undefined) out.orderingKey = keyFromStored(row.ordering_key as string);
   if (row.trace_context !== null && row.trace_context !== undefined) out.traceContext = row.trace_context as Record<string, string>;
+  // A dead letter keeps its flow groups, so that a replay counts against the same limits.
+  if (typeof row.concurrency_key === "string") out.concurrencyKey = keyFromStored(row.concurrency_key);
+  if (typeof row.rate_key === "string") out.rateKey = keyFromStored(row.rate_key);
   return out;
 }
 
@@ -128,6 +131,8 @@ export const DEAD_LETTER_COLUMNS = [
   "body_from_raw",
   "ordering_key",
   "trace_context",
+  "concurrency_key",
+  "rate_key",
 ] as const;
 
 /** A dead letter keeps its payload whole (body included): it is shown where no source can rebuild it. */
@@ -148,6 +153,8 @@ export function deadLetterValues(letter: DeadLetter): unknown[] {
     message.bodyFromRaw === true,
     message.orderingKey === undefined ? null : storedKey(message.orderingKey),
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
+    message.concurrencyKey === undefined ? null : storedKey(message.concurrencyKey),
+    message.rateKey === undefined ? null : storedKey(message.rateKey),
   ];
 }
 
