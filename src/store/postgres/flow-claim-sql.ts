@@ -30,6 +30,8 @@ export const FLOW_MIGRATION = `
     started_at timestamptz NOT NULL
   );
   CREATE INDEX rate_starts_window ON $schema.rate_starts (queue, rate_key, started_at);
+  -- The runs of a concurrency group: what a limited claim counts per candidate.
+  CREATE INDEX messages_claimed_groups ON $schema.messages (queue, concurrency_key) WHERE claimed_by IS NOT NULL AND concurrency_key IS NOT NULL;
 
   CREATE FUNCTION $schema.claim_limited(
     p_queue text, p_limit integer, p_now bigint, p_token text, p_lease_ms integer,
@@ -55,37 +57,35 @@ export const FLOW_MIGRATION = `
       DELETE FROM $schema.rate_starts r WHERE r.queue = p_queue AND r.started_at <= v_now - v_period;
     END IF;
     RETURN QUERY
-    WITH running AS (
-      SELECT coalesce(c.concurrency_key, '') AS k, count(*) AS n FROM $schema.messages c
-      WHERE p_concurrency IS NOT NULL AND c.queue = p_queue AND c.claimed_by IS NOT NULL
-      GROUP BY 1
-    ),
-    recent AS (
-      SELECT r.rate_key AS k, count(*) AS n FROM $schema.rate_starts r
-      WHERE p_rate IS NOT NULL AND r.queue = p_queue
-      GROUP BY 1
-    ),
-    candidates AS (
-      (SELECT m.seq, m.id, m.visible_at, coalesce(m.concurrency_key, '') AS ck, coalesce(m.rate_key, '') AS rk, coalesce(ru.n, 0) AS c_used, coalesce(re.n, 0) AS r_used
+    WITH candidates AS (
+      (SELECT m.seq, m.id, m.visible_at, coalesce(m.concurrency_key, '') AS ck, coalesce(m.rate_key, '') AS rk, u.c_used, u.r_used
         FROM $schema.messages m
-        LEFT JOIN running ru ON ru.k = coalesce(m.concurrency_key, '')
-        LEFT JOIN recent re ON re.k = coalesce(m.rate_key, '')
+        CROSS JOIN LATERAL (SELECT
+          -- Runs of its group now, and starts of its rate group in the window: one index probe
+          -- each per row scanned, so rows of full groups are passed over cheaply.
+          CASE WHEN p_concurrency IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.messages c WHERE c.queue = m.queue AND c.concurrency_key = m.concurrency_key AND c.claimed_by IS NOT NULL) END AS c_used,
+          CASE WHEN p_rate IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.rate_starts r WHERE r.queue = m.queue AND r.rate_key = coalesce(m.rate_key, '')) END AS r_used
+        ) u
         WHERE m.queue = p_queue AND m.claimed_by IS NULL AND m.visible_at > 0 AND m.visible_at <= p_now
-          AND (p_concurrency IS NULL OR coalesce(ru.n, 0) < p_concurrency)
-          AND (p_rate IS NULL OR coalesce(re.n, 0) < p_rate)
+          AND (p_concurrency IS NULL OR u.c_used < p_concurrency)
+          AND (p_rate IS NULL OR u.r_used < p_rate)
           AND NOT EXISTS (SELECT 1 FROM $schema.messages d WHERE d.queue = m.queue AND d.id = m.id AND d.claimed_by IS NOT NULL)
           AND (m.ordering_key IS NULL OR (
             NOT EXISTS (SELECT 1 FROM $schema.messages e WHERE e.queue = m.queue AND e.ordering_key IS NOT NULL AND e.ordering_key = m.ordering_key AND e.seq < m.seq)
             AND NOT EXISTS (SELECT 1 FROM $schema.messages o WHERE o.queue = m.queue AND o.ordering_key IS NOT NULL AND o.ordering_key = m.ordering_key AND o.claimed_by IS NOT NULL)))
         ORDER BY m.visible_at, m.seq LIMIT p_limit * 4 + 16)
       UNION ALL
-      (SELECT m.seq, m.id, m.visible_at, coalesce(m.concurrency_key, ''), coalesce(m.rate_key, ''), coalesce(ru.n, 0), coalesce(re.n, 0)
+      (SELECT m.seq, m.id, m.visible_at, coalesce(m.concurrency_key, ''), coalesce(m.rate_key, ''), u.c_used, u.r_used
         FROM $schema.messages m
-        LEFT JOIN running ru ON ru.k = coalesce(m.concurrency_key, '')
-        LEFT JOIN recent re ON re.k = coalesce(m.rate_key, '')
+        CROSS JOIN LATERAL (SELECT
+          -- Runs of its group now, and starts of its rate group in the window: one index probe
+          -- each per row scanned, so rows of full groups are passed over cheaply.
+          CASE WHEN p_concurrency IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.messages c WHERE c.queue = m.queue AND c.concurrency_key = m.concurrency_key AND c.claimed_by IS NOT NULL) END AS c_used,
+          CASE WHEN p_rate IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.rate_starts r WHERE r.queue = m.queue AND r.rate_key = coalesce(m.rate_key, '')) END AS r_used
+        ) u
         WHERE m.queue = p_queue AND m.claimed_by IS NULL AND m.visible_at = 0
-          AND (p_concurrency IS NULL OR coalesce(ru.n, 0) < p_concurrency)
-          AND (p_rate IS NULL OR coalesce(re.n, 0) < p_rate)
+          AND (p_concurrency IS NULL OR u.c_used < p_concurrency)
+          AND (p_rate IS NULL OR u.r_used < p_rate)
           AND NOT EXISTS (SELECT 1 FROM $schema.messages d WHERE d.queue = m.queue AND d.id = m.id AND d.claimed_by IS NOT NULL)
           AND (m.ordering_key IS NULL OR (
             NOT EXISTS (SELECT 1 FROM $schema.messages e WHERE e.queue = m.queue AND e.ordering_key IS NOT NULL AND e.ordering_key = m.ordering_key AND e.seq < m.seq)
