@@ -30,7 +30,7 @@ describe("CLI: status", () => {
     expect(status.queues[1]).to.deep.include({ queue: "out", depth: 0, oldestAgeSeconds: 0, consumer: "send", producers: ["receive"] });
     expect(status.queues[2]).to.deep.include({ queue: "webhook:old", depth: 0, deadLetters: 1, consumer: null, producers: [] });
     const lines = statusTable(status);
-    expect(lines[0]).to.match(/^QUEUE\s+DEPTH\s+WAITING\s+IN FLIGHT\s+OLDEST\s+DEAD LETTERS\s+DELAYED\s+LIMITED\s+CONSUMER\s+PRODUCERS$/);
+    expect(lines[0]).to.match(/^QUEUE\s+DEPTH\s+WAITING\s+IN FLIGHT\s+OLDEST\s+DEAD LETTERS\s+CONSUMER\s+PRODUCERS$/);
     expect(lines[1]).to.match(/^webhook:in\s+2\s+1\s+1\s+\d+\.\ds\s+1\s+receive\s+-$/);
     expect(lines[2]).to.match(/^out\s+0\s+0\s+0\s+-\s+0\s+send\s+receive$/);
     expect(lines[3]).to.match(/^webhook:old\s+0\s+0\s+0\s+-\s+1\s+-\s+-$/);

@@ -183,7 +183,7 @@ export class MemoryStore implements Store {
     const q = this.queues.get(queue);
     let deadLetters = 0;
     for (const letter of this.dead.values()) if (letter.queue === queue) deadLetters++;
-    if (!q) return { waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters };
+    if (!q) return { waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters, delayed: 0 };
     let oldest = Infinity;
     for (const m of q.ready) oldest = Math.min(oldest, m.enqueuedAt);
     for (const { message } of q.delayed) oldest = Math.min(oldest, message.enqueuedAt);
