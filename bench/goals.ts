@@ -32,6 +32,8 @@ export const TARGETS = {
   postgresVsGraphile: 10,
   /** ack=persisted with the event history on ÷ off, on the embedded store and on PostgreSQL. */
   historyOnVsOff: 0.9,
+  /** A task with concurrency { limit: 4, key } over 1,000 keys ÷ the same task without it (embedded, PostgreSQL). */
+  keyedVsPlain: 0.8,
 } as const;
 
 /** The event history's cost: each server with it on, and the same server with it off. */
@@ -121,6 +123,11 @@ function mainCaseGoals(main: CaseResult, add: Add): void {
   }
   if (postgres && summary("graphile-worker")) {
     add(id, "ack=persisted on PostgreSQL req/s ÷ node:http + graphile-worker (same database)", perRoundRatio(main, "framework-postgres", "graphile-worker", "rps"), `≥ ${TARGETS.postgresVsGraphile}`, (v) => v >= TARGETS.postgresVsGraphile);
+  }
+  for (const [keyed, plain, engine] of [["framework-persisted-keyed", "framework-persisted", "embedded"], ["framework-postgres-keyed", "framework-postgres", "PostgreSQL"]] as const) {
+    if (summary(keyed) && summary(plain)) {
+      add(id, `concurrency { limit: 4, key } over 1,000 keys req/s ÷ the same task without it (${engine})`, perRoundRatio(main, keyed, plain, "rps"), `≥ ${TARGETS.keyedVsPlain.toFixed(2)}`, (v) => v >= TARGETS.keyedVsPlain);
+    }
   }
   if (received && postgres) add(id, "(for reference) ack=persisted on PostgreSQL req/s ÷ ack=received", perRoundRatio(main, "framework-postgres", "framework-received", "rps"), "–", () => true);
   if (received && summary("framework-postgres-x2")) {

@@ -154,6 +154,22 @@ export const FRAMEWORK_PERSISTED_FANOUT: ServerKind = {
   optIn: true,
 };
 
+/** FRAMEWORK_PERSISTED with `concurrency: { limit: 4, key }` over 1,000 keys: what flow limits cost in-process. */
+export const FRAMEWORK_PERSISTED_KEYED: ServerKind = {
+  id: "framework-persisted-keyed",
+  label: "webhook-tasks ack=persisted (embedded store), concurrency { limit: 4, key } over 1,000 keys",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "embedded", keyedLimit: 4, keys: 1_000 },
+};
+
+/** FRAMEWORK_POSTGRES with `concurrency: { limit: 4, key }` over 1,000 keys: claims counted in SQL under the queue's lock. */
+export const FRAMEWORK_POSTGRES_KEYED: ServerKind = {
+  id: "framework-postgres-keyed",
+  label: "webhook-tasks ack=persisted (PostgreSQL), concurrency { limit: 4, key } over 1,000 keys",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "postgres", keyedLimit: 4, keys: 1_000 },
+};
+
 export const ALL_SERVERS: readonly ServerKind[] = [
   BARE_NODE,
   BARE_EXPRESS,
@@ -165,6 +181,8 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   FRAMEWORK_POSTGRES,
   FRAMEWORK_POSTGRES_NO_HISTORY,
   FRAMEWORK_POSTGRES_TWO,
+  FRAMEWORK_PERSISTED_KEYED,
+  FRAMEWORK_POSTGRES_KEYED,
   FRAMEWORK_POSTGRES_UNPREPARED,
   PGBOSS,
   GRAPHILE_WORKER,

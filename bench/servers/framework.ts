@@ -44,17 +44,22 @@ async function serve(port: number): Promise<{ port: number; stop: () => Promise<
     await handler();
     return { path: event.path, at: event.received_at };
   };
+  // Keyed concurrency: each event gets one of `keys` keys, in turn (computed once, as it is queued).
+  let next = 0;
+  const keys = config.keys ?? 1_000;
+  const hookConcurrency =
+    config.keyedLimit === undefined ? config.concurrency : { limit: config.keyedLimit, key: () => String(next++ % keys), perProcess: config.concurrency ?? 16 };
   const sources = config.paths.map((path, i) => {
     const source = new WebhookSource({ path, port, host: "127.0.0.1", ack: config.ack ?? "received" });
     if (config.emit) {
-      app.task({ source, name: `hook${i}`, concurrency: config.concurrency, emit: `next${i}` }, emitting);
+      app.task({ source, name: `hook${i}`, concurrency: hookConcurrency, emit: `next${i}` }, emitting);
       app.task({ source: `next${i}`, name: `next${i}`, concurrency: config.concurrency }, async () => {});
     } else if ((config.subscribers ?? 1) > 1) {
       for (let k = 0; k < config.subscribers!; k++) {
         app.task({ source, name: `hook${i}.s${k}`, concurrency: config.concurrency, filter: (e: WebhookEvent) => e.method === "POST" }, handler);
       }
     } else {
-      app.task({ source, name: `hook${i}`, concurrency: config.concurrency }, handler);
+      app.task({ source, name: `hook${i}`, concurrency: hookConcurrency }, handler);
     }
     return source;
   });

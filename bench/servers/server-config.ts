@@ -36,6 +36,12 @@ export interface ServerConfig {
   /** Task runs at once (backlog cases use 1). */
   concurrency?: number;
   /**
+   * Framework only: the webhook task gets `concurrency: { limit: keyedLimit, key }`, its events
+   * spread over `keys` keys (default 1,000); `concurrency` stays its runs at once per process.
+   */
+  keyedLimit?: number;
+  keys?: number;
+  /**
    * Framework only: metrics on, refusal logs through the default pino logger, tracing API on
    * (no SDK). Without it, all three are off.
    */

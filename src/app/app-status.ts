@@ -1,5 +1,5 @@
 import type { Readiness } from "../observe/health";
-import type { Store } from "../store/store";
+import type { QueueStats, Store } from "../store/store";
 import type { RegisteredTask } from "./task-registry";
 
 /** One queue as `app.status()` and `webhook-tasks status` show it. */
@@ -12,6 +12,10 @@ export interface QueueStatus {
   /** Seconds since the oldest message still in the queue entered it; 0 when empty. */
   readonly oldestAgeSeconds: number;
   readonly deadLetters: number;
+  /** Of `waiting`: retries and delayed messages not yet due. */
+  readonly delayed: number;
+  /** Of `waiting`: due messages held back by the task's concurrency or rate limit (waiting, not failing). */
+  readonly limited: number;
   /**
    * The task that consumes the queue, if any. A queue no task consumes any more (the queue a
    * named queue had before it got a second consumer, or one consumer's queue after the others
@@ -43,7 +47,13 @@ type TaskShape = Pick<RegisteredTask, "name" | "queue" | "emit"> & { readonly in
  * Every queue the tasks consume or emit to, with its figures from the store (zeros when the
  * store is not open), and the queues left behind by a change of consumers while they hold messages.
  */
-export async function appStatus(app: string, tasks: readonly TaskShape[], store: Store | undefined, readiness?: Readiness): Promise<AppStatus> {
+export async function appStatus(
+  app: string,
+  tasks: readonly TaskShape[],
+  store: Store | undefined,
+  readiness?: Readiness,
+  statsOf: (queue: string) => Promise<QueueStats & { readonly limited?: number }> = (queue) => store!.stats(queue),
+): Promise<AppStatus> {
   const consumed = new Set(tasks.map((t) => t.input));
   const names = [...new Set(tasks.flatMap((t) => [t.queue, ...(t.emit !== undefined && !consumed.has(t.emit) ? [t.emit] : [])]))];
   // Queues the store holds that no task reads any more (a consumer added or removed, a task renamed).
@@ -51,7 +61,7 @@ export async function appStatus(app: string, tasks: readonly TaskShape[], store:
   const now = Date.now();
   const listed = await Promise.all(
     [...names, ...leftovers].map(async (queue): Promise<QueueStatus> => {
-      const stats = store === undefined ? undefined : await store.stats(queue);
+      const stats = store === undefined ? undefined : await statsOf(queue);
       const waiting = stats?.waiting ?? 0;
       const inFlight = stats?.inFlight ?? 0;
       return {
@@ -61,6 +71,8 @@ export async function appStatus(app: string, tasks: readonly TaskShape[], store:
         inFlight,
         oldestAgeSeconds: stats?.oldestEnqueuedAt === undefined ? 0 : Math.max(0, (now - stats.oldestEnqueuedAt) / 1000),
         deadLetters: stats?.deadLetters ?? 0,
+        delayed: stats?.delayed ?? 0,
+        limited: stats?.limited ?? 0,
         consumer: tasks.find((t) => t.queue === queue)?.name,
         producers: tasks.filter((t) => t.emit !== undefined && t.emit === (tasks.find((c) => c.queue === queue)?.input ?? queue)).map((t) => t.name),
       };

@@ -21,6 +21,7 @@ import { AppObservability, type ObservabilityOptions } from "../observe/app-obse
 import type { Readiness } from "../observe/health";
 import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
+import { flowQueueStats, type FlowQueueStats } from "./flow/flow-stats";
 import { exitCannotStart } from "./exit-cannot-start";
 import type { EventsApi } from "./events-api";
 import type { HistoryOptions } from "./history-options";
@@ -120,7 +121,7 @@ export class CoreApp {
     this.listeners = new ListenerRegistry(options.http);
     this.observability = new AppObservability(options, this.logger, {
       queues: () => this.registry.queues(),
-      stats: (queue) => (this.appState === "running" ? this.storeInstance?.stats(queue) : undefined),
+      stats: (queue) => (this.appState === "running" && this.storeInstance !== undefined ? this.queueStats(this.storeInstance, queue) : undefined),
     });
     this.metrics = this.observability.registry;
     this.history = new AppHistory(options.history, {
@@ -178,7 +179,13 @@ export class CoreApp {
 
   /** Per queue: depth, oldest age, in flight, dead letters, and the tasks consuming or feeding it. */
   status(): Promise<AppStatus> {
-    return appStatus(this.name, this.registry.all(), this.appState === "running" ? this.storeInstance : undefined, this.readiness());
+    const store = this.appState === "running" ? this.storeInstance : undefined;
+    return appStatus(this.name, this.registry.all(), store, this.readiness(), store && ((queue) => this.queueStats(store, queue)));
+  }
+
+  /** A queue's figures with its task's flow limits (flow-stats.ts). */
+  private queueStats(store: Store, queue: string): Promise<FlowQueueStats> {
+    return flowQueueStats(store, queue, this.runners.find((r) => r.queue === queue));
   }
 
   /**

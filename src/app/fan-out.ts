@@ -2,6 +2,8 @@ import type { EmitRecord, QueuedMessage } from "../store/store";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
 import { runFilter, type Accepts } from "./task-filter";
 import { handedOnForm } from "../store/payload-codec";
+import type { TaskFlow } from "./flow/flow-options";
+import { withFlowKeys } from "./flow/flow-keys";
 
 /** What fan-out needs of a task that takes events from a source or a queue. */
 export interface Subscriber {
@@ -10,6 +12,7 @@ export interface Subscriber {
   readonly queue: string;
   readonly accepts: Accepts | undefined;
   readonly orderingKey: OrderingKeyFn<never> | undefined;
+  readonly flow?: TaskFlow | undefined;
 }
 
 /**
@@ -34,6 +37,7 @@ export function fanOut(subscribers: readonly Subscriber[], message: QueuedMessag
     const payload = copies.length === 0 ? message.payload : handedOnForm(message.payload, "payload");
     let copy = several ? { ...message, id: copyId(message.id, task.name), payload } : message;
     if (orderingKey !== undefined) copy = { ...copy, orderingKey };
+    if (task.flow !== undefined) copy = withFlowKeys(task.flow, copy, message.payload, task.name);
     copies.push({ queue: task.queue, message: copy });
   }
   return copies;

@@ -8,7 +8,7 @@ export type OrderingKeyFn<E = unknown> = (event: E) => string | undefined;
 export const MAX_ORDERING_KEY_BYTES = 200;
 
 /**
- * A task's ordering key function threw, or returned something that is not a key. The event is
+ * A task's key function (orderingKey, concurrency.key, rateLimit.key) threw, or returned something that is not a key. The event is
  * not stored: a webhook is answered 500 (the sender retries), an emitted value fails the task
  * that emitted it (retried, then a dead letter).
  */
@@ -25,17 +25,17 @@ export class OrderingKeyError extends Error {
  * throw, is an OrderingKeyError. Keys longer than MAX_ORDERING_KEY_BYTES are hashed, so that
  * stores index them cheaply; equal keys still hash alike.
  */
-export function computeOrderingKey(fn: OrderingKeyFn<never>, value: unknown, task: string): string | undefined {
+export function computeOrderingKey(fn: OrderingKeyFn<never>, value: unknown, task: string, option = "orderingKey"): string | undefined {
   let key: unknown;
   try {
     key = (fn as OrderingKeyFn<unknown>)(value);
   } catch (error) {
-    throw new OrderingKeyError(`task "${task}": orderingKey threw: ${errorMessage(error)}`, { cause: error });
+    throw new OrderingKeyError(`task "${task}": ${option} threw: ${errorMessage(error)}`, { cause: error });
   }
   if (key === undefined || key === null) return undefined;
   if (typeof key !== "string") {
     const what = isThenable(key) ? "a Promise (it must be synchronous)" : `a ${typeof key}`;
-    throw new OrderingKeyError(`task "${task}": orderingKey returned ${what}; it must return a string, or undefined for no key`);
+    throw new OrderingKeyError(`task "${task}": ${option} returned ${what}; it must return a string, or undefined for no key`);
   }
   return boundedKey(key);
 }

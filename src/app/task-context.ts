@@ -1,6 +1,8 @@
 import type { Logger } from "../util/logger";
 import type { StateStore } from "../store/store";
 import type { CoreApp } from "./core-app";
+import type { Queue } from "./queue";
+import type { EmitOptions } from "./flow/run-emits";
 
 /** What a task receives besides its event. */
 export interface TaskContext {
@@ -16,4 +18,11 @@ export interface TaskContext {
   readonly logger: Logger;
   /** Exact bytes of the webhook request (an empty Buffer for queue messages): verify signatures over these. */
   readonly rawBody: Buffer;
+  /**
+   * Sends `value` to a queue, at once or later (`{ delayMs }`, `{ runAt }`): written with this
+   * run's completion, in the same step, so a run that fails and is retried has sent nothing.
+   * See docs/flow-control.md.
+   */
+  emit<T>(queue: Queue<T>, value: T, options?: EmitOptions): void;
+  emit(queue: string, value: unknown, options?: EmitOptions): void;
 }

@@ -9,6 +9,7 @@ import { DEFAULT_TASK_TIMEOUT_MS } from "./task-timeout";
 import { taskMatcher } from "./task-match";
 import { fanOut } from "./fan-out";
 import type { EmitRecord, QueuedMessage } from "../store/store";
+import { resolveFlow, type TaskFlow } from "./flow/flow-options";
 
 export const DEFAULT_CONCURRENCY = 16;
 
@@ -26,7 +27,10 @@ export interface RegisteredTask {
   readonly input: string | undefined;
   readonly emit: string | undefined;
   readonly handler: TaskHandler<unknown, unknown>;
+  /** Runs at once in this process. */
   readonly concurrency: number;
+  /** Limits shared across processes (concurrency per key, rate), when the task has any. */
+  readonly flow: TaskFlow | undefined;
   readonly retry: RetryPolicy;
   /** Key function of the messages entering the task's queue (TaskOptions.orderingKey). */
   readonly orderingKey: OrderingKeyFn<never> | undefined;
@@ -74,8 +78,7 @@ export class TaskRegistry {
       throw new TypeError(`${where}: source must be a WebhookSource (or another Source) or the name of a queue`);
     }
     if (emit !== undefined) checkQueueName(emit, `${where}: emit`);
-    const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-    if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError(`${where}: concurrency must be an integer >= 1`);
+    const { perProcess: concurrency, flow } = resolveFlow(options.concurrency, options.rateLimit, where, DEFAULT_CONCURRENCY);
     const orderingKey = options.orderingKey;
     if (orderingKey !== undefined && typeof orderingKey !== "function") throw new TypeError(`${where}: orderingKey must be a function (event) => string | undefined`);
     const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
@@ -88,6 +91,7 @@ export class TaskRegistry {
       emit,
       handler: handler as TaskHandler<unknown, unknown>,
       concurrency,
+      flow,
       retry: resolveRetry(options.retry, where),
       orderingKey,
       timeoutMs,

@@ -15,6 +15,11 @@ import { deadLetterMessage, withoutPayload } from "./dead-letter-message";
 import { RunDeadlines } from "./run-deadlines";
 import type { AppObserver, TaskRunOutcomeName } from "../observe/app-observer";
 import type { RunHistory } from "./run-history";
+import type { ClaimFlow } from "../store/store";
+import type { Queue } from "./queue";
+import { claimFlow } from "./flow/flow-options";
+import { FlowGate } from "./flow/flow-gate";
+import { emitRecords, pendingEmit, type EmitOptions, type PendingEmit } from "./flow/run-emits";
 
 const EMPTY = Buffer.alloc(0);
 /** Fallback poll for delayed retries and for work another process queued. */
@@ -69,6 +74,14 @@ export class TaskRunner {
   private poller: NodeJS.Timeout | undefined;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   private idleWaiters: Array<() => void> = [];
+  /** Flow limits enforced here, for engines whose claims do not (flow-gate.ts). */
+  readonly gate: FlowGate | undefined;
+  /** Flow limits the store's claims enforce (PostgreSQL). */
+  private readonly claimFlow: ClaimFlow | undefined;
+  private rateTimer: NodeJS.Timeout | undefined;
+  private rateTimerAt = 0;
+  /** Claimed messages the gate may hold before the runner stops claiming. */
+  private readonly maxGateHeld: number;
 
   constructor(
     private readonly task: RegisteredTask,
@@ -85,6 +98,30 @@ export class TaskRunner {
     this.maxRecording = task.concurrency * RECORDING_PER_SLOT;
     this.maxClaimsPerTurn = task.concurrency * CLAIMS_PER_TURN_PER_SLOT;
     this.deadlines = new RunDeadlines(task.timeoutMs, (run) => this.timedOut(run));
+    const flow = task.flow;
+    this.gate = flow !== undefined && !store.enforcesFlow ? new FlowGate(flow, () => this.wake()) : undefined;
+    this.claimFlow = flow !== undefined && store.enforcesFlow ? claimFlow(flow, (at) => this.wakeAt(at)) : undefined;
+    this.maxGateHeld = Math.max(1_000, task.concurrency * 64);
+  }
+
+  get flow(): RegisteredTask["flow"] {
+    return this.task.flow;
+  }
+
+  get queue(): string {
+    return this.task.queue;
+  }
+
+  /** A wake-up at `at` (a rate window moving on); one timer, for the earliest asked. */
+  private wakeAt(at: number): void {
+    if (this.rateTimer !== undefined && this.rateTimerAt <= at) return;
+    if (this.rateTimer !== undefined) clearTimeout(this.rateTimer);
+    this.rateTimerAt = at;
+    this.rateTimer = setTimeout(() => {
+      this.rateTimer = undefined;
+      this.wake();
+    }, Math.max(1, at - Date.now()));
+    this.rateTimer.unref();
   }
 
   start(): void {
@@ -101,6 +138,9 @@ export class TaskRunner {
     if (this.poller) clearInterval(this.poller);
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
+    if (this.rateTimer !== undefined) clearTimeout(this.rateTimer);
+    const held = this.gate?.drain() ?? [];
+    if (held.length > 0) await this.store.release(this.task.queue, held.map((m) => m.id)).catch((error: unknown) => this.logger.warn({ err: error }, "cannot give back the messages held by flow limits; they come back when the store restarts or their lease ends"));
     if (this.idle()) return true;
     let timer: NodeJS.Timeout | undefined;
     const idle = new Promise<boolean>((resolve) => this.idleWaiters.push(() => resolve(true)));
@@ -141,7 +181,8 @@ export class TaskRunner {
       return;
     }
     this.pumping = true;
-    if (this.store.claimNow !== undefined) {
+    // Flow limits are decided by the gate on claimed batches: such a task takes the claim path.
+    if (this.store.claimNow !== undefined && this.gate === undefined) {
       this.fillNow();
       return this.afterPump();
     }
@@ -199,8 +240,14 @@ export class TaskRunner {
     while (!this.stopping && !this.paused && this.mayHaveMore && this.inFlight < this.task.concurrency && this.recording < this.maxRecording) {
       this.wanted = false;
       const asked = this.task.concurrency - this.inFlight;
+      if (this.gate !== undefined && this.gate.ready.length > 0) {
+        for (let i = 0; i < asked && this.gate.ready.length > 0; i++) this.run(this.gate.ready.shift()!);
+        continue;
+      }
+      // A gate full of held-back messages (a few keys with long backlogs) stops claiming until they drain.
+      if (this.gate !== undefined && this.gate.held >= this.maxGateHeld) break;
       const signals = this.signals;
-      const batch = await this.store.claim(this.task.queue, asked);
+      const batch = await this.store.claim(this.task.queue, asked, this.claimFlow);
       if (this.stopping) {
         await this.store.release(this.task.queue, batch.map((m) => m.id));
         return;
@@ -208,7 +255,7 @@ export class TaskRunner {
       // A short batch means an empty queue, unless something arrived while the claim was out.
       this.mayHaveMore = batch.length === asked || this.signals !== signals;
       this.claimedThisTurn += batch.length;
-      for (const message of batch) this.run(message);
+      for (const message of this.gate === undefined ? batch : this.gate.admit(batch)) this.run(message);
     }
   }
 
@@ -240,6 +287,7 @@ export class TaskRunner {
       // Its attempts were all used by runs that never reported back (their process died or
       // stalled and the lease was taken back): running it again may take this process down too.
       const error = new Error(`not run again: its ${claimed.attempts} attempts were used by runs that never finished (${claimed.lastError ?? "no error recorded"})`);
+      this.gate?.finished(claimed);
       this.record(claimed, false, error, new RunObservation(this.task, claimed, this.tracing));
       return;
     }
@@ -247,6 +295,7 @@ export class TaskRunner {
     try {
       message = this.revived(claimed);
     } catch (error) {
+      this.gate?.finished(claimed);
       this.record(claimed, false, new Error(`the event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`), undefined);
       return;
     }
@@ -255,24 +304,26 @@ export class TaskRunner {
     const run = new RunObservation(task, message, this.tracing, this.observer);
     this.deadlines.add(run);
     let pending: Promise<unknown>;
+    const ctx = new RunContext(this.app, task, message, run);
     try {
-      pending = Promise.resolve(run.call(task.handler, new RunContext(this.app, task, message, run), message.payload));
+      pending = Promise.resolve(run.call(task.handler, ctx, message.payload));
     } catch (error) {
       pending = Promise.reject(error);
     }
     pending.then(
-      (result) => this.handlerDone(run, true, result),
-      (error: unknown) => this.handlerDone(run, false, error),
+      (result) => this.handlerDone(run, true, result, ctx.ended()),
+      (error: unknown) => this.handlerDone(run, false, error, ctx.ended()),
     );
   }
 
   /** The handler settled: its slot is free, its outcome is written (unless it timed out before). */
-  private handlerDone(run: RunObservation, ok: boolean, value: unknown): void {
+  private handlerDone(run: RunObservation, ok: boolean, value: unknown, emits: readonly PendingEmit[] | undefined): void {
     // Once timed out, the abandoned handler's late result or failure settles nothing.
     if (!this.deadlines.delete(run)) return;
     run.handlerDone();
     this.inFlight--;
-    this.record(run.message, ok, value, run);
+    this.gate?.finished(run.message);
+    this.record(run.message, ok, value, run, emits);
     if (this.stopping) this.maybeIdle();
     else if (this.mayHaveMore) this.pumpAgain();
   }
@@ -284,6 +335,7 @@ export class TaskRunner {
     run.logger.error({ err: error, timeoutMs: task.timeoutMs }, "task timed out: its slot is freed and the run counts as failed");
     run.handlerDone();
     this.inFlight--;
+    this.gate?.finished(run.message);
     this.record(run.message, false, error, run);
     if (this.stopping) this.maybeIdle();
     else if (this.mayHaveMore) this.pumpAgain();
@@ -299,11 +351,11 @@ export class TaskRunner {
   }
 
   /** Writes a handler's outcome to the store, in the background of the next claims. */
-  private record(message: QueuedMessage, ok: boolean, value: unknown, run: RunObservation | undefined): void {
+  private record(message: QueuedMessage, ok: boolean, value: unknown, run: RunObservation | undefined, emits?: readonly PendingEmit[]): void {
     this.recording++;
     let written: Settled | Promise<Settled | undefined>;
     try {
-      written = ok ? this.succeeded(message, value, run) : this.failed(message, value, run);
+      written = ok ? this.succeeded(message, value, run, emits) : this.failed(message, value, run);
     } catch (error) {
       written = Promise.reject(error);
     }
@@ -339,9 +391,16 @@ export class TaskRunner {
    * Completes the message, with what it emits, in one store write. Not async: no promise of its
    * own on the common path, and none at all (DONE, settled now) when the store has completeNow.
    */
-  private succeeded(message: QueuedMessage, result: unknown, run?: RunObservation): Settled | Promise<Settled | undefined> {
+  private succeeded(message: QueuedMessage, result: unknown, run?: RunObservation, sent?: readonly PendingEmit[]): Settled | Promise<Settled | undefined> {
     const { task, store } = this;
     let emit: EmitRecord[] | undefined;
+    if (sent !== undefined) {
+      try {
+        emit = emitRecords(sent, (i) => emittedId(message.id, `${task.name}\u0000emit\u0000${i}`), run?.traceContext, (queue, m) => this.app.copiesFor(queue, m));
+      } catch (error) {
+        return this.failed(message, error, run);
+      }
+    }
     if (task.emit !== undefined && result !== undefined) {
       let payload: unknown;
       try {
@@ -354,7 +413,8 @@ export class TaskRunner {
       }
       try {
         // One copy per consumer whose filter takes it, each with its consumer's ordering key.
-        emit = this.app.copiesFor(task.emit, emitted(message.id, task.name, payload, run?.traceContext));
+        const copies = this.app.copiesFor(task.emit, emitted(message.id, task.name, payload, run?.traceContext));
+        emit = emit === undefined ? copies : [...copies, ...emit];
       } catch (error) {
         // Nothing is stored with a wrong key or a failed filter: the task fails, and is retried like any failure.
         return this.failed(message, error, run);
@@ -459,6 +519,9 @@ class RunContext implements TaskContext {
   readonly state: TaskContext["state"];
   readonly rawBody: Buffer;
   readonly #run: RunObservation;
+  /** What `emit` was given; undefined until it is called. */
+  #sent: PendingEmit[] | undefined;
+  #ended = false;
 
   constructor(
     readonly app: CoreApp,
@@ -476,6 +539,17 @@ class RunContext implements TaskContext {
 
   get logger(): Logger {
     return this.#run.logger;
+  }
+
+  emit<T>(queue: Queue<T> | string, value: T, options?: EmitOptions): void {
+    if (this.#ended) throw new Error(`ctx.emit: the run of task "${this.task}" has ended; emit before the handler returns`);
+    (this.#sent ??= []).push(pendingEmit(queue as Queue<unknown> | string, value, options, Date.now()));
+  }
+
+  /** The handler settled: what it emitted, and no more emits. */
+  ended(): readonly PendingEmit[] | undefined {
+    this.#ended = true;
+    return this.#sent;
   }
 }
 

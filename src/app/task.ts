@@ -4,6 +4,7 @@ import type { Queue } from "./queue";
 import type { RetryPolicy } from "./retry-policy";
 import type { TaskContext } from "./task-context";
 import type { EventSelector } from "../sources/webhook/event-names/event-types";
+import type { ConcurrencyLimit, RateLimit } from "./flow/flow-options";
 
 /** A task's input: a push source (a WebhookSource), a typed Queue, or the name of a queue. */
 export type TaskSource = Source | Queue<unknown> | string;
@@ -31,8 +32,14 @@ export interface TaskOptions<S extends TaskSource = TaskSource, R = unknown, E =
    * webhook's path without its leading "/" ("/hooks/github" gives "hooks/github").
    */
   name?: string;
-  /** Events handled at once (default 16). */
-  concurrency?: number;
+  /**
+   * A number: events handled at once by this process (default 16). `{ limit, key? }`: at most
+   * `limit` runs at once per value of `key(event)` (without `key`: for the task as a whole),
+   * counted across every replica sharing the store. See docs/flow-control.md.
+   */
+  concurrency?: number | ConcurrencyLimit<E>;
+  /** At most `limit` runs started per `periodMs` per key, across replicas; the rest wait. See docs/flow-control.md. */
+  rateLimit?: RateLimit<E>;
   retry?: Partial<RetryPolicy>;
   /**
    * Messages with the same key are handed to the task one at a time, in the order they entered

@@ -8,6 +8,8 @@ import { createStore, DATA_DIR_ENV, defaultDataDir, describeStore, storeFromEnv,
 import { storeFailureDetail } from "../store/store-errors";
 import type { Store } from "../store/store";
 import { consumerQueue } from "../app/task-registry";
+import { claimFlowOf } from "../app/flow/flow-options";
+import type { ClaimFlow } from "../store/store";
 import type { LoadedConfig } from "../config/load-config";
 import { isPostgresUrl } from "../store/postgres/postgres-options";
 import { schemaHoldsStore } from "./store-target";
@@ -20,6 +22,8 @@ export interface TaskQueues {
   /** The named queue it consumes, if any. */
   readonly input?: string | undefined;
   readonly emit: string | undefined;
+  /** Its flow limits, for counting the messages they hold back (`status`). */
+  readonly flow?: ClaimFlow | undefined;
 }
 
 /** Which store to open, and what is known of the app using it: enough to open it without building the app. */
@@ -144,6 +148,6 @@ function physical(tasks: readonly TaskQueues[]): TaskQueues[] {
 function tasksOfConfig(config: LoadedConfig): TaskQueues[] {
   return config.tasks.map((task) => {
     const webhook = config.resources.get(task.source)?.type === "webhook";
-    return { name: task.name, queue: webhook ? `webhook:${task.name}` : task.source, input: webhook ? undefined : task.source, emit: task.emit };
+    return { name: task.name, queue: webhook ? `webhook:${task.name}` : task.source, input: webhook ? undefined : task.source, emit: task.emit, flow: claimFlowOf(task.concurrency, task.rateLimit) };
   });
 }

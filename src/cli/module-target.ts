@@ -5,6 +5,7 @@ import { moduleOptionsOf } from "../decorators/module.decorator";
 import { taskMethodsOf } from "../decorators/task.decorator";
 import { isSource } from "../sources/source";
 import { appTarget, type AppStoreTarget, type TaskQueues } from "./app-store";
+import { claimFlowOf } from "../app/flow/flow-options";
 
 /** An app a module exports: a CoreApp instance, or a @Module class. */
 type FoundApp = { readonly kind: "instance"; readonly app: CoreApp; readonly exportName: string } | { readonly kind: "module"; readonly cls: Function; readonly exportName: string };
@@ -82,7 +83,7 @@ function tasksOfHandlers(handlers: ReadonlyArray<unknown>): TaskQueues[] {
       const name = options.name ?? `${cls.name}.${String(method)}`;
       const source: unknown = options.source;
       const input = isSource(source) ? undefined : String(source);
-      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), input, emit: options.emit === undefined ? undefined : String(options.emit) };
+      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), input, emit: options.emit === undefined ? undefined : String(options.emit), flow: claimFlowOf(options.concurrency, options.rateLimit) };
     });
   });
 }

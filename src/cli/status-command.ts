@@ -37,8 +37,10 @@ export async function statusCommand(args: readonly string[], output: Output): Pr
 export function statusTable(report: StatusReport): string[] {
   const known = report.tasks !== null;
   if (report.queues.length === 0) return [known ? `app ${report.app}: no queues` : `store ${report.store.location}: no queues`];
+  // Shown when some message waits for its time or for a limit: the usual table stays as it was.
+  const flow = report.queues.some((q) => q.delayed > 0 || q.limited > 0);
   const lines = formatTable(
-    ["QUEUE", "DEPTH", "WAITING", "IN FLIGHT", "OLDEST", "DEAD LETTERS", "CONSUMER", "PRODUCERS"],
+    ["QUEUE", "DEPTH", "WAITING", "IN FLIGHT", "OLDEST", "DEAD LETTERS", ...(flow ? ["DELAYED", "LIMITED"] : []), "CONSUMER", "PRODUCERS"],
     report.queues.map((q) => [
       q.queue,
       String(q.depth),
@@ -46,6 +48,7 @@ export function statusTable(report: StatusReport): string[] {
       String(q.inFlight),
       age(q.oldestAgeSeconds),
       String(q.deadLetters),
+      ...(flow ? [String(q.delayed), String(q.limited)] : []),
       known ? (q.consumer ?? "-") : "?",
       known ? q.producers?.join(", ") || "-" : "?",
     ]),

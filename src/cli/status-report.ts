@@ -15,6 +15,10 @@ export interface QueueReport {
   /** Seconds since the oldest message still in the queue entered it; 0 when empty. */
   readonly oldestAgeSeconds: number;
   readonly deadLetters: number;
+  /** Of `waiting`: retries and delayed messages not yet due. */
+  readonly delayed: number;
+  /** Of `waiting`: due messages held back by the consumer's concurrency or rate limit (counted on PostgreSQL; 0 elsewhere, where only the running app holds them back). */
+  readonly limited: number;
   readonly consumer: string | null;
   readonly producers: readonly string[] | null;
 }
@@ -45,6 +49,8 @@ export async function statusReport(app: string | undefined, tasks: readonly Task
   const queues = await Promise.all(
     names.map(async (queue): Promise<QueueReport> => {
       const stats = await store.stats(queue);
+      const flow = tasks?.find((t) => t.queue === queue)?.flow;
+      const limited = flow !== undefined && store.enforcesFlow && store.limitedCount !== undefined ? await store.limitedCount(queue, flow) : 0;
       return {
         queue,
         depth: stats.waiting + stats.inFlight,
@@ -52,6 +58,8 @@ export async function statusReport(app: string | undefined, tasks: readonly Task
         inFlight: stats.inFlight,
         oldestAgeSeconds: stats.oldestEnqueuedAt === undefined ? 0 : Math.max(0, (now - stats.oldestEnqueuedAt) / 1000),
         deadLetters: stats.deadLetters,
+        delayed: stats.delayed ?? 0,
+        limited,
         consumer: tasks === undefined ? null : (tasks.find((t) => t.queue === queue)?.name ?? null),
         producers: tasks === undefined ? null : producersOf(tasks, queue),
       };

@@ -1,5 +1,8 @@
 import { CoreApp, type CoreAppOptions } from "../app/core-app";
-import type { TaskHandler } from "../app/task";
+import type { TaskHandler, TaskOptions } from "../app/task";
+import type { TaskConfig } from "./schema/task-config";
+import { ConcurrencyConfig } from "./schema/flow-config";
+import { flowKeyFunction } from "./flow-key";
 import type { WebhookSource } from "../sources/webhook/webhook-source";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import { appOptionsOf } from "./app-options";
@@ -72,7 +75,7 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
             name: task.name,
             source,
             emit: task.emit,
-            concurrency: task.concurrency,
+            ...flowOptions(task, resource?.type === "webhook"),
             retry: task.retry === undefined ? undefined : defined({ ...task.retry }),
             timeoutMs: task.timeoutMs,
             on: task.on,
@@ -100,6 +103,18 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
   }
   if (!issues.empty || !app) throw new ConfigError(config.file, issues.items);
   return app;
+}
+
+/** `concurrency` and `rateLimit` as the app takes them: key paths become key functions (flow-key.ts). */
+function flowOptions(task: TaskConfig, webhook: boolean): Pick<TaskOptions, "concurrency" | "rateLimit"> {
+  const out: Pick<TaskOptions, "concurrency" | "rateLimit"> = {};
+  const { concurrency, rateLimit } = task;
+  if (typeof concurrency === "number") out.concurrency = concurrency;
+  else if (concurrency instanceof ConcurrencyConfig) {
+    out.concurrency = defined({ limit: concurrency.limit, perProcess: concurrency.perProcess, key: concurrency.key === undefined ? undefined : flowKeyFunction(concurrency.key, webhook) });
+  }
+  if (rateLimit !== undefined) out.rateLimit = defined({ limit: rateLimit.limit, periodMs: rateLimit.periodMs, key: rateLimit.key === undefined ? undefined : flowKeyFunction(rateLimit.key, webhook) });
+  return out;
 }
 
 /** A filter validateConfig accepted, as a predicate (it parses without issues by then). */

@@ -11,6 +11,9 @@ import { WorkerConfigDocument } from "./schema/worker-config";
 import { validateSection } from "./validate-section";
 import { parseFilter } from "./filter/parse-filter";
 import { checkConsoleAuth } from "./check-console-auth";
+import { fromText } from "./schema/rules";
+import { ConcurrencyConfig } from "./schema/flow-config";
+import { checkFlowKeyPath } from "./flow-key";
 
 export type ResourceConfig = WebhookResourceConfig | QueueResourceConfig;
 
@@ -42,13 +45,34 @@ export function validateConfig(raw: unknown, issues: IssueList): ValidatedConfig
   if (isMapping(raw.resources) && Array.isArray(raw.tasks)) checkReferences(raw.tasks, resources, issues);
   if (Array.isArray(raw.tasks)) {
     raw.tasks.forEach((task, index) => {
-      if (!isMapping(task) || task.filter === undefined) return;
+      if (!isMapping(task)) return;
+      const webhook = typeof task.source === "string" && resources.get(task.source)?.type === "webhook";
+      checkFlow(Array.isArray(document.tasks) ? (document.tasks[index] as TaskConfig | undefined) : undefined, task, index, webhook, issues);
+      if (task.filter === undefined) return;
       const source = typeof task.source === "string" ? resources.get(task.source) : undefined;
       if (source?.type === "queue") issues.add(["tasks", index, "filter"], `a filter matches a webhook's headers, query and body; this task's source "${String(task.source)}" is a queue`);
       else parseFilter(task.filter, ["tasks", index, "filter"], issues);
     });
   }
   return config;
+}
+
+/** `concurrency` (an integer, or { limit, key?, perProcess? }) and the key paths of `concurrency` and `rateLimit`. */
+function checkFlow(instance: TaskConfig | undefined, raw: Record<string, unknown>, index: number, webhook: boolean, issues: IssueList): void {
+  const at: KeySegment[] = ["tasks", index, "concurrency"];
+  const validated = isMapping(instance) ? instance : undefined;
+  if (raw.concurrency !== undefined) {
+    if (isMapping(raw.concurrency)) {
+      const section = validateSection(ConcurrencyConfig, raw.concurrency, at, issues);
+      if (typeof section.key === "string") checkFlowKeyPath(section.key, webhook, [...at, "key"], issues);
+      if (validated) validated.concurrency = section;
+    } else {
+      const value = fromText(raw.concurrency);
+      if (!Number.isInteger(value) || (value as number) < 1) issues.add(at, "must be an integer (1 or more), or a mapping { limit, key?, perProcess? }");
+      else if (validated) validated.concurrency = value;
+    }
+  }
+  if (isMapping(raw.rateLimit) && typeof raw.rateLimit.key === "string") checkFlowKeyPath(raw.rateLimit.key, webhook, ["tasks", index, "rateLimit", "key"], issues);
 }
 
 function validateResources(block: Record<string, unknown>, issues: IssueList): Map<string, ResourceConfig> {

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { DeadLetter, DeadLetterStore, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "../store/store";
+import type { ClaimFlow, DeadLetter, DeadLetterStore, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "../store/store";
 import type { HistoryStore, PauseStore } from "../store/history";
 import type { StoreWrite } from "./app-observer";
 
@@ -78,8 +78,14 @@ export class TimedStore implements Store {
     if (this.atOnce) return this.now("enqueue", this.inner.enqueueAll(copies, options));
     return this.timed("enqueue", performance.now(), this.inner.enqueueAll(copies, options));
   }
-  claim(queue: string, limit: number): Promise<QueuedMessage[]> {
-    return this.inner.claim(queue, limit);
+  claim(queue: string, limit: number, flow?: ClaimFlow): Promise<QueuedMessage[]> {
+    return this.inner.claim(queue, limit, flow);
+  }
+  get enforcesFlow(): boolean {
+    return this.inner.enforcesFlow === true;
+  }
+  limitedCount(queue: string, flow: ClaimFlow): Promise<number> {
+    return this.inner.limitedCount?.(queue, flow) ?? Promise.resolve(0);
   }
   complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     if (this.atOnce) return this.now("complete", this.inner.complete(queue, id, emit));

@@ -1,5 +1,6 @@
 /** The store layer's public surface; src/index.ts re-exports from here. */
 export type {
+  ClaimFlow,
   DeadLetter,
   DeadLetterStore,
   EmitRecord,

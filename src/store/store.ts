@@ -36,6 +36,30 @@ export interface QueuedMessage<T = unknown> {
   readonly orderingKey?: string;
   /** W3C trace context (`traceparent`, `tracestate`) of the work that made this message. */
   readonly traceContext?: Readonly<Record<string, string>>;
+  /**
+   * The consuming task's concurrency group (TaskOptions.concurrency with a limit): "" for the
+   * task as a whole, else the value of its key function. Counted by claims (see ClaimFlow).
+   */
+  readonly concurrencyKey?: string;
+  /** The consuming task's rate-limit group (TaskOptions.rateLimit): "" for the task as a whole. */
+  readonly rateKey?: string;
+  /**
+   * Not claimable before this time (ms since the epoch): a delayed message (`ctx.emit` with
+   * `delayMs` or `runAt`). Engines keep it with the delayed retries; it is not read back.
+   */
+  readonly runAt?: number;
+}
+
+/**
+ * Flow limits a claim must respect, counted by the engine across every process that shares it:
+ * at most `concurrency` claimed messages per `concurrencyKey`, at most `rate.limit` claims per
+ * `rate.periodMs` per `rateKey`. Only engines with `enforcesFlow` are given it.
+ */
+export interface ClaimFlow {
+  readonly concurrency?: number;
+  readonly rate?: { readonly limit: number; readonly periodMs: number };
+  /** Called when messages were held back by the rate limit: the earliest time (ms since epoch) one may start. */
+  readonly rateWait?: (at: number) => void;
 }
 
 /** What a queue holds right now, for status pages and metrics. */
@@ -48,6 +72,8 @@ export interface QueueStats {
   readonly oldestEnqueuedAt: number | undefined;
   /** Dead letters taken from this queue. */
   readonly deadLetters: number;
+  /** Of `waiting`, those not yet due: retries waiting for their backoff and delayed messages. */
+  readonly delayed?: number;
 }
 
 /** A message whose task kept failing, kept until someone replays or purges it. */
@@ -165,7 +191,16 @@ export interface Store {
    * again until it is completed, retried, dead-lettered or released, or its claimer dies
    * (for the in-process engines: the process restarts).
    */
-  claim(queue: string, limit: number): Promise<QueuedMessage[]>;
+  claim(queue: string, limit: number, flow?: ClaimFlow): Promise<QueuedMessage[]>;
+
+  /**
+   * True when claims enforce ClaimFlow themselves, across every process sharing the store
+   * (PostgreSQL). Otherwise the runner enforces the limits in its process (the in-process engines).
+   */
+  readonly enforcesFlow?: boolean;
+
+  /** Waiting messages a claim with `flow` would hold back now (for status and metrics); engines with `enforcesFlow`. */
+  limitedCount?(queue: string, flow: ClaimFlow): Promise<number>;
 
   /**
    * Removes a claimed message and, in the same atomic step, appends what the task emitted: one

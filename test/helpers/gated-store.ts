@@ -1,5 +1,5 @@
 import type { DeadLetter, DeadLetterStore, EmitRecord, QueuedMessage, StateStore, Store, StoreRefusal } from "../../src/index";
-import type { QueueStats } from "../../src/store/store";
+import type { ClaimFlow, QueueStats } from "../../src/store/store";
 
 /**
  * A real store whose enqueues wait at a gate the test opens: the write is held open, so a test
@@ -50,8 +50,14 @@ export class GatedStore implements Store {
     await this.gate;
     return this.inner.enqueueAll(copies, options);
   }
-  claim(queue: string, limit: number): Promise<QueuedMessage[]> {
-    return this.inner.claim(queue, limit);
+  claim(queue: string, limit: number, flow?: ClaimFlow): Promise<QueuedMessage[]> {
+    return this.inner.claim(queue, limit, flow);
+  }
+  get enforcesFlow(): boolean {
+    return this.inner.enforcesFlow === true;
+  }
+  limitedCount(queue: string, flow: ClaimFlow): Promise<number> {
+    return this.inner.limitedCount?.(queue, flow) ?? Promise.resolve(0);
   }
   complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     return this.inner.complete(queue, id, emit);

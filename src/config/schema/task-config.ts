@@ -1,4 +1,5 @@
 import { AnyValue, Decimal, EventNames, Integer, Optional, Required, Section, Text } from "./rules";
+import { RateLimitConfig } from "./flow-config";
 
 /** `<module_path>:<export_name>`; the module part may itself contain ":" (Windows drives). */
 export const HANDLER_REF = /^(.+):([A-Za-z_$][\w$]*)$/;
@@ -27,7 +28,10 @@ export class TaskConfig {
   @Required() @Section(() => HandlerConfig) handler!: HandlerConfig;
   /** Name of a queue resource that receives the task's return value. */
   @Optional() @Text() emit?: string;
-  @Optional() @Integer(1) concurrency?: number;
+  /** An integer (runs at once in this process), or { limit, key?, perProcess? } (per key, across replicas): checked by validateConfig. */
+  @Optional() @AnyValue() concurrency?: unknown;
+  /** At most `limit` runs started per `periodMs` per key, across replicas. */
+  @Optional() @Section(() => RateLimitConfig) rateLimit?: RateLimitConfig;
   @Optional() @Section(() => RetryConfig) retry?: RetryConfig;
   /** Milliseconds a run may take before it counts as failed (default 5 minutes). */
   @Optional() @Integer(1, 2 ** 31 - 1) timeoutMs?: number;

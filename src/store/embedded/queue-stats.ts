@@ -17,8 +17,13 @@ export function embeddedQueueStats(dbs: EmbeddedDbs, tracker: QueueTracker, lane
   const waiting = Math.max(0, tracker.count(queue) - inFlight);
   let oldest = lane?.oldestEnqueuedAt(queue) ?? peekedOldest ?? Infinity;
   for (const { value } of dbs.ready.getRange({ start: [queue, 0], end: [queue, Infinity], limit: 1 })) oldest = Math.min(oldest, value.enqueuedAt);
-  for (const { value } of dbs.delayed.getRange({ start: [queue], end: [queue, Infinity], limit: MAX_DELAYED_READ })) oldest = Math.min(oldest, value.enqueuedAt);
+  const now = Date.now();
+  let delayed = 0;
+  for (const { key, value } of dbs.delayed.getRange({ start: [queue], end: [queue, Infinity], limit: MAX_DELAYED_READ })) {
+    oldest = Math.min(oldest, value.enqueuedAt);
+    if (key[1] > now) delayed++;
+  }
   let deadLetters = 0;
   for (const { value } of dbs.dead.getRange()) if (value.queue === queue) deadLetters++;
-  return { waiting, inFlight, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters };
+  return { waiting, inFlight, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters, delayed };
 }

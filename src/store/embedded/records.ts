@@ -48,6 +48,8 @@ function record(message: QueuedMessage, lean: boolean, withRaw = true): MessageR
   if (message.bodyFromRaw) out.bodyFromRaw = true;
   if (message.orderingKey !== undefined) out.orderingKey = message.orderingKey;
   if (message.traceContext !== undefined) out.traceContext = message.traceContext;
+  if (message.concurrencyKey !== undefined) out.concurrencyKey = message.concurrencyKey;
+  if (message.rateKey !== undefined) out.rateKey = message.rateKey;
   return out;
 }
 

@@ -32,8 +32,10 @@ export class SettleOperations {
     if (!from && emits.length === 0) return;
     const { dbs, writer, tag, journal } = this.host.use();
     const keyedEmit = emits.some((e) => e.message.orderingKey !== undefined);
-    if (from?.in === "journal" && journal && !keyedEmit) return completeFromJournal(this.ops, queue, id, from.entryId, journal, emits);
-    const emitted = emits.map((e) => ({ ...e, key: [e.queue, this.ops.tracker.allocate(e.queue), tag] as ReadyKey, claimable: true }));
+    // A delayed emit (ctx.emit with a delay) goes to `delayed`, by its time: not the journal's way.
+    const delayedEmit = emits.some((e) => e.message.runAt !== undefined);
+    if (from?.in === "journal" && journal && !keyedEmit && !delayedEmit) return completeFromJournal(this.ops, queue, id, from.entryId, journal, emits);
+    const emitted = emits.map((e) => ({ ...e, key: [e.queue, this.ops.tracker.allocate(e.queue), tag] as ReadyKey, claimable: e.message.runAt === undefined }));
     for (const e of emitted) this.ops.tracker.adjust(e.queue, 1);
     const keyedInput = from?.in !== "journal" ? from?.orderingKey : undefined;
     let promoted: Promoted | undefined;
@@ -47,7 +49,8 @@ export class SettleOperations {
             void removeAt(dbs, from);
             if (keyedInput !== undefined) promoted = advanceKey(dbs, queue, keyedInput);
             for (const e of emitted) {
-              if (e.message.orderingKey !== undefined) e.claimable = placeKeyed(dbs, e.key, e.message, (seq) => this.ops.seqAbove(e.queue, seq));
+              if (e.message.runAt !== undefined) void dbs.delayed.put(delayedAt(e.key, e.message.runAt), messageRecord(e.message));
+              else if (e.message.orderingKey !== undefined) e.claimable = placeKeyed(dbs, e.key, e.message, (seq) => this.ops.seqAbove(e.queue, seq));
               else void dbs.ready.put(e.key, messageRecord(e.message));
             }
           });
@@ -56,7 +59,10 @@ export class SettleOperations {
         // One transaction: the input leaves exactly when its outputs are recorded.
         return dbs.ready.batch(() => {
           void removeAt(dbs, from);
-          for (const e of emitted) void dbs.ready.put(e.key, messageRecord(e.message));
+          for (const e of emitted) {
+            if (e.message.runAt !== undefined) void dbs.delayed.put(delayedAt(e.key, e.message.runAt), messageRecord(e.message));
+            else void dbs.ready.put(e.key, messageRecord(e.message));
+          }
         });
       });
     } catch (error) {
@@ -70,7 +76,10 @@ export class SettleOperations {
     await leftJournal(this.host.opened()?.journal?.lane, from);
     if (from && this.ops.tracker.unclaim(queue, id)) this.ops.tracker.adjust(queue, -1);
     if (promoted) this.promoted(queue, promoted);
-    for (const e of emitted) if (e.claimable) this.ops.inserted(e.queue, e.key[1], e.message);
+    for (const e of emitted) {
+      if (e.claimable) this.ops.inserted(e.queue, e.key[1], e.message);
+      else if (e.message.runAt !== undefined) this.ops.tracker.delayedDueAt(e.queue, e.message.runAt);
+    }
   }
 
   /** A held-back message became its key's head: claims must look at its place, listeners may claim it. */
@@ -127,6 +136,11 @@ export class SettleOperations {
     if (from && this.ops.tracker.unclaim(queue, id)) this.ops.tracker.adjust(queue, -1);
     if (promoted) this.promoted(queue, promoted);
   }
+}
+
+/** Where a delayed message waits: with the retries, by its time. */
+function delayedAt([queue, seq, writer]: ReadyKey, runAt: number): DelayedKey {
+  return [queue, runAt, seq, writer];
 }
 
 /** Removes a claimed message from the B-tree; one in the journal gets a done-marker instead. */

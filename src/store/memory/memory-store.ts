@@ -210,12 +210,15 @@ export class MemoryStore implements Store {
     const q = this.queues.get(queue);
     let deadLetters = 0;
     for (const letter of this.dead.values()) if (letter.queue === queue) deadLetters++;
-    if (!q) return { waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters };
+    if (!q) return { waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters, delayed: 0 };
     let oldest = Infinity;
     for (const m of q.ready) oldest = Math.min(oldest, m.enqueuedAt);
     for (const { message } of q.delayed) oldest = Math.min(oldest, message.enqueuedAt);
     for (const m of q.claimed.values()) oldest = Math.min(oldest, m.enqueuedAt);
-    return { waiting: q.ready.length + q.delayed.length, inFlight: q.claimed.size, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters };
+    const now = Date.now();
+    let delayed = 0;
+    for (const { visibleAt } of q.delayed) if (visibleAt > now) delayed++;
+    return { waiting: q.ready.length + q.delayed.length, inFlight: q.claimed.size, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters, delayed };
   }
 
   async queueNames(): Promise<string[]> {
@@ -252,6 +255,12 @@ function size(q: MemoryQueue): number {
  * is still in the queue; it then waits behind it. Returns whether it is claimable.
  */
 function arrive(q: MemoryQueue, message: QueuedMessage): boolean {
+  // A delayed message (ctx.emit with a delay) waits with the retries; it has no ordering key.
+  if (message.runAt !== undefined && message.runAt > Date.now()) {
+    q.delayed.push({ visibleAt: message.runAt, message });
+    if (message.runAt < q.nextDue) q.nextDue = message.runAt;
+    return false;
+  }
   const key = message.orderingKey;
   if (key !== undefined) {
     if (q.lines.has(key)) {

@@ -36,10 +36,12 @@ export const MESSAGE_COLUMNS = [
   "ordering_key",
   "trace_context",
   "visible_at",
+  "concurrency_key",
+  "rate_key",
 ] as const;
 
 /** Casts for the columns, for statements whose parameters PostgreSQL cannot type by itself (VALUES lists). */
-export const MESSAGE_CASTS = ["text", "text", "bytea", "bytea", "integer", "double precision", "text", "boolean", "text", "jsonb", "bigint"] as const;
+export const MESSAGE_CASTS = ["text", "text", "bytea", "bytea", "integer", "double precision", "text", "boolean", "text", "jsonb", "bigint", "text", "text"] as const;
 
 /** A message encoded for a row; `bytes` is its rough size, for batch limits. */
 export interface EncodedMessage {
@@ -60,6 +62,9 @@ export function encodeMessage(queue: string, message: QueuedMessage, visibleAt =
   if (idBytes > MAX_ID_BYTES) throw new Error(`the message id is ${idBytes} bytes long; PostgreSQL indexes ids of at most ${MAX_ID_BYTES} bytes`);
   const orderingKey = message.orderingKey === undefined ? null : storedKey(message.orderingKey);
   // Indexed too, with the queue: refused alone rather than failing the batch's statement.
+  for (const key of [message.concurrencyKey, message.rateKey]) {
+    if (key !== undefined && Buffer.byteLength(storedKey(key)) > MAX_ID_BYTES) throw new Error(`a flow key is ${Buffer.byteLength(storedKey(key))} bytes long as stored; PostgreSQL indexes keys of at most ${MAX_ID_BYTES} bytes`);
+  }
   if (orderingKey !== null && Buffer.byteLength(orderingKey) > MAX_ID_BYTES) {
     throw new Error(`the ordering key is ${Buffer.byteLength(orderingKey)} bytes long as stored; PostgreSQL indexes keys of at most ${MAX_ID_BYTES} bytes`);
   }
@@ -75,7 +80,10 @@ export function encodeMessage(queue: string, message: QueuedMessage, visibleAt =
     message.bodyFromRaw === true,
     orderingKey,
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
-    visibleAt,
+    // A delayed message (ctx.emit with a delay) is due at its time, as a retry is.
+    visibleAt === 0 && message.runAt !== undefined ? Math.max(1, Math.floor(message.runAt)) : visibleAt,
+    message.concurrencyKey === undefined ? null : storedKey(message.concurrencyKey),
+    message.rateKey === undefined ? null : storedKey(message.rateKey),
   ];
   return { values, bytes: payload.length + (message.raw?.length ?? 0) + message.id.length + 64 };
 }
@@ -101,6 +109,9 @@ export function decodeMessage(row: Record<string, unknown>, attemptsColumn = "at
   if (row.body_from_raw === true) out.bodyFromRaw = true;
   if (row.ordering_key !== null && row.ordering_key !== undefined) out.orderingKey = keyFromStored(row.ordering_key as string);
   if (row.trace_context !== null && row.trace_context !== undefined) out.traceContext = row.trace_context as Record<string, string>;
+  // A dead letter keeps its flow groups, so that a replay counts against the same limits.
+  if (typeof row.concurrency_key === "string") out.concurrencyKey = keyFromStored(row.concurrency_key);
+  if (typeof row.rate_key === "string") out.rateKey = keyFromStored(row.rate_key);
   return out;
 }
 
@@ -120,6 +131,8 @@ export const DEAD_LETTER_COLUMNS = [
   "body_from_raw",
   "ordering_key",
   "trace_context",
+  "concurrency_key",
+  "rate_key",
 ] as const;
 
 /** A dead letter keeps its payload whole (body included): it is shown where no source can rebuild it. */
@@ -140,6 +153,8 @@ export function deadLetterValues(letter: DeadLetter): unknown[] {
     message.bodyFromRaw === true,
     message.orderingKey === undefined ? null : storedKey(message.orderingKey),
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
+    message.concurrencyKey === undefined ? null : storedKey(message.concurrencyKey),
+    message.rateKey === undefined ? null : storedKey(message.rateKey),
   ];
 }
 

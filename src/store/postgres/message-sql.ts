@@ -178,6 +178,7 @@ export class MessageSql {
   stats(): string {
     return `SELECT count(*) FILTER (WHERE claimed_by IS NULL) AS waiting,
         count(*) FILTER (WHERE claimed_by IS NOT NULL) AS in_flight,
+        count(*) FILTER (WHERE claimed_by IS NULL AND visible_at > $2::bigint) AS delayed,
         min(enqueued_at) AS oldest,
         (SELECT count(*) FROM ${this.dead} WHERE queue = $1) AS dead
       FROM ${this.t} WHERE queue = $1`;

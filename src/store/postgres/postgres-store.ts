@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import pg from "pg";
-import { emitList, type DeadLetter, type EmitRecord, type QueuedMessage, type QueueStats, type StateStore, type Store, type StoreRefusal } from "../store";
+import { emitList, type ClaimFlow, type DeadLetter, type EmitRecord, type QueuedMessage, type QueueStats, type StateStore, type Store, type StoreRefusal } from "../store";
 import type { NewRow } from "./batched-writes";
 import { StoreRefusedError } from "../store-errors";
 import { ClaimSql } from "./claim-sql";
+import { FlowClaimSql } from "./flow-claim-sql";
 import { DepthCache } from "./depth-cache";
 import { BatchedWrites } from "./batched-writes";
 import { DatabaseProbe } from "./database-probe";
@@ -62,6 +63,9 @@ export class PostgresStore implements Store {
   private readonly channel: string;
   private readonly messages: MessageSql;
   private readonly claims: ClaimSql;
+  private readonly flowClaims: FlowClaimSql;
+  /** Claims enforce flow limits in SQL, across replicas (flow-claim-sql.ts). */
+  readonly enforcesFlow = true;
   private readonly log: ThrottledLog;
   private readonly health: PostgresHealth;
   private readonly depths = new DepthCache();
@@ -88,6 +92,7 @@ export class PostgresStore implements Store {
     this.channel = schema;
     this.messages = new MessageSql(schema);
     this.claims = new ClaimSql(schema);
+    this.flowClaims = new FlowClaimSql(schema);
     this.log = new ThrottledLog(logger);
     this.health = new PostgresHealth(this.log, () => this.probe.start());
     this.probe = new DatabaseProbe(
@@ -266,14 +271,18 @@ export class PostgresStore implements Store {
     await this.insert(rows);
   }
 
-  async claim(queue: string, limit: number): Promise<QueuedMessage[]> {
+  async claim(queue: string, limit: number, flow?: ClaimFlow): Promise<QueuedMessage[]> {
     if (!(limit > 0)) return [];
     this.require();
-    const n = Math.floor(limit);
-    const keyed = this.keyedQueues.has(queue);
-    let rows = await this.claimRows(queue, n, keyed);
-    // Messages with an ordering key wait, which the keyless claim left: claim them now, not at the next poll.
-    if (!keyed && this.keyedQueues.has(queue) && rows.length < n) rows = rows.concat(await this.claimRows(queue, n - rows.length, true));
+    let rows: Array<Record<string, unknown>>;
+    if (flow !== undefined) rows = (await this.claimLimited(queue, limit, flow)).rows;
+    else {
+      const n = Math.floor(limit);
+      const keyed = this.keyedQueues.has(queue);
+      rows = await this.claimRows(queue, n, keyed);
+      // Messages with an ordering key wait, which the keyless claim left: claim them now, not at the next poll.
+      if (!keyed && this.keyedQueues.has(queue) && rows.length < n) rows = rows.concat(await this.claimRows(queue, n - rows.length, true));
+    }
     // Due retries first, by due time; then waiting messages in arrival order.
     rows.sort((a, b) => {
       const va = Number(a.visible_at);
@@ -282,7 +291,8 @@ export class PostgresStore implements Store {
       return va - vb || Number(a.seq) - Number(b.seq);
     });
     return rows.map((row) => {
-      this.held.hold({ seq: Number(row.seq), queue, id: row.id as string, keyed: row.ordering_key !== null });
+      // A limited claim's slot frees when it is done: wake this process's claimers then too.
+      this.held.hold({ seq: Number(row.seq), queue, id: row.id as string, keyed: row.ordering_key !== null || flow !== undefined });
       return decodeMessage(row);
     });
   }
@@ -298,6 +308,27 @@ export class PostgresStore implements Store {
     else this.keyedQueues.delete(queue);
     // With nothing claimed, the one row carries keyed_waiting alone.
     return rows.filter((row) => row.seq !== null);
+  }
+
+  /** Claims under flow limits (flow-claim-sql.ts); the rate limit's wait, if any, goes to `flow.rateWait`. */
+  private async claimLimited(queue: string, limit: number, flow: ClaimFlow): Promise<{ rows: Array<Record<string, unknown>> }> {
+    // A start is counted at its claim, by the database's clock; its handler starts a moment later,
+    // after the reply's trip. The window is kept a little longer (10%, at most 100 ms) so that the
+    // handlers' own start times stay within the limit when one claim's reply is slower than the next's.
+    const period = flow.rate === undefined ? null : flow.rate.periodMs + Math.min(100, Math.ceil(flow.rate.periodMs / 10));
+    const values = [queue, Math.floor(limit), Date.now(), this.token, this.options.leaseMs, flow.concurrency ?? null, flow.rate?.limit ?? null, period];
+    const { rows } = await this.query(this.flowClaims.claim(), values);
+    const messages = rows.filter((row) => row.seq !== null);
+    const wait = rows.find((row) => row.seq === null);
+    if (wait !== undefined && flow.rateWait !== undefined) flow.rateWait(Date.now() + Number(wait.rate_wait_ms));
+    return { rows: messages };
+  }
+
+  /** Waiting messages held back by a full concurrency or rate group. */
+  async limitedCount(queue: string, flow: ClaimFlow): Promise<number> {
+    this.require();
+    const { rows } = await this.run(this.flowClaims.limited(), [queue, Date.now(), flow.concurrency ?? null, flow.rate?.limit ?? null, flow.rate?.periodMs ?? null]);
+    return Number(rows[0].n);
   }
 
   async complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
@@ -397,13 +428,14 @@ export class PostgresStore implements Store {
   }
 
   async stats(queue: string): Promise<QueueStats> {
-    const { rows } = await this.run(this.messages.stats(), [queue]);
+    const { rows } = await this.run(this.messages.stats(), [queue, Date.now()]);
     const row = rows[0];
     return {
       waiting: Number(row.waiting),
       inFlight: Number(row.in_flight),
       oldestEnqueuedAt: row.oldest === null ? undefined : Number(row.oldest),
       deadLetters: Number(row.dead),
+      delayed: Number(row.delayed),
     };
   }
 

@@ -273,7 +273,7 @@ describe("EmbeddedStore journal", function () {
       });`;
     const engine = join(__dirname, "..", "..", "..", "src", "store", "embedded", "embedded-store.js");
     const peek = async () => JSON.parse(await runChild(script, { ENGINE: engine, DIR: dir })) as { names: string[]; q: { waiting: number; oldestEnqueuedAt: number } };
-    const expected = { names: ["q"], q: { waiting: 2, inFlight: 0, oldestEnqueuedAt: 1_700_000_000_000 + "b".charCodeAt(0), deadLetters: 0 } };
+    const expected = { names: ["q"], q: { waiting: 2, inFlight: 0, oldestEnqueuedAt: 1_700_000_000_000 + "b".charCodeAt(0), deadLetters: 0, delayed: 0 } };
     const before = segmentsIn(dir).map((name) => readFileSync(join(dir, "journal", name)));
     expect(await peek(), "consumer running").to.deep.equal(expected);
     await closeStore(app);

@@ -53,7 +53,7 @@ describe("PostgresStore", function () {
       const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL });
       pools.push(pool);
       const tables = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
-      expect(tables.rows.map((r) => r.table_name)).to.deep.equal(["dead_letters", "history_events", "history_runs", "messages", "migrations", "paused_tasks", "state"]);
+      expect(tables.rows.map((r) => r.table_name)).to.deep.equal(["dead_letters", "history_events", "history_runs", "messages", "migrations", "paused_tasks", "rate_starts", "state"]);
       const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
       expect(versions.rows.map((r) => r.version)).to.deep.equal(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
       expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([]);
@@ -351,16 +351,16 @@ describe("PostgresStore", function () {
 
     it("reports queue stats: waiting (retries included), in flight, oldest, dead letters", async () => {
       const store = await open();
-      expect(await store.stats("q")).to.deep.equal({ waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters: 0 });
+      expect(await store.stats("q")).to.deep.equal({ waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters: 0, delayed: 0 });
       await store.enqueue("q", message("a", 1, { enqueuedAt: 3_000 }));
       await store.enqueue("q", message("b", 1, { enqueuedAt: 1_000 }));
       await store.enqueue("q", message("c", 1, { enqueuedAt: 2_000 }));
       const [a, b] = await store.claim("q", 2);
       await store.retryLater("q", { ...b, attempts: 1 }, Date.now() + 60_000);
-      expect(await store.stats("q")).to.deep.equal({ waiting: 2, inFlight: 1, oldestEnqueuedAt: 1_000, deadLetters: 0 });
+      expect(await store.stats("q")).to.deep.include({ waiting: 2, inFlight: 1, oldestEnqueuedAt: 1_000, deadLetters: 0 });
       await store.deadLetter({ queue: "q", task: "t", message: a, error: "e", attempts: 1, diedAt: 1 });
-      expect(await store.stats("q")).to.deep.equal({ waiting: 2, inFlight: 0, oldestEnqueuedAt: 1_000, deadLetters: 1 });
-      expect(await store.stats("other")).to.deep.equal({ waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters: 0 });
+      expect(await store.stats("q")).to.deep.include({ waiting: 2, inFlight: 0, oldestEnqueuedAt: 1_000, deadLetters: 1 });
+      expect(await store.stats("other")).to.deep.equal({ waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters: 0, delayed: 0 });
     });
   });
 
