@@ -41,7 +41,7 @@ export class RunHistory {
     try {
       this.note(message, run, settled, error, emitted);
     } catch (noteError) {
-      this.logger.error({ eventId: message.id, err: noteError }, "cannot note a run in the event history");
+      this.logger.error({ eventId: this.eventIdOf(message.id), err: noteError }, "cannot note a run in the event history");
     }
   }
 

@@ -11,6 +11,7 @@ import type { CoreApp } from "./core-app";
 import { PermanentError } from "./permanent-error";
 import { TaskTimeoutError } from "./task-timeout";
 import { RunObservation } from "./run-observation";
+import { eventIdOfCopy } from "./fan-out";
 import { deadLetterMessage, withoutPayload } from "./dead-letter-message";
 import { RunDeadlines } from "./run-deadlines";
 import type { AppObserver, TaskRunOutcomeName } from "../observe/app-observer";
@@ -264,10 +265,10 @@ export class TaskRunner {
    * loop, with no promise or array per claim.
    */
   private fillNow(): void {
-    if (this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
+    if (this.paused || this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
     const { store, task } = this;
     try {
-      while (!this.stopping && this.mayHaveMore && this.inFlight < task.concurrency && this.recording < this.maxRecording) {
+      while (!this.stopping && !this.paused && this.mayHaveMore && this.inFlight < task.concurrency && this.recording < this.maxRecording) {
         this.wanted = false;
         const message = store.claimNow!(task.queue);
         if (message === undefined) {
@@ -368,7 +369,7 @@ export class TaskRunner {
         // pauses claiming: one event whose outcome cannot be written must not stall the others.
         const storeFailing = error instanceof StoreRefusedError;
         if (storeFailing) this.pausedUntil = Date.now() + POLL_MS;
-        this.logger.error({ eventId: message.id, err: error }, storeFailing ? "cannot record a task's outcome in the store; pausing this task" : "cannot record a task's outcome in the store");
+        this.logger.error({ eventId: eventIdOfCopy(message.id, this.task.name), err: error }, storeFailing ? "cannot record a task's outcome in the store; pausing this task" : "cannot record a task's outcome in the store");
         this.recorded();
       },
     );
@@ -454,7 +455,7 @@ export class TaskRunner {
     const { task, store } = this;
     const attempts = message.attempts + 1;
     const text = errorMessage(error);
-    const logger = run?.logger ?? task.logger.child({ eventId: message.id, attempt: attempts });
+    const logger = run?.logger ?? task.logger.child({ eventId: eventIdOfCopy(message.id, task.name), attempt: attempts });
     const failure: TaskRunOutcomeName | undefined = error instanceof TaskTimeoutError ? "timeout" : undefined;
     if (this.outcomes.settle(message.id, { ok: false, error })) {
       // The caller is told of the failure and will send again: retrying too would duplicate it.

@@ -1,9 +1,10 @@
-import { DEFAULT_REPLAY_RATE, queueReplay, recordedTargets, replayEach } from "../app/event-replay";
+import { DEFAULT_REPLAY_RATE, queueReplay, recordedTargets, replayEach, ReplayError, type ReplayCopyTarget } from "../app/event-replay";
+import type { HistoryEvent } from "../store/history";
 import type { HistoryStore } from "../store/history";
 import { HistoryQueryError } from "../store/history-query";
 import type { Store } from "../store/store";
 import { targetOf } from "./app-argument";
-import { openAppStore, storeLocation, type AppStoreTarget } from "./app-store";
+import { openAppStore, storeLocation, type AppStoreTarget, type TaskQueues } from "./app-store";
 import { parseEventsArgs, type EventsRequest } from "./events-args";
 import { eventDetails, eventJson, eventsTable, summaryJson } from "./events-print";
 import type { Output } from "./output";
@@ -20,7 +21,7 @@ export async function eventsCommand(args: readonly string[], output: Output): Pr
   refuseWithoutHistory(target);
   const store = await openAppStore(target);
   try {
-    return await operate(store, historyOf(store, target), request, output);
+    return await operate(store, historyOf(store, target), request, output, target.tasks);
   } finally {
     await store.close();
   }
@@ -42,10 +43,13 @@ export function refuseWithoutHistory(target: AppStoreTarget): void {
   }
 }
 
-/** Carries out a request on an open store's history; returns the exit code. */
-export async function operate(store: Store, history: HistoryStore, request: EventsRequest, output: Output): Promise<number> {
+/**
+ * Carries out a request on an open store's history; returns the exit code. `tasks`: the app's
+ * tasks when the app is known (not with --store): replays go only to those it still has.
+ */
+export async function operate(store: Store, history: HistoryStore, request: EventsRequest, output: Output, tasks?: readonly TaskQueues[]): Promise<number> {
   try {
-    return await carryOut(store, history, request, output);
+    return await carryOut(store, history, request, output, tasks);
   } catch (error) {
     // A value the history refuses is the command line's fault.
     if (error instanceof HistoryQueryError) throw new UsageError(error.message);
@@ -53,7 +57,7 @@ export async function operate(store: Store, history: HistoryStore, request: Even
   }
 }
 
-async function carryOut(store: Store, history: HistoryStore, request: EventsRequest, output: Output): Promise<number> {
+async function carryOut(store: Store, history: HistoryStore, request: EventsRequest, output: Output, tasks: readonly TaskQueues[] | undefined): Promise<number> {
   switch (request.action) {
     case "list": {
       const page = await history.list(request.query);
@@ -72,7 +76,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
       const event = await history.get(request.id);
       if (event === undefined) return notFound(request.id, output);
       // The tasks as the history recorded them: no app code is needed to know their queues.
-      const result = await queueReplay(store, history, event, recordedTargets(event, request.task));
+      const result = await queueReplay(store, history, event, replayTargets(event, request.task, tasks));
       await history.flush();
       if (request.json) output.out(JSON.stringify(result));
       else output.out(`replayed ${result.replayOf} as ${result.id} for ${plural(result.tasks.length, "task")} ${result.tasks.join(", ")} (run when the app runs)`);
@@ -85,7 +89,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
         dryRun: request.dryRun,
         ratePerSecond: rate,
         takes: task === undefined ? undefined : (summary) => summary.deliveries.some((d) => d.task === task),
-        replay: (event) => queueReplay(store, history, event, recordedTargets(event, task)),
+        replay: (event) => queueReplay(store, history, event, replayTargets(event, task, tasks)),
         skipped: (event, error) => output.err(`skipped ${event.id}: ${error.message}`),
         // The count first: what is about to happen, and for how long.
         matched: (count) => {
@@ -99,6 +103,20 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
       return 0;
     }
   }
+}
+
+/**
+ * The recorded targets, kept to the app's tasks when the app is known: a copy put in the queue
+ * of a task removed since (or moved to another queue) would wait there for ever.
+ */
+function replayTargets(event: HistoryEvent, task: string | undefined, tasks: readonly TaskQueues[] | undefined): ReplayCopyTarget[] {
+  const recorded = recordedTargets(event, task);
+  if (tasks === undefined) return recorded;
+  const known = recorded.filter((t) => tasks.some((k) => k.name === t.name && k.queue === t.queue));
+  if (known.length > 0) return known;
+  const names = tasks.map((k) => k.name).join(", ") || "none";
+  const missing = recorded.map((t) => `"${t.name}"`).join(", ");
+  throw new ReplayError(`cannot replay event "${event.id}": ${recorded.length === 1 ? "task" : "tasks"} ${missing} ${recorded.length === 1 ? "is" : "are"} not a task of this app (its tasks: ${names}); name one with --task`);
 }
 
 function notFound(id: string, output: Output): number {

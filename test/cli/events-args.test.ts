@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { main } from "../../src/cli/main";
-import { historyOf, refuseWithoutHistory } from "../../src/cli/events-command";
+import { historyOf, operate, refuseWithoutHistory } from "../../src/cli/events-command";
+import { MemoryStore } from "../../src/store/memory/memory-store";
 import type { AppStoreTarget } from "../../src/cli/app-store";
 import { parseEventsArgs } from "../../src/cli/events-args";
 import { parseTimeFlag } from "../../src/cli/time-flag";
@@ -111,5 +112,37 @@ describe("CLI events: flags", () => {
     expect(() => refuseWithoutHistory({ ...target, label: 'app "shop"', appName: "shop", historyOff: true })).to.throw('app "shop" has its event history off (history: false)');
     expect(() => refuseWithoutHistory({ ...target, label: 'app "shop"', appName: "shop", store: "memory" })).to.throw('app "shop" uses the memory store: its event history lives only inside the running process');
     expect(() => refuseWithoutHistory(target)).not.to.throw();
+  });
+  it("replays, with the app known, only to tasks the app still has: none left is refused, and nothing is queued for a removed task", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    try {
+      store.history.noteEvent({
+        id: "e1",
+        origin: { kind: "webhook", source: "orders" },
+        receivedAt: NOW,
+        deliveries: [
+          { task: "kept", queue: "webhook:kept", messageId: "e1@kept" },
+          { task: "removed", queue: "webhook:removed", messageId: "e1@removed" },
+        ],
+        payload: { body: { n: 1 }, headers: {} },
+      });
+      await store.history.flush();
+      const tasks = [{ name: "kept", queue: "webhook:kept", input: undefined, emit: undefined }];
+      const output = capture();
+      expect(await operate(store, store.history, parseEventsArgs(["replay", "e1", "--json", "app.yaml"], NOW), output, tasks)).to.equal(0);
+      expect((JSON.parse(output.outLines[0]) as { tasks: string[] }).tasks).to.deep.equal(["kept"]);
+      let refused: Error | undefined;
+      try {
+        await operate(store, store.history, parseEventsArgs(["replay", "e1", "--task", "removed", "app.yaml"], NOW), capture(), tasks);
+      } catch (error) {
+        refused = error as Error;
+      }
+      expect(refused?.message).to.match(/cannot replay event "e1": task "removed" is not a task of this app \(its tasks: kept\)/);
+      expect(await store.depth("webhook:kept")).to.equal(1);
+      expect(await store.depth("webhook:removed")).to.equal(0);
+    } finally {
+      await store.close();
+    }
   });
 });

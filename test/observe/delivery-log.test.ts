@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { createDefaultLogger, type LogLevel } from "../../src/index";
+import { createDefaultLogger, MemoryStore, type LogLevel } from "../../src/index";
 import { AppObservability } from "../../src/observe/app-observability";
 import { debugEnabled } from "../../src/observe/delivery-log";
 import { silentLogger } from "../../src/util/logger";
@@ -99,6 +99,26 @@ describe("following one delivery in the logs", () => {
       ["- event received", "audit task run started", "audit task run ended", "mirror task run started", "mirror task failed for the last time; the event is kept as a dead letter", "mirror task run ended"].sort(),
     );
     expect(about[0].queues).to.deep.equal(["webhook:audit", "webhook:mirror"]);
+  });
+
+  it("an event several tasks take: a failed write of a copy's outcome names the 202's id, not the copy's", async () => {
+    const lines: Line[] = [];
+    class RefusingRetries extends MemoryStore {
+      override async retryLater(): Promise<void> {
+        throw new Error("disk full");
+      }
+    }
+    const app = newApp("follow", { logger: jsonLogger(lines, "warn"), store: new RefusingRetries() });
+    const source = webhook({ path: "/refused" });
+    app.task({ source, name: "audit" }, async () => undefined);
+    app.task({ source, name: "mirror", retry: { attempts: 3 } }, async () => {
+      throw new Error("mirror down");
+    });
+    await app.start();
+    const id = await post(source.url, { n: 3 });
+    await until(() => lines.some((l) => l.msg === "cannot record a task's outcome in the store"));
+    const line = lines.find((l) => l.msg === "cannot record a task's outcome in the store")!;
+    expect(line.eventId).to.equal(id);
   });
 
   it("above debug: no per-event line, and neither wrapper nor run hook is installed", async () => {

@@ -32,3 +32,26 @@ describe("MemoryStore history bound", () => {
     }
   });
 });
+
+describe("MemoryStore history bound: runs", () => {
+  it("keeps no more than a bounded number of runs whose event it does not hold (dropped before their runs came, or never noted)", async () => {
+    const store = new MemoryStore({}, { historyMaxEvents: 10 });
+    await store.open();
+    try {
+      const run = { task: "t", attempt: 1, startedAt: Date.now(), durationMs: 1, outcome: "success" as const };
+      for (let i = 0; i < 20; i++) store.history.noteEvent({ id: `kept${i}`, origin: { kind: "webhook", source: "s" }, receivedAt: Date.now(), deliveries: [], payload: { i } });
+      // A backlog's runs, after its events were dropped by the bound: they refer to nothing kept.
+      for (let i = 0; i < 50_000; i++) store.history.noteRun({ eventId: `gone${i}`, run, status: "succeeded" });
+      await store.history.flush();
+      const { bytes } = await store.history.size();
+      // 10 events and their slack; runs of events not held are not kept by the tens of thousands.
+      expect(bytes).to.be.below(200_000);
+      // A run noted just before its event still joins it.
+      store.history.noteRun({ eventId: "late", run, status: "succeeded" });
+      store.history.noteEvent({ id: "late", origin: { kind: "webhook", source: "s" }, receivedAt: Date.now(), deliveries: [{ task: "t", queue: "webhook:t", messageId: "late" }], payload: {} });
+      expect((await store.history.get("late"))!.runs).to.have.length(1);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -5,6 +5,9 @@ import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, isPast, matche
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
 export const DEFAULT_MEMORY_HISTORY_EVENTS = 10_000;
 
+/** Runs of events not held kept at least (those noted a moment before their event must wait for it). */
+const MIN_ORPHAN_RUNS = 1_000;
+
 interface Kept {
   readonly note: EventNote;
   /** Estimated size, computed when first asked. */
@@ -24,6 +27,12 @@ export class MemoryHistory implements HistoryStore {
   private readonly byId = new Map<string, Kept>();
   /** Runs by event id, in the order noted; kept even before their event is known. */
   private readonly runs = new Map<string, RunNote[]>();
+  /**
+   * Ids in `runs` whose event is not held, oldest first: runs noted a moment before their event,
+   * and runs of events the bound dropped before they ran (a backlog). Only the newest few are
+   * kept: the others would grow the heap past `maxEvents` until the retention cut.
+   */
+  private readonly orphans = new Set<string>();
   private readonly childrenOf = new Map<string, Set<string>>();
   private readonly replaysOf = new Map<string, Set<string>>();
   private pending: Array<EventNote | RunNote> = [];
@@ -119,7 +128,10 @@ export class MemoryHistory implements HistoryStore {
     const removed = this.removeOldest(cut);
     // Runs whose event is gone (or never came) and that are as old as what was pruned.
     for (const [id, runs] of this.runs) {
-      if (!this.byId.has(id) && runs.every((r) => r.run.startedAt < before)) this.runs.delete(id);
+      if (!this.byId.has(id) && runs.every((r) => r.run.startedAt < before)) {
+        this.runs.delete(id);
+        this.orphans.delete(id);
+      }
     }
     return removed;
   }
@@ -164,6 +176,12 @@ export class MemoryHistory implements HistoryStore {
       this.sort();
       this.removeOldest(this.ordered.length - this.maxEvents);
     }
+    const orphansKept = Math.max(MIN_ORPHAN_RUNS, slack);
+    for (const id of this.orphans) {
+      if (this.orphans.size <= orphansKept) break;
+      this.orphans.delete(id);
+      this.runs.delete(id);
+    }
   }
 
   private addEvent(note: EventNote): void {
@@ -171,6 +189,7 @@ export class MemoryHistory implements HistoryStore {
     if (this.byId.has(note.id)) return;
     const kept: Kept = { note };
     this.byId.set(note.id, kept);
+    this.orphans.delete(note.id);
     // Appended: sorting waits for a read (nearly sorted, it is one quick pass then).
     const last = this.ordered[this.ordered.length - 1];
     if (last !== undefined && newestFirst(last.note, note) < 0) this.unsorted = true;
@@ -180,6 +199,7 @@ export class MemoryHistory implements HistoryStore {
   }
 
   private addRun(note: RunNote): void {
+    if (!this.byId.has(note.eventId)) this.orphans.add(note.eventId);
     const runs = this.runs.get(note.eventId);
     if (runs === undefined) this.runs.set(note.eventId, [note]);
     else runs.push(note);
