@@ -56,7 +56,6 @@ async function measure(name: string, headers: Record<string, string>): Promise<v
       if (i % 1_000 === 999) await store.history.flush();
     }
     await store.history.flush();
-    if (process.env.DBSTATS) require("/tmp/he-dbstats.js")((store.history as unknown as { dbs: unknown }).dbs);
     const { events, bytes } = await store.history.size();
     console.log(`${name}: ${events} events, ${bytes} bytes, ${(bytes / events).toFixed(0)} bytes per event`);
   } finally {

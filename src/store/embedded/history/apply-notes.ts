@@ -19,7 +19,7 @@ export function activityBucket(receivedAt: number): number {
 }
 
 /** An event this batch wrote or changed: its summary is written once, at the end. */
-interface Touched {
+export interface Touched {
   readonly at: number;
   readonly summary: SummaryRecord;
 }
@@ -36,12 +36,12 @@ interface Touched {
  * processes writing the history (the app, a CLI replay) never overwrite each other's counts;
  * reads add the rows up.
  */
-export function applyNotes(dbs: HistoryDbs, notes: readonly Note[], tag: string): Promise<unknown>[] {
+export function applyNotes(dbs: HistoryDbs, notes: readonly Note[], tag: string, recent: ReadonlyMap<string, Touched>): { writes: Promise<unknown>[]; touched: Map<string, Touched> } {
   const writes: Promise<unknown>[] = [];
   const touched = new Map<string, Touched>();
   const deltas = new Map<string, { readonly key: ActivityKey; readonly delta: number[] }>();
   const earlyHeld = dbs.early.getStats() as { entryCount?: number };
-  const batch: Batch = { dbs, writes, touched, deltas, tag, earlyRuns: (earlyHeld.entryCount ?? 0) > 0, earlyNext: new Map() };
+  const batch: Batch = { dbs, writes, touched, recent, deltas, tag, earlyRuns: (earlyHeld.entryCount ?? 0) > 0, earlyNext: new Map() };
   for (const note of notes) {
     if (note.event) applyEvent(batch, note.event, note.record);
     else applyRun(batch, note.run);
@@ -52,13 +52,15 @@ export function applyNotes(dbs: HistoryDbs, notes: readonly Note[], tag: string)
     for (let i = 0; i < 5; i++) counts[i] = counts[i]! + delta[i]!;
     writes.push(dbs.activity.put(key, counts));
   }
-  return writes;
+  return { writes, touched };
 }
 
 interface Batch {
   readonly dbs: HistoryDbs;
   readonly writes: Promise<unknown>[];
   readonly touched: Map<string, Touched>;
+  /** The previous batch's events as it wrote them: a run noted just after its event's batch finds it without a read. */
+  readonly recent: ReadonlyMap<string, Touched>;
   readonly deltas: Map<string, { readonly key: ActivityKey; readonly delta: number[] }>;
   readonly tag: string;
   /** Whether early runs may be waiting (else no event looks for them). */
@@ -100,6 +102,10 @@ function link(batch: Batch, to: string, kind: "c" | "y", id: string): void {
 
 function touchedOrRead(batch: Batch, id: string): Touched | undefined {
   let entry = batch.touched.get(id);
+  if (entry === undefined) {
+    entry = batch.recent.get(id);
+    if (entry !== undefined) batch.touched.set(id, entry);
+  }
   if (entry === undefined) {
     const at = batch.dbs.index.get(id);
     const summary = at === undefined ? undefined : batch.dbs.timeline.get([at, id]);

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { StoreWriter } from "../store-writer";
 import { WriteHealth } from "../write-health";
 import { RateLimit } from "../../../util/rate-limit";
-import { applyNotes } from "./apply-notes";
+import { applyNotes, type Touched } from "./apply-notes";
 import { summaryRecord, type SummaryRecord } from "./history-records";
 import { activityOf } from "./history-activity";
 import { entryCount, historyDatabases, historyExists, openHistoryEnvironment, type HistoryDbs } from "./history-env";
@@ -50,6 +50,12 @@ export class EmbeddedHistory implements HistoryStore {
   /** This process's activity rows (see applyNotes). */
   private readonly tag = randomBytes(4).toString("hex");
   private readonly unencodable = new RateLimit();
+  /**
+   * The last batch's events as written (its summaries, runs and links): most runs are noted in
+   * the batch after their event's, and find it here instead of reading it back. Only this
+   * process's runs change a summary; another process (the CLI) only adds events and replay links.
+   */
+  private recent: ReadonlyMap<string, Touched> = new Map();
   private readonly writer: NoteWriter;
 
   constructor(
@@ -102,7 +108,13 @@ export class EmbeddedHistory implements HistoryStore {
     if (maxEvents !== undefined && (!Number.isInteger(maxEvents) || maxEvents < 0)) throw new TypeError(`maxEvents must be a whole number of events, got ${String(maxEvents)}`);
     const dbs = this.forRead();
     if (dbs === undefined) return 0;
-    return pruneHistory(dbs, before, maxEvents);
+    // Events pruned must not come back from the cache with a late run.
+    this.recent = new Map();
+    try {
+      return await pruneHistory(dbs, before, maxEvents);
+    } finally {
+      this.recent = new Map();
+    }
   }
 
   async size(): Promise<{ events: number; bytes: number }> {
@@ -123,6 +135,7 @@ export class EmbeddedHistory implements HistoryStore {
     const dbs = this.dbs;
     this.dbs = undefined;
     this.writes = undefined;
+    this.recent = new Map();
     if (dbs) await dbs.root.close();
   }
 
@@ -133,8 +146,17 @@ export class EmbeddedHistory implements HistoryStore {
       this.writes = new StoreWriter(dbs.root, new WriteHealth(() => undefined));
     }
     const dbs = this.dbs;
+    const recent = this.recent;
+    // Used once: on failure the batch is tried again from what is on disk.
+    this.recent = new Map();
+    let touched: Map<string, Touched> | undefined;
     // Every write's promise is held (Promise.all): a failed commit rejects them all, handled here.
-    await this.writes!.run(() => Promise.all(applyNotes(dbs, notes, this.tag)));
+    await this.writes!.run(() => {
+      const batch = applyNotes(dbs, notes, this.tag, recent);
+      touched = batch.touched;
+      return Promise.all(batch.writes);
+    });
+    this.recent = touched!;
   }
 
   /** The environment, opened when it exists; undefined when no history was ever written here. */

@@ -1,7 +1,8 @@
 import type { EventSummary, HistoryEvent, HistoryPage, HistoryQuery } from "../../history";
 import { checkHistoryQuery, encodeCursor, matchesDeliveries, matchesSearch, newestFirst, type CheckedQuery, type CursorPosition } from "../../history-query";
 import type { HistoryDbs } from "./history-env";
-import { decodeBody, payloadOf, runOf, summaryOf, type SummaryRecord, type TimelineKey } from "./history-records";
+import { decodeBody, payloadOf } from "./history-body";
+import { runOf, summaryOf, type SummaryRecord, type TimelineKey } from "./history-records";
 
 /**
  * Most summaries one page reads while looking for matches. A search (a header value, a body

@@ -1,15 +1,12 @@
-import { isDeepStrictEqual } from "node:util";
-import { charsetOf } from "../../../sources/webhook/content-type";
-import { modeFor, parseBody } from "../../../sources/webhook/parse-body";
-import { Packr } from "msgpackr";
 import { worstStatus } from "../../history-query";
-import { PAYLOAD_ENCODING } from "../../payload-codec";
+import { bodyRecord, encodeBody } from "./history-body";
 import type { DeliveryNote, DeliveryStatus, DeliveryView, EventNote, EventOrigin, EventSummary, RunOutcome, RunRecord } from "../../history";
 
 /**
- * What the history writes, kept small: every event costs a summary, an index entry and a body,
- * and each run one row. Arrays and one-letter keys (MessagePack writes map keys in full), what
- * can be derived left out (a delivery's usual queue and message id, a body its raw bytes rebuild).
+ * What the history writes, kept small: an event is one record (its summary, its runs, and its
+ * payload encoded apart) and an index entry. Arrays and one-letter keys (MessagePack writes map
+ * keys in full); what can be derived is left out (a delivery's usual queue and message id, a
+ * body its raw bytes rebuild: see history-body.ts).
  */
 
 export type TimelineKey = [receivedAt: number, id: string];
@@ -66,13 +63,6 @@ export interface SummaryRecord {
   b: Buffer;
 }
 
-export interface BodyRecord {
-  /** The payload; a webhook event's `body` left out when `b` says the raw bytes rebuild it. */
-  p: unknown;
-  r?: Buffer;
-  b?: 1;
-  t?: string;
-}
 
 /** A run whose event is not written yet, and the status it left its delivery in. */
 export type EarlyRun = [RunRow, number];
@@ -151,95 +141,6 @@ export function summaryOf(id: string, receivedAt: number, record: SummaryRecord)
   if (record.pa !== undefined) summary.parentId = record.pa;
   if (record.ro !== undefined) summary.replayOf = record.ro;
   return summary;
-}
-
-/**
- * The payload to write: a webhook event's parsed body is left out when parsing its raw bytes
- * the usual way gives it back (the raw bytes are kept anyway), so the body's bytes are written once.
- */
-export function bodyRecord(note: EventNote): BodyRecord {
-  const record: BodyRecord = { p: note.payload };
-  if (note.raw !== undefined) {
-    record.r = note.raw;
-    const payload = note.payload;
-    if (note.origin.kind === "webhook" && isObject(payload) && "body" in payload && rebuildsBody(payload, note.raw)) {
-      const { body: _body, ...rest } = payload;
-      record.p = rest;
-      record.b = 1;
-    }
-  }
-  if (note.traceId !== undefined) record.t = note.traceId;
-  return record;
-}
-
-/**
- * Whether parsing `raw` as a source does by default gives `payload.body` back. A JSON body (the
- * common case) is compared by a walk of its own, several times faster than isDeepStrictEqual.
- */
-function rebuildsBody(payload: Record<string, unknown>, raw: Buffer): boolean {
-  try {
-    const contentType = contentTypeOf(payload);
-    const charset = contentType === undefined ? undefined : charsetOf(contentType);
-    if (modeFor(contentType) === "json" && (charset === undefined || charset === "utf-8" || charset === "utf8")) {
-      const text = raw.toString("utf8");
-      return sameJson(JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text), payload.body);
-    }
-    return isDeepStrictEqual(parseBody("auto", raw, contentType), payload.body);
-  } catch {
-    return false;
-  }
-}
-
-/** Equality of two values JSON.parse could have made (plain objects, arrays, strings, numbers, booleans, null). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b) || Object.getPrototypeOf(b) !== Object.prototype) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const key of keys) {
-    if (!Object.prototype.hasOwnProperty.call(b, key) || !sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
-  }
-  return true;
-}
-
-const bodyPackr = new Packr(PAYLOAD_ENCODING);
-
-/** A copy: msgpackr hands back a view into a buffer it reuses. */
-function encodeBody(record: BodyRecord): Buffer {
-  return Buffer.from(bodyPackr.pack(record));
-}
-
-export function decodeBody(bytes: Buffer | Uint8Array): BodyRecord {
-  return bodyPackr.unpack(bytes) as BodyRecord;
-}
-
-/** The payload as the note gave it. */
-export function payloadOf(record: BodyRecord): unknown {
-  if (record.b !== 1 || record.r === undefined || !isObject(record.p)) return record.p;
-  let body: unknown;
-  try {
-    body = parseBody("auto", record.r, contentTypeOf(record.p));
-  } catch {
-    body = null; // it parsed when written: only a changed parser could fail here
-  }
-  return { body, ...record.p };
-}
-
-function contentTypeOf(payload: Record<string, unknown>): string | undefined {
-  const headers = payload.headers;
-  if (!isObject(headers)) return undefined;
-  const value = headers["content-type"];
-  return typeof value === "string" ? value : undefined;
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
 }
 
 export function runRow(run: RunRecord): RunRow {
