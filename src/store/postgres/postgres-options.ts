@@ -78,7 +78,8 @@ export interface PostgresStoreOptions {
   readonly preparedStatements?: boolean;
   /**
    * How the event history's notes are written: batched every `delayMs` (default 100 ms), at most
-   * `maxBatchNotes` (1,000) per statement, at most `maxBuffered` (50,000) waiting, each batch
+   * `maxBatchNotes` (1,000) per statement, at most `maxBuffered` (50,000) notes or
+   * `maxBufferedChars` (64 MB of JSON) waiting, each batch
    * tried `tries` times (5) while the database fails before it is dropped.
    */
   readonly historyWriter?: HistoryWriterTuning;
@@ -211,7 +212,7 @@ function historyWriterTuning(tuning: HistoryWriterTuning | undefined): HistoryWr
   if (tuning === undefined) return undefined;
   if (typeof tuning !== "object" || tuning === null) throw new TypeError("PostgresStore: historyWriter must be an object");
   for (const [key, value] of Object.entries(tuning)) {
-    if (!["delayMs", "maxBatchNotes", "maxBatchChars", "maxBuffered", "tries", "retryMs"].includes(key)) throw new TypeError(`PostgresStore: historyWriter has no option "${key}"`);
+    if (!["delayMs", "maxBatchNotes", "maxBatchChars", "maxBuffered", "maxBufferedChars", "tries", "retryMs"].includes(key)) throw new TypeError(`PostgresStore: historyWriter has no option "${key}"`);
     const min = key === "delayMs" || key === "retryMs" ? 0 : 1;
     if (typeof value !== "number" || !Number.isInteger(value) || value < min) throw new TypeError(`PostgresStore: historyWriter.${key} must be an integer of ${min} or more`);
   }

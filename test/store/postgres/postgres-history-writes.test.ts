@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import type { EventNote } from "../../../src/store/history";
+import { PostgresStore } from "../../../src/store/postgres/postgres-store";
 import { recordingLogger, type LogLine } from "../../helpers/wait";
 import { PostgresFixture } from "./postgres-fixture";
 
@@ -54,6 +55,27 @@ describe("PostgresStore history: what the writer stores, and what it drops", fun
     const dropped = lines.filter((l) => /dropped/.test(l.msg));
     expect(dropped.length).to.be.at.least(1);
     expect(dropped[0].fields).to.include({ kind: "history" });
+  });
+
+  it("drops what comes past its buffer's bound, counted and logged, and keeps the rest", async () => {
+    const lines: LogLine[] = [];
+    const store = fixture.store({ logger: recordingLogger(lines), historyWriter: { maxBuffered: 5 } });
+    await store.open();
+    const h = store.history;
+    for (let i = 0; i < 12; i++) h.noteEvent(note(`b${i}`, { body: i, headers: {} }));
+    await h.flush();
+    expect(h.writes.lost).to.equal(7);
+    expect((await h.list({})).events.map((e) => e.id).sort()).to.deep.equal(["b0", "b1", "b2", "b3", "b4"]);
+    expect(lines.some((l) => /buffer is full/.test(l.msg))).to.equal(true);
+  });
+
+  it("refuses historyWriter settings it cannot take, naming them", () => {
+    const make = (historyWriter: unknown) => () => new PostgresStore({ connectionString: fixture.url, schema: "never_opened", historyWriter: historyWriter as never });
+    expect(make({ delayMs: -1 })).to.throw(TypeError, /historyWriter\.delayMs/);
+    expect(make({ tries: 0 })).to.throw(TypeError, /historyWriter\.tries/);
+    expect(make({ maxBuffered: 1.5 })).to.throw(TypeError, /historyWriter\.maxBuffered/);
+    expect(make({ batchSize: 10 })).to.throw(TypeError, /historyWriter has no option "batchSize"/);
+    expect(make("fast")).to.throw(TypeError, /historyWriter must be an object/);
   });
 
   it("writes a burst in a few statements, not one per note", async () => {

@@ -53,10 +53,30 @@ describe("PostgresStore", function () {
       const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL });
       pools.push(pool);
       const tables = await pool.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
-      expect(tables.rows.map((r) => r.table_name)).to.deep.equal(["dead_letters", "messages", "migrations", "state"]);
-      const versions = await pool.query(`SELECT version FROM "${schema}".migrations`);
-      expect(versions.rows.map((r) => r.version)).to.deep.equal([LATEST_SCHEMA_VERSION]);
+      expect(tables.rows.map((r) => r.table_name)).to.deep.equal(["dead_letters", "history_events", "history_runs", "messages", "migrations", "paused_tasks", "state"]);
+      const versions = await pool.query(`SELECT version FROM "${schema}".migrations ORDER BY version`);
+      expect(versions.rows.map((r) => r.version)).to.deep.equal(Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
       expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([]);
+    });
+
+    it("migrates a schema of the first version (no history) in place: its messages stay, the history and pauses work", async () => {
+      const schema = fixture.schema();
+      const first = await open({ schema });
+      await first.enqueue("q", message("kept"));
+      await first.close();
+      const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL });
+      pools.push(pool);
+      // Back to version 1, as the previous release left it, with its message waiting.
+      await pool.query(`DROP TABLE "${schema}".history_events, "${schema}".history_runs, "${schema}".paused_tasks`);
+      await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 1`);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([2]);
+      const store = await open({ schema });
+      expect(ids(await store.claim("q", 10))).to.deep.equal(["kept"]);
+      store.history.noteEvent({ id: "h1", origin: { kind: "queue", queue: "q" }, receivedAt: Date.now(), deliveries: [], payload: { v: 1 } });
+      await store.history.flush();
+      expect((await store.history.get("h1"))!.payload).to.deep.equal({ v: 1 });
+      await store.pauses.setPaused("t", true);
+      expect([...(await store.pauses.paused())]).to.deep.equal(["t"]);
     });
 
     it("lets several stores open a new schema at the same moment: one migrates, the others wait and use it", async () => {

@@ -26,7 +26,12 @@ export const RUN_OUTCOMES: readonly RunOutcome[] = ["success", "retry", "dead_le
  * by end time, or pending while it has none. Served by the runs' primary key (event_id, task, ...).
  */
 export function deliveryStatusSql(runs: string, eventId: string, task: string): string {
-  return `coalesce((SELECT r.status FROM ${runs} r WHERE r.event_id = ${eventId} AND r.task = ${task} ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1), 1)`;
+  return `coalesce((${latestRunSql(runs, eventId, task, "r.status")}), 1)`;
+}
+
+/** `columns` of the latest run (by end time) of `task` on event `eventId`, as `r`. */
+export function latestRunSql(runs: string, eventId: string, task: string, columns: string): string {
+  return `SELECT ${columns} FROM ${runs} r WHERE r.event_id = ${eventId} AND r.task = ${task} ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1`;
 }
 
 /** Event `e`'s deliveries as rows (task, queue, message_id), from its three arrays. */

@@ -16,6 +16,8 @@ export interface HistoryWriterOptions {
   readonly maxBatchChars?: number;
   /** Most notes waiting; past it new notes are dropped and counted (default 50,000). */
   readonly maxBuffered?: number;
+  /** Most characters of JSON waiting, the same way (default 64 MB: large bodies fill it before the count). */
+  readonly maxBufferedChars?: number;
   /** Tries of one batch while the database fails, before it is dropped (default 5, about 15 s). */
   readonly tries?: number;
   /** First pause between tries, doubled each time up to 8 s (default 500 ms). */
@@ -45,6 +47,7 @@ const LOST_LOG_MS = 5_000;
  */
 export class HistoryWriter {
   private buffer: Buffered[] = [];
+  private bufferedChars = 0;
   private seq = 0;
   private settledSeq = 0;
   private waiters: Array<{ readonly seq: number; readonly resolve: () => void }> = [];
@@ -63,6 +66,7 @@ export class HistoryWriter {
   private readonly maxBatchNotes: number;
   private readonly maxBatchChars: number;
   private readonly maxBuffered: number;
+  private readonly maxBufferedChars: number;
   private readonly tries: number;
   private readonly retryMs: number;
 
@@ -71,6 +75,7 @@ export class HistoryWriter {
     this.maxBatchNotes = options.maxBatchNotes ?? 1_000;
     this.maxBatchChars = options.maxBatchChars ?? 8 * 1024 * 1024;
     this.maxBuffered = options.maxBuffered ?? 50_000;
+    this.maxBufferedChars = options.maxBufferedChars ?? 64 * 1024 * 1024;
     this.tries = options.tries ?? 5;
     this.retryMs = options.retryMs ?? 500;
   }
@@ -82,11 +87,12 @@ export class HistoryWriter {
 
   /** Queues an encoded note. Never throws. */
   add(rows: NoteRows): void {
-    if (this.buffer.length >= this.maxBuffered) {
+    if (this.buffer.length >= this.maxBuffered || this.bufferedChars + rows.size > this.maxBufferedChars) {
       this.dropped(1, undefined, "the history's write buffer is full (the database is slow or down); notes dropped");
       return;
     }
     this.buffer.push({ seq: ++this.seq, rows });
+    this.bufferedChars += rows.size;
     if (this.buffer.length >= this.maxBatchNotes) this.start();
     else this.schedule();
   }
@@ -162,6 +168,7 @@ export class HistoryWriter {
     }
     const lastSeq = this.buffer[n - 1].seq;
     this.buffer.splice(0, n);
+    this.bufferedChars -= chars;
     return { batch, lastSeq };
   }
 
@@ -182,6 +189,7 @@ export class HistoryWriter {
           const behind = this.buffer.length;
           if (behind > 0) this.settle(this.buffer[behind - 1].seq);
           this.buffer = [];
+          this.bufferedChars = 0;
           this.dropped(batch.length + behind, error, "history notes could not be written (the database fails); dropped");
           return;
         }
