@@ -18,3 +18,12 @@ export function shownHeaders(headers: unknown): Array<[string, string]> {
     return [name, SECRET.has(name.toLowerCase()) || SECRET_NAME.test(name) ? HIDDEN : text];
   });
 }
+
+/** The query parameters as the console shows them: a parameter named like a credential (`?token=`, `?sig=`) is redacted too. */
+export function shownQuery(query: unknown): Record<string, unknown> {
+  if (typeof query !== "object" || query === null) return {};
+  return Object.fromEntries(Object.entries(query as Record<string, unknown>).map(([name, value]) => [name, SECRET_NAME.test(name) || SECRET_PARAM.test(name) ? HIDDEN : value]));
+}
+
+/** Short names senders use for a credential in the query string. */
+const SECRET_PARAM = /^(?:sig|key|code|access_token|apikey)$/i;

@@ -5,6 +5,8 @@ import { FilterError, historyQuery, parseTime } from "../../src/console/list-fil
 import { isLoopbackHost, resolveConsoleOptions } from "../../src/console/console-options";
 import { html, trusted } from "../../src/console/html";
 import { SignInThrottle } from "../../src/console/sign-in-throttle";
+import { safeNext } from "../../src/console/safe-next";
+import { ConsolePaths } from "../../src/console/console-paths";
 
 const TOKEN = "a-token-of-sufficient-length";
 const SESSION_COOKIE = sessionCookieName("shop");
@@ -89,5 +91,18 @@ describe("console: sign-in throttle", () => {
     // "a" went when "c" came (two addresses at most): its count starts again.
     for (let i = 0; i < 2; i++) throttle.failed("a", t0 + 61_000);
     expect(throttle.retryAfter("a", t0 + 61_000)).to.equal(undefined);
+  });
+});
+
+describe("console: where a redirect may go", () => {
+  it("stays inside the console, at its root or under a path", () => {
+    const root = new ConsolePaths("");
+    const under = new ConsolePaths("/console");
+    expect(safeNext("/events?status=dead", root)).to.equal("/events?status=dead");
+    expect(safeNext("/console/events/x", under)).to.equal("/console/events/x");
+    expect(safeNext("/console", under)).to.equal("/console");
+    for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example/", "events", "/metrics", "/consoled/x", "/console/\r\nx"]) {
+      expect(safeNext(bad, under), bad).to.equal("/console/");
+    }
   });
 });

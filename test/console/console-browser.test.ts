@@ -107,6 +107,12 @@ describe("console in a real browser", function () {
     expect(await rows.count()).to.equal(1);
     expect(await rows.first().innerText()).to.include(dead);
     await shot(page, "04-events-dead");
+    // The same delivery among the dead letters, with its error.
+    await page.click("nav >> text=Dead letters");
+    await page.waitForSelector("h1:text('Dead letters')");
+    expect(await page.locator("table.grid tbody").innerText()).to.include("card declined for order o-dead").and.include(dead);
+    await shot(page, "04b-dead-letters");
+    await page.goBack();
 
     // The dead event: its run, its error with the stack, its request.
     await page.click(`a:text("${dead}")`);
@@ -149,7 +155,9 @@ describe("console in a real browser", function () {
     await page.waitForSelector("text=3 replays queued.");
     await page.click("nav >> text=Dead letters");
     await page.waitForSelector("h1:text('Dead letters')");
-    await shot(page, "08-dead-letters");
+    // The replay superseded the dead letter.
+    expect(await page.locator("table.grid tbody").innerText()).to.include("No dead letters.");
+    await shot(page, "08-dead-letters-after-replay");
 
     // Pause from the overview (asks first), then a bulk replay's dry run.
     await page.click("nav >> text=Overview");

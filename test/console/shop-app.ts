@@ -20,7 +20,7 @@ export interface ShopApp {
   /** The console's URL (with its path and a trailing slash). */
   readonly consoleUrl: string;
   /** Sends one signed delivery; resolves with the 202's event id. */
-  deliver(order: Order, headers?: Record<string, string>): Promise<string>;
+  deliver(order: Order, headers?: Record<string, string>, query?: Record<string, string>): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -35,9 +35,10 @@ export async function startShop(consoleOption: boolean | ConsoleOptions = { port
   });
   app.task({ source: receipts, name: "mailer" }, async (_ctx, receipt) => `mailed ${receipt.order}`);
   await app.start();
-  const deliver = async (order: Order, headers: Record<string, string> = {}): Promise<string> => {
+  const deliver = async (order: Order, headers: Record<string, string> = {}, query: Record<string, string> = {}): Promise<string> => {
     const body = JSON.stringify(order);
-    const res = await fetch(github.url, {
+    const search = new URLSearchParams(query).toString();
+    const res = await fetch(search === "" ? github.url : `${github.url}?${search}`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-github-event": "push", ...signRequest("github", { secret: GITHUB_SECRET, body }), ...headers },
       body,

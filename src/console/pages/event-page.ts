@@ -2,7 +2,7 @@ import type { DeliveryStatus, HistoryEvent, RunRecord } from "../../store/histor
 import { badge, duration, pretty, time } from "../format";
 import { html, type Html } from "../html";
 import { csrfField, layout, type PageContext } from "../layout";
-import { shownHeaders } from "../shown-headers";
+import { shownHeaders, shownQuery } from "../shown-headers";
 
 const MAX_SHOWN = 200_000;
 
@@ -73,7 +73,7 @@ function requestSection(event: HistoryEvent): Html {
   })();
   if (event.origin.kind === "webhook" && isRecord(payload) && "headers" in payload) {
     const headers = shownHeaders(payload.headers);
-    const query = isRecord(payload.query) && Object.keys(payload.query).length > 0 ? html`<p><span class="muted">Query:</span> <code>${pretty(payload.query)}</code></p>` : "";
+    const query = isRecord(payload.query) && Object.keys(payload.query).length > 0 ? html`<p><span class="muted">Query:</span> <code>${pretty(shownQuery(payload.query))}</code></p>` : "";
     const client = Array.isArray(payload.client) ? html` <span class="muted">from</span> ${String(payload.client[0])}` : "";
     const body = bytesOf(payload.body);
     const bodyText = body === undefined ? pretty(payload.body) : bytesText(body).text;
