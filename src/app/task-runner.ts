@@ -281,7 +281,7 @@ export class TaskRunner {
     written.then(
       (settled) => {
         run?.finished(this.observer, settled ?? DONE, ok ? undefined : value);
-        this.history?.ran(message, run, settled ?? DONE, ok ? undefined : value, settled?.emitted);
+        this.history?.ran(message, run, settled ?? DONE, settled?.error ?? (ok ? undefined : value), settled?.emitted);
         this.recorded();
       },
       (error: unknown) => {
@@ -346,13 +346,13 @@ export class TaskRunner {
       // The caller is told of the failure and will send again: retrying too would duplicate it.
       logger.warn({ err: error }, "task failed; the waiting caller was answered with an error");
       await store.complete(task.queue, message.id);
-      return { next: "answered", outcome: failure ?? "retry" };
+      return { next: "answered", outcome: failure ?? "retry", error };
     }
     if (attempts >= task.retry.attempts || error instanceof PermanentError) {
       logger.error({ err: error, attempts }, error instanceof PermanentError ? "task failed permanently; the event is kept as a dead letter" : "task failed for the last time; the event is kept as a dead letter");
       const stack = error instanceof Error && typeof error.stack === "string" ? error.stack : text;
       await this.deadLetter({ ...message, attempts, lastError: stack }, text, logger);
-      return { next: "dead_letter", outcome: failure ?? "dead_letter" };
+      return { next: "dead_letter", outcome: failure ?? "dead_letter", error };
     }
     const delay = backoffDelay(task.retry, attempts);
     logger.warn({ err: error, retryInMs: delay }, "task failed; retrying");
@@ -364,7 +364,7 @@ export class TaskRunner {
     }, delay + 5);
     timer.unref();
     this.retryTimers.add(timer);
-    return { next: "retry", outcome: failure ?? "retry", retryAt };
+    return { next: "retry", outcome: failure ?? "retry", retryAt, error };
   }
 
   /**
@@ -432,6 +432,8 @@ export interface Settled {
   readonly retryAt?: number;
   /** What a successful run emitted (told to the history). */
   readonly emitted?: readonly EmitRecord[];
+  /** Why it failed: what the handler threw, or why its result could not be stored (told to the history). */
+  readonly error?: unknown;
 }
 
 /** The message a task's result becomes; it carries the run's trace context when there is one. */

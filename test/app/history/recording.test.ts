@@ -150,6 +150,20 @@ describe("event history: recording", () => {
     expect((await app.events.list({ task: "picky" })).events).to.deep.equal([]);
   });
 
+  it("keeps why a run whose result cannot be stored failed", async () => {
+    const app = newApp();
+    const hook = webhook({ path: "/big" });
+    const out = new Queue<{ big: bigint }>("out");
+    app.task({ source: hook, name: "bigint", emit: out, retry: { attempts: 1 } }, () => ({ big: 2n ** 70n }));
+    app.task({ source: out, name: "never" }, () => undefined);
+    await app.start();
+    const id = (await postJson(hook.url, { n: 1 })).json<{ id: string }>().id;
+    const event = await settled(() => app.events.get(id), (e) => e.status === "dead");
+    expect(event.runs[0].outcome).to.equal("dead_letter");
+    expect(event.runs[0].error!.message).to.match(/the task's result cannot be stored/);
+    expect(event.children).to.deep.equal([]);
+  });
+
   it("records nothing for a refused request", async () => {
     const app = newApp();
     const hook = webhook({ path: "/json", parser: "json" });
