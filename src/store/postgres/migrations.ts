@@ -97,8 +97,11 @@ const MIGRATIONS: readonly Migration[] = [
         tasks text[] NOT NULL,
         queues text[] NOT NULL,
         message_ids text[] NOT NULL,
+        -- A webhook's payload without its body when the body is exactly the JSON of the raw
+        -- bytes (body_from_raw): stored once, read back by parsing them.
         payload jsonb,
-        raw bytea
+        raw bytea,
+        body_from_raw boolean NOT NULL DEFAULT false
       );
       -- Newest-first paging (scanned backwards), pruning oldest first, activity since a time.
       CREATE INDEX history_events_by_time ON $schema.history_events (received_at, id);

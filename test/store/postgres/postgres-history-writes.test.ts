@@ -57,6 +57,29 @@ describe("PostgresStore history: what the writer stores, and what it drops", fun
     expect(dropped[0].fields).to.include({ kind: "history" });
   });
 
+  it("gives back every body as noted, whether its raw bytes hold it as JSON or not, and searches them all", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    const cases: Array<[string, unknown, Buffer]> = [
+      ["spaced", { k: "v", n: 1 }, Buffer.from('{ "k" : "v",\n "n": 1 }')],
+      ["form", { k: "v" }, Buffer.from("k=v")],
+      ["nul", { k: "v", z: "a\u0000b" }, Buffer.from('{"k":"v","z":"a\\u0000b"}')],
+      ["latin1", { k: "v" }, Buffer.from([0x7b, 0x22, 0x6b, 0x22, 0x3a, 0x22, 0x76, 0x22, 0x2c, 0x22, 0x78, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d])],
+      ["changed", { k: "v", added: true }, Buffer.from('{"k":"v"}')],
+    ];
+    for (const [id, body, raw] of cases) h.noteEvent(note(id, { body, headers: { "x-id": id } }, { raw }));
+    await h.flush();
+    for (const [id, body, raw] of cases) {
+      const event = (await h.get(id))!;
+      const expected = id === "nul" ? { k: "v", z: "a\ufffdb" } : body;
+      expect(event.payload, id).to.deep.equal({ body: expected, headers: { "x-id": id } });
+      expect(event.raw!.equals(raw), id).to.equal(true);
+    }
+    expect((await h.list({ search: "k=v" })).events.map((e) => e.id).sort()).to.deep.equal(["changed", "form", "latin1", "nul", "spaced"]);
+    expect((await h.list({ search: "n=1" })).events.map((e) => e.id)).to.deep.equal(["spaced"]);
+  });
+
   it("drops what comes past its buffer's bound, counted and logged, and keeps the rest", async () => {
     const lines: LogLine[] = [];
     const store = fixture.store({ logger: recordingLogger(lines), historyWriter: { maxBuffered: 5 } });

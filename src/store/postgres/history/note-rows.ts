@@ -12,8 +12,31 @@ export interface NoteRows {
 
 const NONE: readonly string[] = [];
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A webhook payload's body, when it is exactly what its raw bytes parse to as JSON (the usual
+ * JSON webhook): the payload is then stored without it, and the body read back from the bytes.
+ * The bytes must be UTF-8 and hold nothing jsonb refuses, so that the database can read them
+ * as JSON too (a body field search).
+ */
+function bodyInRaw(note: EventNote): { readonly rest: Record<string, unknown> } | undefined {
+  const { payload, raw } = note;
+  if (raw === undefined || note.origin.kind !== "webhook" || typeof payload !== "object" || payload === null || Array.isArray(payload)) return undefined;
+  const { body, ...rest } = payload as Record<string, unknown>;
+  if (typeof body !== "object" || body === null || Buffer.isBuffer(body)) return undefined;
+  try {
+    const text = STRICT_UTF8.decode(raw);
+    if (storableJsonText(text) !== text) return undefined;
+    return JSON.stringify(JSON.parse(text)) === JSON.stringify(body) ? { rest } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function eventRows(note: EventNote): NoteRows {
   const { origin } = note;
+  const inRaw = bodyInRaw(note);
   // The payload is made JSON on its own, then set in the row as it is: one pass over it.
   const head = JSON.stringify({
     id: note.id,
@@ -28,8 +51,10 @@ export function eventRows(note: EventNote): NoteRows {
     qs: note.deliveries.map((d) => d.queue),
     ms: note.deliveries.map((d) => d.messageId),
     raw: note.raw === undefined ? null : note.raw.toString("base64"),
+    b: inRaw !== undefined,
   });
-  const row = storableJsonText(`${head.slice(0, -1)},"payload":${jsonText(note.payload ?? null)}}`);
+  const payload = inRaw === undefined ? (note.payload ?? null) : inRaw.rest;
+  const row = storableJsonText(`${head.slice(0, -1)},"payload":${jsonText(payload)}}`);
   return { events: [row], runs: NONE, size: row.length };
 }
 

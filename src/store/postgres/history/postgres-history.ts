@@ -129,7 +129,7 @@ export class PostgresHistory implements HistoryStore {
     const summary = summaryOf(row);
     const event: HistoryEvent = {
       ...summary,
-      payload: revivedJson(row.payload),
+      payload: payloadOf(row),
       runs: (row.runs as RunRow[]).map(runOf),
       replays: row.replays as string[],
       children: row.children as string[],
@@ -275,6 +275,13 @@ function runOf(row: RunRow): RunRecord {
     run = { ...run, error };
   }
   return withOptional(run, "emitted", row.emitted ?? undefined);
+}
+
+/** The payload as noted: its body parsed again from the raw bytes when it was stored in them alone. */
+function payloadOf(row: Record<string, unknown>): unknown {
+  const payload = revivedJson(row.payload);
+  if (row.body_from_raw !== true || typeof payload !== "object" || payload === null) return payload;
+  return { body: JSON.parse((row.raw as Buffer).toString("utf8")) as unknown, ...(payload as Record<string, unknown>) };
 }
 
 function optionalText(value: unknown): string | undefined {

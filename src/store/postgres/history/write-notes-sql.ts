@@ -13,9 +13,9 @@ export function writeNotesSql(tables: HistoryTables): string {
   return `WITH relaxed AS (
       SELECT set_config('synchronous_commit', 'off', true)
     ), ev AS (
-      INSERT INTO ${tables.events} (id, received_at, source, queue, name, parent_id, replay_of, trace_id, tasks, queues, message_ids, payload, raw)
-      SELECT x.id, x.r, x.s, x.q, x.n, x.p, x.o, x.t, x.k, x.qs, x.ms, x.payload, decode(x.raw, 'base64')
-      FROM jsonb_to_recordset($1::jsonb) AS x(id text, r float8, s text, q text, n text, p text, o text, t text, k text[], qs text[], ms text[], payload jsonb, raw text)
+      INSERT INTO ${tables.events} (id, received_at, source, queue, name, parent_id, replay_of, trace_id, tasks, queues, message_ids, payload, raw, body_from_raw)
+      SELECT x.id, x.r, x.s, x.q, x.n, x.p, x.o, x.t, x.k, x.qs, x.ms, x.payload, decode(x.raw, 'base64'), x.b
+      FROM jsonb_to_recordset($1::jsonb) AS x(id text, r float8, s text, q text, n text, p text, o text, t text, k text[], qs text[], ms text[], payload jsonb, raw text, b boolean)
       ON CONFLICT (id) DO NOTHING
       RETURNING 1
     ), rn AS (
