@@ -1,25 +1,12 @@
-import type {
-  ActivityRow,
-  DeliveryView,
-  EventNote,
-  EventOrigin,
-  EventSummary,
-  HistoryEvent,
-  HistoryPage,
-  HistoryQuery,
-  HistoryStore,
-  RunNote,
-  RunOutcome,
-  RunRecord,
-} from "../../history";
+import type { ActivityRow, EventNote, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../../history";
 import type { Logger } from "../../../util/logger";
 import type { PostgresPoolClient, PostgresQueryResult } from "../postgres-options";
 import type { ThrottledLog } from "../throttled-log";
 import { activitySql } from "./activity-sql";
 import { getEventSql } from "./get-event-sql";
 import { encodeCursor } from "../../history-query";
-import { revivedJson } from "./history-json";
-import { historyTables, statusName, type HistoryTables } from "./history-tables";
+import { optionalText, payloadOf, runOf, summaryOf, withOptional, type RunRow } from "./event-views";
+import { historyTables, type HistoryTables } from "./history-tables";
 import { HistoryWriter, type HistoryWriterOptions } from "./history-writer";
 import { listEventsSql } from "./list-events-sql";
 import { eventRows, runRows, type NoteRows } from "./note-rows";
@@ -43,6 +30,8 @@ export type HistoryWriterTuning = Omit<HistoryWriterOptions, "write" | "log" | "
 
 /** Rows one pruning statement deletes: short statements, short locks, whatever the backlog. */
 const PRUNE_BATCH = 1_000;
+/** How often a prune also looks for runs whose event never came. */
+const ORPHAN_SWEEP_MS = 3_600_000;
 
 /**
  * The event history in three tables of the store's schema, shared by every replica: what one
@@ -52,6 +41,7 @@ const PRUNE_BATCH = 1_000;
 export class PostgresHistory implements HistoryStore {
   private readonly tables: HistoryTables;
   private readonly writer: HistoryWriter;
+  private orphansSweptAt = 0;
   private readonly sql: { readonly write: string; readonly get: string; readonly activity: string; readonly older: string; readonly oldest: string; readonly orphans: string };
 
   constructor(
@@ -159,7 +149,7 @@ export class PostgresHistory implements HistoryStore {
    * In batches of PRUNE_BATCH rows, oldest first: events received before `before` (replicas
    * pruning at once take different rows), then, when `maxEvents` is given, the oldest beyond it
    * (one replica at a time, under an advisory lock; another that finds it taken skips), then
-   * runs left without their event.
+   * (once an hour) runs left without their event.
    */
   async prune(before: number, maxEvents?: number): Promise<number> {
     if (!Number.isFinite(before)) throw new TypeError(`history: prune's before must be a time in ms since the epoch, got ${String(before)}`);
@@ -173,9 +163,14 @@ export class PostgresHistory implements HistoryStore {
       if (n < PRUNE_BATCH) break;
     }
     if (maxEvents !== undefined) removed += await this.pruneBeyond(maxEvents);
-    for (;;) {
-      const { rowCount } = await this.host.run(this.sql.orphans, [before, PRUNE_BATCH]);
-      if ((rowCount ?? 0) < PRUNE_BATCH) break;
+    // Orphan runs are rare (a replica that died with notes unsent) and looking for them reads
+    // the old end of the runs table: once an hour is enough.
+    if (Date.now() - this.orphansSweptAt >= ORPHAN_SWEEP_MS) {
+      this.orphansSweptAt = Date.now();
+      for (;;) {
+        const { rowCount } = await this.host.run(this.sql.orphans, [before, PRUNE_BATCH]);
+        if ((rowCount ?? 0) < PRUNE_BATCH) break;
+      }
     }
     return removed;
   }
@@ -228,67 +223,4 @@ export class PostgresHistory implements HistoryStore {
     const { rows } = await this.host.run(text, values);
     return Number(rows[0].n);
   }
-}
-
-interface DeliveryRow {
-  readonly task: string;
-  readonly queue: string;
-  readonly messageId: string;
-  readonly status: number;
-  readonly attempts: number;
-  readonly lastError: string | null;
-}
-
-interface RunRow {
-  readonly task: string;
-  readonly attempt: number;
-  readonly startedAt: number;
-  readonly durationMs: number;
-  readonly outcome: RunOutcome;
-  readonly errorType: string | null;
-  readonly errorMessage: string | null;
-  readonly errorStack: string | null;
-  readonly emitted: string[] | null;
-}
-
-function summaryOf(row: Record<string, unknown>): EventSummary {
-  const deliveries = (row.deliveries as DeliveryRow[]).map((d): DeliveryView => {
-    const status = statusName(d.status);
-    const view: DeliveryView = { task: d.task, queue: d.queue, messageId: d.messageId, status, attempts: Number(d.attempts) };
-    return withOptional(view, "lastError", d.lastError ?? undefined);
-  });
-  // The worst of the deliveries' statuses (codes rise with how bad it is).
-  const worst = deliveries.reduce((code, d) => Math.max(code, STATUS_RANK[d.status]), -1);
-  const origin: EventOrigin = row.source !== null ? { kind: "webhook", source: row.source as string } : { kind: "queue", queue: (row.queue as string | null) ?? "" };
-  let summary: EventSummary = { id: row.id as string, origin, receivedAt: Number(row.received_at), status: worst < 0 ? "pending" : statusName(worst), deliveries };
-  summary = withOptional(summary, "name", optionalText(row.name));
-  summary = withOptional(summary, "parentId", optionalText(row.parent_id));
-  return withOptional(summary, "replayOf", optionalText(row.replay_of));
-}
-
-const STATUS_RANK = { succeeded: 0, pending: 1, failed: 2, dead: 3 } as const;
-
-function runOf(row: RunRow): RunRecord {
-  let run: RunRecord = { task: row.task, attempt: row.attempt, startedAt: row.startedAt, durationMs: row.durationMs, outcome: row.outcome };
-  if (row.errorType !== null || row.errorMessage !== null) {
-    const error = withOptional({ type: row.errorType ?? "Error", message: row.errorMessage ?? "" }, "stack", row.errorStack ?? undefined);
-    run = { ...run, error };
-  }
-  return withOptional(run, "emitted", row.emitted ?? undefined);
-}
-
-/** The payload as noted: its body parsed again from the raw bytes when it was stored in them alone. */
-function payloadOf(row: Record<string, unknown>): unknown {
-  const payload = revivedJson(row.payload);
-  if (row.body_from_raw !== true || typeof payload !== "object" || payload === null) return payload;
-  return { body: JSON.parse((row.raw as Buffer).toString("utf8")) as unknown, ...(payload as Record<string, unknown>) };
-}
-
-function optionalText(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-/** `object` with `key` set only when `value` is defined: absent fields stay absent (deep equality in tests, JSON output). */
-function withOptional<T extends object, K extends string, V>(object: T, key: K, value: V | undefined): T {
-  return value === undefined ? object : { ...object, [key]: value };
 }
