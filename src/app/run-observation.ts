@@ -21,7 +21,7 @@ export class RunObservation {
     private readonly task: RegisteredTask,
     readonly message: QueuedMessage,
     tracing: boolean,
-    observer?: AppObserver,
+    private readonly observer?: AppObserver,
   ) {
     this.traced = tracing ? startTaskSpan(task.name, task.queue, message, message.attempts + 1) : undefined;
     // Undefined unless the debug delivery log is on: one property read per run otherwise.
@@ -30,10 +30,18 @@ export class RunObservation {
 
   /**
    * The run's logger (app, task, eventId, attempt), made on first use; it never throws. Its
-   * eventId is the `202`'s id, also for one task's copy (`<id>@<task>`) of an event several take.
+   * eventId is the `202`'s id, also for one task's copy (`<id>@<task>`) of an event several take;
+   * at debug, an emitted event's run names its parent (parentId).
    */
   get logger(): Logger {
-    return (this.childLogger ??= safeLogger(this.task.logger.child({ eventId: eventIdOfCopy(this.message.id, this.task.name), attempt: this.message.attempts + 1 })));
+    return (this.childLogger ??= safeLogger(this.task.logger.child(this.bindings())));
+  }
+
+  /** eventId and attempt; and at debug, the parent of an emitted event, so that its warnings name it too. */
+  private bindings(): Record<string, unknown> {
+    const eventId = eventIdOfCopy(this.message.id, this.task.name);
+    const parentId = this.observer?.parentOf?.(eventId);
+    return parentId === undefined ? { eventId, attempt: this.message.attempts + 1 } : { eventId, attempt: this.message.attempts + 1, parentId };
   }
 
   /** The run's span context as a stored carrier, for what the run emits. */

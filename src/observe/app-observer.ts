@@ -15,6 +15,8 @@ export interface AppObserver {
    * answered failures): the runner then builds no outcome for the common, successful run.
    */
   readonly onlyUnfinishedRuns?: boolean;
+  /** The id of the event whose run emitted `eventId`, when known (the debug delivery log): a run's lines then name it. */
+  parentOf?(eventId: string): string | undefined;
 }
 
 /** How one HTTP request ended. */
@@ -88,8 +90,10 @@ export function combineObservers(observers: readonly AppObserver[]): AppObserver
   const runs = observers.filter((o) => o.onTaskRun !== undefined);
   const writes = observers.filter((o) => o.onStoreWrite !== undefined);
   // Plain loops with try/catch: no closure per call, this runs for every request.
+  const parents = observers.find((o) => o.parentOf !== undefined);
   return {
     onlyUnfinishedRuns: runs.every((o) => o.onlyUnfinishedRuns === true),
+    parentOf: parents === undefined ? undefined : (eventId) => parents.parentOf!(eventId),
     onRequest: requests.length === 0 ? undefined : (outcome) => {
       for (const o of requests) {
         try {

@@ -12,9 +12,10 @@ const MAX_PARENTS = 10_000;
 /**
  * One debug line per step of a delivery, each with the `202`'s id as `eventId`: the event
  * received (stored), each run started and ended, each value a run emitted (with the emitted
- * event's id as `eventId` and its parent's as `parentId`); the runs of an emitted event carry
- * `parentId` too. Warnings and errors about the event (retries, dead letters, timeouts) are the
- * runner's own lines, which carry the same `eventId`.
+ * event's id as `eventId` and its parent's as `parentId`); every line of an emitted event's runs
+ * (the runner's warnings and errors, its handler's ctx.logger) carries `parentId` too. Warnings
+ * and errors about the event (retries, dead letters, timeouts) are the runner's own lines, which
+ * carry the same `eventId`.
  *
  * Built only when the logger writes debug lines when the app starts (see debugEnabled): above
  * debug no wrapper, no hook, nothing runs per request or per run.
@@ -39,6 +40,10 @@ export class DeliveryLog implements AppObserver {
       // A completion that failed is never reported as a run's end: its note is let go here.
       if (this.emits.size > MAX_PARENTS) this.emits.delete(this.emits.keys().next().value as string);
     });
+  }
+
+  parentOf(eventId: string): string | undefined {
+    return this.parents.get(eventId);
   }
 
   onTaskStart(run: TaskRunStart): void {

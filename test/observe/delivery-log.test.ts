@@ -26,18 +26,19 @@ async function post(url: string, body: unknown): Promise<string> {
 describe("following one delivery in the logs", () => {
   const newApp = useApps();
 
-  it("at debug, the 202's id is on the received line, each run's start and end, and the emitted event's lines name it as parentId", async () => {
+  it("at debug, the 202's id is on the received line, each run's start and end, and every line of the emitted event (its retry too) names it as parentId", async () => {
     const lines: Line[] = [];
     const app = newApp("follow", { logger: jsonLogger(lines, "debug") });
     const source = webhook({ path: "/orders" });
     app.task({ source, name: "order", emit: "invoices" }, async (_ctx, event: { body: { n: number } }) => ({ invoice: event.body.n }));
     let invoiced = 0;
-    app.task({ source: "invoices", name: "invoice" }, async () => {
-      invoiced++;
+    app.task({ source: "invoices", name: "invoice", retry: { attempts: 3, initialDelayMs: 5 } }, async () => {
+      // Fails once: the emitted event's warning names its parent too.
+      if (++invoiced === 1) throw new Error("ledger locked");
     });
     await app.start();
     const id = await post(source.url, { n: 7 });
-    await until(() => invoiced === 1 && lines.some((l) => l.msg === "task run ended" && l.task === "invoice"));
+    await until(() => lines.some((l) => l.msg === "task run ended" && l.task === "invoice" && l.next === "done"));
     const about = lines.filter((l) => l.eventId === id);
     expect(about.map((l) => l.msg)).to.deep.equal(["event received", "task run started", "task run ended"]);
     const [received, started, ended] = about;
@@ -49,11 +50,20 @@ describe("following one delivery in the logs", () => {
     const [child] = ended.emitted as string[];
     expect(child).to.be.a("string").and.not.equal(id);
     const childLines = lines.filter((l) => l.eventId === child);
-    expect(childLines.map((l) => l.msg)).to.deep.equal(["event emitted", "task run started", "task run ended"]);
+    expect(childLines.map((l) => `${l.level} ${l.msg}`)).to.deep.equal([
+      `${DEBUG} event emitted`,
+      `${DEBUG} task run started`,
+      `${WARN} task failed; retrying`,
+      `${DEBUG} task run ended`,
+      `${DEBUG} task run started`,
+      `${DEBUG} task run ended`,
+    ]);
     for (const line of childLines) expect(line.parentId, line.msg).to.equal(id);
     expect(childLines[0]).to.include({ task: "order" });
     expect(childLines[0].queues).to.deep.equal(["invoices"]);
-    expect(childLines[2]).to.include({ task: "invoice", outcome: "success", next: "done" });
+    expect(childLines[2]).to.include({ task: "invoice", attempt: 1 });
+    expect(childLines[3]).to.include({ task: "invoice", outcome: "retry", next: "retry" });
+    expect(childLines[5]).to.include({ task: "invoice", attempt: 2, outcome: "success", next: "done" });
   });
 
   it("retries (warn) and the dead letter (error) carry the event's id, between its debug run lines", async () => {
@@ -141,6 +151,7 @@ describe("following one delivery in the logs", () => {
     expect(debugEnabled(jsonLogger([], "debug"))).to.equal(true);
     const observability = new AppObservability({}, logger, { queues: () => [], stats: () => undefined });
     expect(observability.observer?.onTaskStart).to.equal(undefined);
+    expect(observability.observer?.parentOf).to.equal(undefined);
     const inbox = { name: "x", tasks: ["x"], dedupeNamespace: "x" } as unknown as Parameters<AppObservability["wrapInbox"]>[0];
     expect(observability.wrapInbox(inbox)).to.equal(inbox);
   });
