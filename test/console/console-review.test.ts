@@ -28,4 +28,36 @@ describe("console: refusals and lockouts", function () {
     expect(posted.text).to.include("is not a time");
   });
 
+  it("keeps a signed-in browser working while someone else at its address guesses tokens", async () => {
+    shop = await startShop();
+    const user = new ConsoleClient(shop.consoleUrl);
+    await user.signIn();
+    const attacker = new ConsoleClient(shop.consoleUrl);
+    for (let i = 0; i < 12; i++) await attacker.request("/", { headers: { authorization: `Bearer wrong-guess-${i}-0000000000` } });
+    expect((await attacker.request("/", { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } })).status).to.equal(429);
+    // The session cookie is no guess: its owner is not locked out.
+    expect((await user.request("/")).status).to.equal(200);
+    expect((await user.post("/tasks/billing/pause")).status).to.equal(303);
+  });
+
+  it("counts wrong tokens per client behind a trusted proxy (trustProxy), and never trusts X-Forwarded-For otherwise", async () => {
+    shop = await startShop(undefined, { trustProxy: "loopback" });
+    const client = new ConsoleClient(shop.consoleUrl);
+    const from = (address: string, token: string) => client.request("/", { headers: { authorization: `Bearer ${token}`, "x-forwarded-for": address } });
+    for (let i = 0; i < 12; i++) await from("203.0.113.9", `wrong-guess-${i}-0000000000`);
+    expect((await from("203.0.113.9", CONSOLE_TOKEN)).status).to.equal(429);
+    // Another client behind the same proxy is not locked out by the first one's guesses.
+    expect((await from("203.0.113.10", CONSOLE_TOKEN)).status).to.equal(200);
+    await shop.stop();
+
+    // Without trustProxy, a guesser cannot escape the count by naming another address each time.
+    shop = await startShop();
+    const direct = new ConsoleClient(shop.consoleUrl);
+    for (let i = 0; i < 12; i++) {
+      await direct.request("/", { headers: { authorization: `Bearer wrong-guess-${i}-0000000000`, "x-forwarded-for": `198.51.100.${i}` } });
+    }
+    const right = await direct.request("/", { headers: { authorization: `Bearer ${CONSOLE_TOKEN}`, "x-forwarded-for": "198.51.100.200" } });
+    expect(right.status).to.equal(429);
+  });
+
 });
