@@ -116,6 +116,17 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
     }),
   );
 
+  router.post(
+    "/dead-letters/:id/replay",
+    form,
+    scope.guarded(async (req, res, principal) => {
+      const id = req.params.id as string;
+      if (!(await backend.deadLetters.replay(id))) return send(res, 404, messagePage(ctx(principal), "No such dead letter", `No dead letter ${id}: it may have been replayed or discarded already.`, "dead-letters"));
+      logger.info({ letter: id }, "console: dead letter back in its queue");
+      res.redirect(303, `${paths.deadLetters()}?notice=requeued`);
+    }),
+  );
+
   for (const action of ["pause", "resume"] as const) {
     router.post(
       `/tasks/:task/${action}`,

@@ -25,6 +25,10 @@ export class ConsolePaths {
   deadLetters(): string {
     return `${this.base}/dead-letters`;
   }
+  /** Without a history, a dead letter goes back to its queue as it is (there is no event to replay). */
+  replayDeadLetter(id: string): string {
+    return `${this.base}/dead-letters/${encodeURIComponent(id)}/replay`;
+  }
   discardDeadLetter(id: string): string {
     return `${this.base}/dead-letters/${encodeURIComponent(id)}/discard`;
   }

@@ -16,7 +16,7 @@ const CONSOLE_ROUTES = [
   /^\/replay$/,
   /^\/replay-matching$/,
   /^\/dead-letters$/,
-  /^\/dead-letters\/[^/]+\/discard$/,
+  /^\/dead-letters\/[^/]+\/(?:discard|replay)$/,
   /^\/tasks\/[^/]+\/(?:pause|resume)$/,
   /^\/login$/,
   /^\/logout$/,

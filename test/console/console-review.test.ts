@@ -60,4 +60,26 @@ describe("console: refusals and lockouts", function () {
     expect(right.status).to.equal(429);
   });
 
+  it("replays a dead letter from its page in an app without a history", async () => {
+    shop = await startShop(undefined, { history: false });
+    const s = shop;
+    await s.deliver({ order: "o-dead", fail: true });
+    await eventually(async () => ((await s.app.deadLetters.list()).length === 1 ? true : undefined), 5_000, "the dead letter");
+    const client = new ConsoleClient(s.consoleUrl);
+    await client.signIn();
+    const page = await client.request("/dead-letters");
+    expect(page.status).to.equal(200);
+    // No link to an event page that cannot exist.
+    expect(page.text).to.not.match(/href="\/events\//);
+    const action = /<form method="post" action="([^"]+)" class="inline"><input type="hidden" name="_csrf" value="[^"]+">(?:<input type="hidden" name="task" value="billing">)?<button type="submit">Replay<\/button>/.exec(page.text);
+    expect(action, "the Replay form").to.not.equal(null);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1];
+    s.fixed = true;
+    const answer = await client.post(action![1].replace(/&amp;/g, "&"), { task: "billing" }, csrf);
+    expect(answer.status, answer.text).to.equal(303);
+    await eventually(async () => ((await s.app.deadLetters.list()).length === 0 && (await s.app.status()).queues.every((q) => q.depth === 0) ? true : undefined), 5_000, "the replayed letter to run");
+    const after = await client.request((answer.headers.get("location") ?? "/").replace(new URL(s.consoleUrl).pathname.replace(/\/$/, ""), ""));
+    expect(after.text).to.include("No dead letters.");
+  });
+
 });
