@@ -82,4 +82,17 @@ describe("console: refusals and lockouts", function () {
     expect(after.text).to.include("No dead letters.");
   });
 
+  it("never shows a header whose name says it carries a key", async () => {
+    shop = await startShop();
+    const s = shop;
+    const id = await s.deliver({ order: "o-keys" }, { "x-webhook-key": "webhook-key-value-1", "x-functions-key": "functions-key-value-2", "ocp-apim-subscription-key": "apim-key-value-3", "idempotency-key": "idem-visible-4" });
+    await eventually(async () => ((await s.app.events.get(id))?.status === "succeeded" ? true : undefined), 5_000, "the event");
+    const client = new ConsoleClient(s.consoleUrl);
+    await client.signIn();
+    const page = await client.request(`/events/${id}`);
+    for (const value of ["webhook-key-value-1", "functions-key-value-2", "apim-key-value-3"]) expect(page.text).to.not.include(value);
+    // An idempotency key is no credential: it is what one looks for.
+    expect(page.text).to.include("idem-visible-4");
+  });
+
 });
