@@ -77,7 +77,7 @@ export class ConsoleScope {
       // Anything else is refused before its answer is told, the right token included.
       if (principal?.kind !== "session" && principal?.kind !== "open" && this.throttled(client, res)) return;
       if (principal === undefined) {
-        if (req.headers.authorization !== undefined) this.wrongCredentials(client, "a wrong Authorization header");
+        if (this.auth.triesCredentials(req)) this.wrongCredentials(client, "a wrong Authorization header");
         return this.unauthorized(req, res);
       }
       if (req.method === "POST") {

@@ -95,4 +95,16 @@ describe("console: refusals and lockouts", function () {
     expect(page.text).to.include("idem-visible-4");
   });
 
+  it("keeps a session when a proxy in front adds its own basic Authorization header", async () => {
+    shop = await startShop();
+    const client = new ConsoleClient(shop.consoleUrl);
+    const proxyAuth = { authorization: `Basic ${Buffer.from("ops:proxy-password").toString("base64")}` };
+    const signIn = await client.request("/login", { form: { token: CONSOLE_TOKEN, next: "/" }, headers: { origin: client.origin, "sec-fetch-site": "same-origin", ...proxyAuth } });
+    expect(signIn.status).to.equal(303);
+    client.cookie = signIn.headers.get("set-cookie")!.split(";")[0];
+    for (let i = 0; i < 12; i++) expect((await client.request("/", { headers: proxyAuth })).status, `page view ${i}`).to.equal(200);
+    // Without the cookie, the proxy's header is neither a session nor a wrong token: the sign-in page, never a lockout.
+    const anonymous = new ConsoleClient(shop.consoleUrl);
+    for (let i = 0; i < 12; i++) expect((await anonymous.request("/", { headers: proxyAuth })).status).to.equal(401);
+  });
 });
