@@ -83,7 +83,7 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
       scope.withHistory(async (req, res, principal) => {
         const body = req.body as Record<string, unknown>;
         const { text, error } = readFilter(body);
-        const refuse = (why: string) => send(res, 400, replayMatchingPage(ctx(principal), { text, sources, tasks: taskNames, jobs: bulk.recent(), matched: undefined, error: why }));
+        const refuse = (why: string, status = 400) => send(res, status, replayMatchingPage(ctx(principal), { text, sources, tasks: taskNames, jobs: bulk.recent(), matched: undefined, error: why }));
         if (error !== undefined) return refuse(error);
         if (!narrows(text) && body.everything !== "yes") return refuse("This filter matches every event: tick “Yes, replay every event” to confirm.");
         const rate = body.ratePerSecond === undefined || body.ratePerSecond === "" ? undefined : Number(body.ratePerSecond);
@@ -97,6 +97,8 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
           if (!(e instanceof FilterError)) throw e;
           return refuse(e.message);
         }
+        // A second click, a resent form or another tab would replay every event again, and pace apart.
+        if (bulk.running) return refuse("A bulk replay is still running (below): wait for it to finish before starting another.", 409);
         const params = filterParams(text, ["cursor", "limit"]);
         bulk.start(filter, params.toString(), { task, ratePerSecond: rate });
         params.set("started", "1");

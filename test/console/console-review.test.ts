@@ -107,4 +107,22 @@ describe("console: refusals and lockouts", function () {
     const anonymous = new ConsoleClient(shop.consoleUrl);
     for (let i = 0; i < 12; i++) expect((await anonymous.request("/", { headers: proxyAuth })).status).to.equal(401);
   });
+  it("refuses a second bulk replay while one runs: a resent form replays nothing twice", async () => {
+    shop = await startShop();
+    const s = shop;
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await s.deliver({ order: `o-bulk-${i}`, fail: true }));
+    await eventually(async () => ((await s.app.deadLetters.list()).length === 4 ? true : undefined), 5_000, "the dead letters");
+    const client = new ConsoleClient(s.consoleUrl);
+    await client.signIn();
+    const csrf = await client.csrf();
+    const first = await client.post("/replay-matching", { status: "dead", task: "billing", ratePerSecond: "1" }, csrf);
+    expect(first.status).to.equal(303);
+    const again = await client.post("/replay-matching", { status: "dead", task: "billing", ratePerSecond: "1" }, csrf);
+    expect(again.status).to.equal(409);
+    expect(again.text).to.include("still running");
+    await eventually(async () => ((await Promise.all(ids.map((id) => s.app.events.get(id)))).every((e) => (e?.replays.length ?? 0) >= 1) ? true : undefined), 10_000, "every replay");
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    for (const id of ids) expect((await s.app.events.get(id))?.replays, id).to.have.length(1);
+  });
 });
