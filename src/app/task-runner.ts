@@ -217,10 +217,10 @@ export class TaskRunner {
    * loop, with no promise or array per claim.
    */
   private fillNow(): void {
-    if (this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
+    if (this.paused || this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
     const { store, task } = this;
     try {
-      while (!this.stopping && this.mayHaveMore && this.inFlight < task.concurrency && this.recording < this.maxRecording) {
+      while (!this.stopping && !this.paused && this.mayHaveMore && this.inFlight < task.concurrency && this.recording < this.maxRecording) {
         this.wanted = false;
         const message = store.claimNow!(task.queue);
         if (message === undefined) {
