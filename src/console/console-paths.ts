@@ -25,7 +25,7 @@ export class ConsolePaths {
   deadLetters(): string {
     return `${this.base}/dead-letters`;
   }
-  /** Without a history, a dead letter goes back to its queue as it is (there is no event to replay). */
+  /** A dead letter's replay: its event's, or the letter itself when the history no longer has the event. */
   replayDeadLetter(id: string): string {
     return `${this.base}/dead-letters/${encodeURIComponent(id)}/replay`;
   }

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { MemoryStore } from "../../src/index";
 import { ConsoleClient } from "./console-client";
 import { CONSOLE_TOKEN, eventually, startShop, type ShopApp } from "./shop-app";
 
@@ -124,5 +125,36 @@ describe("console: refusals and lockouts", function () {
     await eventually(async () => ((await Promise.all(ids.map((id) => s.app.events.get(id)))).every((e) => (e?.replays.length ?? 0) >= 1) ? true : undefined), 10_000, "every replay");
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     for (const id of ids) expect((await s.app.events.get(id))?.replays, id).to.have.length(1);
+  });
+  it("replays a dead letter from its page when its event was pruned from the history", async () => {
+    const store = new MemoryStore();
+    shop = await startShop(undefined, { store });
+    const s = shop;
+    const id = await s.deliver({ order: "o-old", fail: true });
+    await eventually(async () => ((await s.app.deadLetters.list()).length === 1 ? true : undefined), 5_000, "the dead letter");
+    // The history keeps events for days (or a count); dead letters stay until handled.
+    await store.history!.prune(Date.now() + 1);
+    expect(await s.app.events.get(id)).to.equal(undefined);
+    const client = new ConsoleClient(s.consoleUrl);
+    await client.signIn();
+    const page = await client.request("/dead-letters");
+    const action = /<form method="post" action="([^"]+)" class="inline"><input type="hidden" name="_csrf" value="[^"]+">(?:<input type="hidden" name="task" value="billing">)?<button type="submit">Replay<\/button>/.exec(page.text);
+    expect(action, "the Replay form").to.not.equal(null);
+    s.fixed = true;
+    const answer = await client.post(action![1], { task: "billing" }, /name="_csrf" value="([^"]+)"/.exec(page.text)![1]);
+    expect(answer.status, answer.text).to.equal(303);
+    await eventually(async () => ((await s.app.deadLetters.list()).length === 0 && (await s.app.status()).queues.every((q) => q.depth === 0) ? true : undefined), 5_000, "the letter to run");
+    // With its event still in the history, a dead letter's Replay is a replay of the event, linked to it.
+    s.fixed = false;
+    const kept = await s.deliver({ order: "o-kept", fail: true });
+    await eventually(async () => ((await s.app.deadLetters.list()).length === 1 ? true : undefined), 5_000, "the second dead letter");
+    s.fixed = true;
+    const again = await client.request("/dead-letters");
+    const form = /<form method="post" action="([^"]+)" class="inline"><input type="hidden" name="_csrf" value="([^"]+)">(?:<input type="hidden" name="task" value="billing">)?<button type="submit">Replay<\/button>/.exec(again.text)!;
+    const replayed = await client.post(form[1], { task: "billing" }, form[2]);
+    expect(replayed.status).to.equal(303);
+    expect(replayed.headers.get("location")).to.match(/\/events\/[^/]+\?notice=replay$/);
+    expect((await s.app.events.get(kept))?.replays).to.have.length(1);
+    expect(await s.app.deadLetters.list()).to.deep.equal([]);
   });
 });

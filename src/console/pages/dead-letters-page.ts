@@ -14,16 +14,14 @@ export function eventIdOf(letter: DeadLetter): string {
 }
 
 /**
- * Without a history (`history: false`) there is no event to link to nor to replay: a letter's
- * Replay puts it back in its queue as it is (`deadLetters.replay`).
+ * A letter's Replay replays its event to the letter's task when the history has the event;
+ * without it (`history: false`, or pruned) the letter goes back to its queue as it is.
  */
 export function deadLettersPage(ctx: PageContext, letters: readonly DeadLetter[], historyEnabled: boolean, notice?: string): string {
   const { paths } = ctx;
   const rows = letters.map((letter) => {
     const eventId = eventIdOf(letter);
-    const replay = historyEnabled
-      ? html`<form method="post" action="${paths.replayEvent(eventId)}" class="inline">${csrfField(ctx)}<input type="hidden" name="task" value="${letter.task}"><button type="submit">Replay</button></form>`
-      : html`<form method="post" action="${paths.replayDeadLetter(letter.message.id)}" class="inline">${csrfField(ctx)}<button type="submit">Replay</button></form>`;
+    const replay = html`<form method="post" action="${paths.replayDeadLetter(letter.message.id)}" class="inline">${csrfField(ctx)}<button type="submit">Replay</button></form>`;
     return html`<tr>
       <td class="nowrap">${time(letter.diedAt)}</td>
       <td>${letter.task}</td>
