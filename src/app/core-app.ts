@@ -1,7 +1,7 @@
 import type { Express } from "express";
 import { ListenerRegistry } from "../http/listener-registry";
 import type { ListenerTimeouts } from "../http/listener";
-import type { TrustProxy } from "../http/trust-proxy";
+import { compileTrust, type TrustProxy } from "../http/trust-proxy";
 import { createStore, storeFromEnv, type StoreSpec } from "../store/create-store";
 import type { DeadLetterStore, EmitRecord, QueuedMessage, StateStore, Store } from "../store/store";
 import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "../util/logger";
@@ -389,7 +389,7 @@ export class CoreApp {
       this.observability.mount(this.listeners, () => this.readiness());
       // After the probes and metrics: the console's own listener serves the console alone.
       if (this.consoleOptions !== undefined) {
-        this.mountedConsole = mountConsole(this.listeners, this.consoleOptions, this.consoleBackend(tasks.map((t) => ({ name: t.name, source: sourceOfTask.get(t.name), input: t.input }))), this.logger);
+        this.mountedConsole = mountConsole(this.listeners, this.consoleOptions, this.consoleBackend(tasks.map((t) => ({ name: t.name, source: sourceOfTask.get(t.name), input: t.input }))), this.logger, this.options.trustProxy === undefined ? undefined : compileTrust(this.options.trustProxy));
       }
       await this.listeners.listenAll();
     } catch (error) {

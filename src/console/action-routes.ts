@@ -3,6 +3,7 @@ import type { HistoryEvent } from "../store/history";
 import { errorMessage } from "../util/logger";
 import type { ConsoleScope } from "./console-scope";
 import { FilterError, filterParams, historyQuery, narrows, readFilter } from "./list-filter";
+import { eventIdOf } from "./pages/dead-letters-page";
 import { messagePage } from "./pages/message-page";
 import { replayMatchingPage } from "./pages/replay-matching-page";
 import { safeNext } from "./safe-next";
@@ -83,7 +84,7 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
       scope.withHistory(async (req, res, principal) => {
         const body = req.body as Record<string, unknown>;
         const { text, error } = readFilter(body);
-        const refuse = (why: string) => send(res, 400, replayMatchingPage(ctx(principal), { text, sources, tasks: taskNames, jobs: bulk.recent(), matched: undefined, error: why }));
+        const refuse = (why: string, status = 400) => send(res, status, replayMatchingPage(ctx(principal), { text, sources, tasks: taskNames, jobs: bulk.recent(), matched: undefined, error: why }));
         if (error !== undefined) return refuse(error);
         if (!narrows(text) && body.everything !== "yes") return refuse("This filter matches every event: tick “Yes, replay every event” to confirm.");
         const rate = body.ratePerSecond === undefined || body.ratePerSecond === "" ? undefined : Number(body.ratePerSecond);
@@ -97,6 +98,8 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
           if (!(e instanceof FilterError)) throw e;
           return refuse(e.message);
         }
+        // A second click, a resent form or another tab would replay every event again, and pace apart.
+        if (bulk.running) return refuse("A bulk replay is still running (below): wait for it to finish before starting another.", 409);
         const params = filterParams(text, ["cursor", "limit"]);
         bulk.start(filter, params.toString(), { task, ratePerSecond: rate });
         params.set("started", "1");
@@ -113,6 +116,32 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
       await backend.deadLetters.purge({ id });
       logger.info({ letter: id }, "console: dead letter discarded");
       res.redirect(303, `${paths.deadLetters()}?notice=discarded`);
+    }),
+  );
+
+  router.post(
+    "/dead-letters/:id/replay",
+    form,
+    scope.guarded(async (req, res, principal) => {
+      const id = req.params.id as string;
+      const letter = await backend.deadLetters.get(id);
+      if (letter === undefined) return send(res, 404, messagePage(ctx(principal), "No such dead letter", `No dead letter ${id}: it may have been replayed or discarded already.`, "dead-letters"));
+      // Its event in the history: a replay linked to it. Pruned (the history keeps days, letters stay) or no history: the letter itself goes back.
+      const event = backend.historyEnabled ? await backend.events.get(eventIdOf(letter)) : undefined;
+      if (event !== undefined) {
+        let replay;
+        try {
+          replay = await backend.events.replay(event.id, { task: letter.task });
+        } catch (error) {
+          return send(res, 400, messagePage(ctx(principal), "Replay refused", errorMessage(error), "dead-letters"));
+        }
+        await discardReplayedLetters(event, replay.tasks);
+        logger.info({ eventId: event.id, replay: replay.id, tasks: replay.tasks }, "console: event replayed");
+        return res.redirect(303, `${paths.event(replay.id)}?notice=replay`);
+      }
+      if (!(await backend.deadLetters.replay(id))) return send(res, 404, messagePage(ctx(principal), "No such dead letter", `No dead letter ${id}: it may have been replayed or discarded already.`, "dead-letters"));
+      logger.info({ letter: id }, "console: dead letter back in its queue");
+      res.redirect(303, `${paths.deadLetters()}?notice=requeued`);
     }),
   );
 

@@ -46,7 +46,8 @@ export class ConsoleAuthenticator {
     if (auth === undefined) return { kind: "open" };
     const header = req.headers.authorization;
     if ("token" in auth) {
-      if (header !== undefined) {
+      // Only a Bearer header is a try at the token: a proxy's own basic header leaves the session cookie to speak.
+      if (header !== undefined && BEARER.test(header)) {
         const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
         return match !== null && constantTimeEqual(match[1], auth.token) ? { kind: "bearer" } : undefined;
       }
@@ -60,6 +61,12 @@ export class ConsoleAuthenticator {
     if (colon === -1) return undefined;
     // One comparison of the whole pair: neither the name nor the password leaks on its own.
     return constantTimeEqual(pair, `${auth.username}:${auth.password}`) ? { kind: "basic", username: pair.slice(0, colon) } : undefined;
+  }
+
+  /** Whether the request tries this console's credentials in its Authorization header (a wrong one is then counted). */
+  triesCredentials(req: IncomingMessage): boolean {
+    const header = req.headers.authorization;
+    return header !== undefined && (this.mode === "token" ? BEARER.test(header) : this.mode === "basic" ? /^Basic\b/i.test(header) : false);
   }
 
   /** The token typed into the login page. */
@@ -103,6 +110,8 @@ export class ConsoleAuthenticator {
     return createHmac("sha256", this.key).update(text).digest("base64url");
   }
 }
+
+const BEARER = /^Bearer\b/i;
 
 /** One cookie's value from a Cookie header. */
 export function cookieValue(header: string | undefined, name: string): string | undefined {

@@ -25,6 +25,10 @@ export class ConsolePaths {
   deadLetters(): string {
     return `${this.base}/dead-letters`;
   }
+  /** A dead letter's replay: its event's, or the letter itself when the history no longer has the event. */
+  replayDeadLetter(id: string): string {
+    return `${this.base}/dead-letters/${encodeURIComponent(id)}/replay`;
+  }
   discardDeadLetter(id: string): string {
     return `${this.base}/dead-letters/${encodeURIComponent(id)}/discard`;
   }

@@ -1,4 +1,5 @@
 import express, { type Router } from "express";
+import type { TrustFunction } from "../http/trust-proxy";
 import type { Logger } from "../util/logger";
 import { addActionRoutes } from "./action-routes";
 import type { ConsoleAssets } from "./console-assets";
@@ -14,8 +15,8 @@ import { addSignInRoutes } from "./sign-in-routes";
  * action behind authentication, each action checked for a cross-site origin and the session's
  * CSRF token (ConsoleScope.guarded).
  */
-export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleOptions, assets: ConsoleAssets, logger: Logger): Router {
-  const scope = new ConsoleScope(backend, options, assets, logger);
+export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleOptions, assets: ConsoleAssets, logger: Logger, trust?: TrustFunction): Router {
+  const scope = new ConsoleScope(backend, options, assets, logger, trust);
   const router = express.Router({ caseSensitive: true });
   const form = express.urlencoded({ extended: false, limit: "256kb", parameterLimit: 1000 });
   // The script, the stylesheet and the icon hold no data: the sign-in page needs them too.

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { clientAddress } from "../http/forwarded";
+import type { TrustFunction } from "../http/trust-proxy";
 import { errorMessage, type Logger } from "../util/logger";
 import { BulkReplays } from "./bulk-replays";
 import { ConsoleAuthenticator, type Principal } from "./console-auth";
@@ -36,6 +38,8 @@ export class ConsoleScope {
     options: ResolvedConsoleOptions,
     readonly assets: ConsoleAssets,
     readonly logger: Logger,
+    /** The app's trustProxy: behind a trusted proxy, wrong tokens are counted per client, not per proxy. */
+    private readonly trust?: TrustFunction,
   ) {
     this.auth = new ConsoleAuthenticator(options.auth, backend.appName);
     this.paths = new ConsolePaths(options.path === "/" ? "" : options.path);
@@ -67,11 +71,13 @@ export class ConsoleScope {
       setSecurityHeaders(res);
       const refused = this.hostRefusal(req);
       if (refused !== undefined) return this.send(res, 403, messagePage(this.context(undefined), "Refused", refused));
-      const client = req.socket.remoteAddress ?? "";
-      if (this.throttled(client, res)) return;
+      const client = this.clientOf(req);
       const principal = this.auth.authenticate(req);
+      // A signed session cookie is no guess: others' wrong tokens from its address do not lock it out.
+      // Anything else is refused before its answer is told, the right token included.
+      if (principal?.kind !== "session" && principal?.kind !== "open" && this.throttled(client, res)) return;
       if (principal === undefined) {
-        if (req.headers.authorization !== undefined) this.wrongCredentials(client, "a wrong Authorization header");
+        if (this.auth.triesCredentials(req)) this.wrongCredentials(client, "a wrong Authorization header");
         return this.unauthorized(req, res);
       }
       if (req.method === "POST") {
@@ -104,6 +110,11 @@ export class ConsoleScope {
         "This app keeps no event history (its option history is false, or its store keeps none): there are no events to list, show or replay. The overview still shows its queues, and the dead letters their page.";
       this.send(res, 404, messagePage(this.context(principal), "No event history", why, "events"));
     };
+  }
+
+  /** The client a request comes from: the socket's peer, or whom a trusted proxy names (trustProxy). */
+  clientOf(req: IncomingMessage): string {
+    return clientAddress(req, this.trust)[0];
   }
 
   /** Answers 429 when `client` gave wrong credentials too often lately; true when it did. */

@@ -9,6 +9,8 @@ export class FilterError extends Error {}
 
 const RELATIVE = /^(\d+)\s*(s|m|min|h|d)$/i;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+/** The farthest time a Date can hold, either side of the epoch. */
+const MAX_TIME_MS = 8.64e15;
 
 /**
  * A time as the form takes it: "15m", "2h", "7d" (that long ago), an ISO date or date-time
@@ -17,8 +19,15 @@ const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, min: 60_000, h: 3_
 export function parseTime(text: string, field: string, now = Date.now()): number {
   const value = text.trim();
   const relative = RELATIVE.exec(value);
-  if (relative !== null) return now - Number(relative[1]) * UNIT_MS[relative[2].toLowerCase()];
-  if (/^\d{10,}$/.test(value)) return Number(value);
+  // A number of digits past any date is no time either (Infinity would reach the store as one).
+  const within = (ms: number): number | undefined => (Number.isFinite(ms) && Math.abs(ms) <= MAX_TIME_MS ? ms : undefined);
+  if (relative !== null) {
+    const ms = within(now - Number(relative[1]) * UNIT_MS[relative[2].toLowerCase()]);
+    if (ms !== undefined) return ms;
+  } else if (/^\d{10,}$/.test(value)) {
+    const ms = within(Number(value));
+    if (ms !== undefined) return ms;
+  }
   const iso = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(value);
   if (iso !== null) {
     const withZone = iso[4] === undefined ? `${value.replace(" ", "T")}${iso[1] === undefined ? "T00:00" : ""}Z` : value.replace(" ", "T");

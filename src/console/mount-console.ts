@@ -1,5 +1,6 @@
 import type { ListenerRegistry } from "../http/listener-registry";
 import type { Listener } from "../http/listener";
+import type { TrustFunction } from "../http/trust-proxy";
 import type { Logger } from "../util/logger";
 import { ConsoleAssets } from "./console-assets";
 import type { ConsoleBackend } from "./console-backend";
@@ -15,7 +16,7 @@ const CONSOLE_ROUTES = [
   /^\/replay$/,
   /^\/replay-matching$/,
   /^\/dead-letters$/,
-  /^\/dead-letters\/[^/]+\/discard$/,
+  /^\/dead-letters\/[^/]+\/(?:discard|replay)$/,
   /^\/tasks\/[^/]+\/(?:pause|resume)$/,
   /^\/login$/,
   /^\/logout$/,
@@ -71,10 +72,10 @@ export function placeConsole(listeners: ListenerRegistry, options: ResolvedConso
 }
 
 /** Puts the console on its listener (see placeConsole), before the listeners start. */
-export function mountConsole(listeners: ListenerRegistry, options: ResolvedConsoleOptions, backend: ConsoleBackend, logger: Logger): MountedConsole {
+export function mountConsole(listeners: ListenerRegistry, options: ResolvedConsoleOptions, backend: ConsoleBackend, logger: Logger, trust?: TrustFunction): MountedConsole {
   const listener = placeConsole(listeners, options);
   const assets = new ConsoleAssets();
-  listener.express.use(options.path, consoleRouter(backend, options, assets, logger.child({ component: "console" })));
+  listener.express.use(options.path, consoleRouter(backend, options, assets, logger.child({ component: "console" }), trust));
   return new MountedConsole(listener, options.path, assets);
 }
 

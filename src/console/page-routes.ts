@@ -20,6 +20,7 @@ const NOTICES: Record<string, string> = {
   paused: "Task paused: its events are accepted and stored, none runs until you resume it.",
   resumed: "Task resumed.",
   discarded: "Dead letter discarded.",
+  requeued: "Dead letter back in its queue: it runs again with fresh attempts.",
 };
 
 const noticeOf = (value: unknown): string | undefined => (typeof value === "string" && Object.hasOwn(NOTICES, value) ? NOTICES[value] : undefined);
@@ -107,7 +108,7 @@ export function addPageRoutes(router: Router, scope: ConsoleScope): void {
     "/dead-letters",
     scope.guarded(async (req, res, principal) => {
       const letters = await backend.deadLetters.list();
-      send(res, 200, deadLettersPage(ctx(principal), [...letters].sort((a, b) => b.diedAt - a.diedAt), noticeOf(req.query.notice)));
+      send(res, 200, deadLettersPage(ctx(principal), [...letters].sort((a, b) => b.diedAt - a.diedAt), backend.historyEnabled, noticeOf(req.query.notice)));
     }),
   );
 }

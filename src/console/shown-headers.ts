@@ -5,6 +5,13 @@ export const HIDDEN = "[redacted]";
 const SECRET = new Set(SECRET_HEADERS);
 /** Beyond the logger's list: any header whose name says it carries a credential or a signature. */
 const SECRET_NAME = /signature|secret|token|passw|auth|api[-_]?key|cookie|session|hmac|credential/i;
+/** A header named "...-key" (x-webhook-key, x-functions-key, ocp-apim-subscription-key) carries one too; an idempotency key does not. */
+const KEY_NAME = /(?:^|[-_])key$/i;
+const NOT_A_SECRET = /idempotency[-_]key$/i;
+
+function secretHeader(name: string): boolean {
+  return SECRET.has(name.toLowerCase()) || SECRET_NAME.test(name) || (KEY_NAME.test(name) && !NOT_A_SECRET.test(name));
+}
 
 /**
  * The headers as the console shows them. The history stores them with credential and signature
@@ -15,7 +22,7 @@ export function shownHeaders(headers: unknown): Array<[string, string]> {
   if (typeof headers !== "object" || headers === null) return [];
   return Object.entries(headers as Record<string, unknown>).map(([name, value]) => {
     const text = Array.isArray(value) ? value.join(", ") : String(value);
-    return [name, SECRET.has(name.toLowerCase()) || SECRET_NAME.test(name) ? HIDDEN : text];
+    return [name, secretHeader(name) ? HIDDEN : text];
   });
 }
 

@@ -33,7 +33,7 @@ export function addSignInRoutes(router: Router, scope: ConsoleScope, form: Reque
     if (crossSite !== undefined) return scope.send(res, 403, messagePage(scope.context(undefined), "Refused", `Sign in from the console's own page: ${crossSite}.`, "login"));
     const body = req.body as Record<string, unknown> | undefined;
     const next = safeNext(typeof body?.next === "string" ? body.next : paths.overview(), paths);
-    const client = req.socket.remoteAddress ?? "";
+    const client = scope.clientOf(req);
     if (scope.throttled(client, res)) return;
     if (typeof body?.token !== "string" || !auth.tokenMatches(body.token)) {
       scope.wrongCredentials(client, "a wrong token");

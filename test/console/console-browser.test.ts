@@ -1,5 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { expect } from "chai";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -185,5 +187,44 @@ describe("console in a real browser", function () {
 
     expect(alerts, "no script of an event ran").to.deep.equal([]);
     expect(errors, "the pages logged no error").to.deep.equal([]);
+  });
+  it("refuses a form another site posts from the same machine (another port), signed in or not", async () => {
+    // A page of another origin (a dev server on another port) that posts a pause to the console at once.
+    let target = "";
+    const attacker: Server = createServer((_req, res) => {
+      res.setHeader("content-type", "text/html");
+      res.end(`<!doctype html><form id="f" method="post" action="${target}"><input name="_csrf" value="guessed"></form><script>document.getElementById("f").submit()</script>`);
+    });
+    await new Promise<void>((resolve) => attacker.listen(0, "127.0.0.1", resolve));
+    const attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`;
+    try {
+      for (const consoleOption of [{ port: 0 }, { port: 0, auth: { token: CONSOLE_TOKEN } }]) {
+        shop = await startShop(consoleOption);
+        const s = shop;
+        target = new URL("tasks/billing/pause", s.consoleUrl).toString();
+        const { page } = await open();
+        if (consoleOption.auth !== undefined) {
+          await page.goto(s.consoleUrl);
+          await page.fill("input[name=token]", CONSOLE_TOKEN);
+          await Promise.all([page.waitForURL(s.consoleUrl), page.click("button[type=submit]")]);
+        }
+        const [answer] = await Promise.all([page.waitForResponse((r) => r.url() === target), page.goto(attackerUrl)]);
+        // Another port of the same host is the same site: the SameSite=Strict cookie goes along, the origin check refuses.
+        expect(answer.status(), JSON.stringify(consoleOption)).to.equal(403);
+        expect(await s.app.paused(), "nothing paused").to.deep.equal([]);
+        await shot(page, consoleOption.auth === undefined ? "12-cross-site-open" : "13-cross-site-signed-in");
+        // The console's own button does pause: the refusal above is the origin's, not a broken action.
+        await page.goto(s.consoleUrl);
+        const row = page.locator("tr", { has: page.locator("th a", { hasText: "billing" }) });
+        await Promise.all([page.waitForURL(/notice=paused/), row.locator("button:text('Pause')").click()]);
+        expect(await s.app.paused()).to.deep.equal(["billing"]);
+        await browser?.close();
+        browser = undefined;
+        await s.stop();
+        shop = undefined;
+      }
+    } finally {
+      await new Promise((resolve) => attacker.close(resolve));
+    }
   });
 });
