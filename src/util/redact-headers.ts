@@ -1,14 +1,13 @@
-import { SECRET_HEADERS } from "./logger";
+import { isSecretHeader } from "./secret-header";
 
 export const REDACTED = "[redacted]";
 
-const SECRET = new Set(SECRET_HEADERS);
-
 /**
  * A dead letter's payload as the CLI may print it: the values of credential and signature
- * headers (authorization, cookie, the senders' signatures: the logger's SECRET_HEADERS)
- * replaced, in the event's `headers`. A terminal or a pasted ticket is no place for them, and
- * nothing the CLI does needs them; the stored letter keeps them for a replay.
+ * headers (authorization, cookie, the senders' signatures, any header named like a
+ * credential: see isSecretHeader) replaced, in the event's `headers`. A terminal or a pasted
+ * ticket is no place for them, and nothing the CLI does needs them; the stored letter keeps
+ * them for a replay.
  */
 export function redactSecretHeaders(payload: unknown): unknown {
   return redactAt(payload, 2);
@@ -44,7 +43,7 @@ function redactAt(value: unknown, levels: number): unknown {
 function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
   let out: Record<string, unknown> | undefined;
   for (const name in headers) {
-    if (Object.prototype.hasOwnProperty.call(headers, name) && SECRET.has(name.toLowerCase())) (out ??= { ...headers })[name] = REDACTED;
+    if (Object.prototype.hasOwnProperty.call(headers, name) && isSecretHeader(name)) (out ??= { ...headers })[name] = REDACTED;
   }
   return out ?? headers;
 }

@@ -21,4 +21,9 @@ describe("redactSecretHeaders", () => {
     const buffer = Buffer.from("x");
     expect(redactSecretHeaders({ headers: buffer })).to.deep.equal({ headers: buffer });
   });
+
+  it("replaces headers named like a credential beyond the logger's list, the rule the console shows them by", () => {
+    const event = { headers: { "x-webhook-key": "k1", "x-functions-key": "k2", "x-my-token": "t", "idempotency-key": "i", "x-request-id": "r" } };
+    expect(redactSecretHeaders(event)).to.deep.equal({ headers: { "x-webhook-key": "[redacted]", "x-functions-key": "[redacted]", "x-my-token": "[redacted]", "idempotency-key": "i", "x-request-id": "r" } });
+  });
 });
