@@ -1,4 +1,4 @@
-import type { EventOrigin, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore } from "../store/history";
+import type { DeliveryStatus, EventOrigin, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore } from "../store/history";
 import { checkHistoryQuery } from "../store/history-query";
 import type { Store } from "../store/store";
 import { didYouMean } from "../util/did-you-mean";
@@ -78,23 +78,28 @@ export class EventHistory implements EventsApi {
       dryRun,
       ratePerSecond: rate,
       takes: target === undefined ? undefined : (summary) => takes(target, summary.origin),
-      replay: (event) => this.replayEvent(history, event, options.task),
+      // By status: the deliveries in it, not the event's other tasks (one that succeeded would run it twice).
+      replay: (event) => this.replayEvent(history, event, options.task, filter.status),
       skipped: (event, error) => this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped"),
     });
   }
 
   /** Stores a fresh copy (no attempts yet) for each task, then notes the replay, linked to its original. */
-  private replayEvent(history: HistoryStore, event: HistoryEvent, task: string | undefined): Promise<ReplayResult> {
-    const targets = task === undefined ? this.targetsOf(event) : [this.targetFor(event, task)];
+  private replayEvent(history: HistoryStore, event: HistoryEvent, task: string | undefined, status?: DeliveryStatus): Promise<ReplayResult> {
+    const targets = task === undefined ? this.targetsOf(event, status) : [this.targetFor(event, task)];
     return queueReplay(this.host.store(), history, event, targets);
   }
 
-  /** The tasks the event was handed to, as this app has them now. */
-  private targetsOf(event: HistoryEvent): ReplayTarget[] {
+  /** The tasks the event was handed to (those whose delivery is in `status`, when given), as this app has them now. */
+  private targetsOf(event: HistoryEvent, status?: DeliveryStatus): ReplayTarget[] {
     const targets: ReplayTarget[] = [];
     for (const delivery of event.deliveries) {
+      if (status !== undefined && delivery.status !== status) continue;
       const target = this.host.target(delivery.task);
       if (target !== undefined && takes(target, event.origin) && !targets.includes(target)) targets.push(target);
+    }
+    if (targets.length === 0 && status !== undefined && !event.deliveries.some((d) => d.status === status)) {
+      throw new ReplayError(`cannot replay event "${event.id}": none of its deliveries is ${status} any more`);
     }
     if (targets.length === 0) {
       const named = event.deliveries.map((d) => `"${d.task}"`).join(", ");

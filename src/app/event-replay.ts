@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { DeliveryNote, EventNote, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
+import type { DeliveryNote, DeliveryStatus, EventNote, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { handedOnForm } from "../store/payload-codec";
 import type { BulkReplayResult, ReplayResult } from "./events-api";
@@ -125,8 +125,12 @@ export async function replayEach(history: HistoryStore, query: HistoryQuery, wal
  * the named task's), its copy id shaped as the original's. No ordering key: the task's key
  * function is the app's code (the app's own replays compute it).
  */
-export function recordedTargets(event: HistoryEvent, task: string | undefined): ReplayCopyTarget[] {
-  const deliveries = task === undefined ? event.deliveries : event.deliveries.filter((d) => d.task === task);
+export function recordedTargets(event: HistoryEvent, task: string | undefined, status?: DeliveryStatus): ReplayCopyTarget[] {
+  // By status (a bulk replay's filter): only the deliveries in it; a task that succeeded would run the event twice.
+  const deliveries = task === undefined ? event.deliveries.filter((d) => status === undefined || d.status === status) : event.deliveries.filter((d) => d.task === task);
+  if (deliveries.length === 0 && task === undefined && status !== undefined && event.deliveries.length > 0) {
+    throw new ReplayError(`cannot replay event "${event.id}": none of its deliveries is ${status} any more`);
+  }
   if (deliveries.length === 0) {
     const tasks = event.deliveries.map((d) => d.task);
     throw new ReplayError(

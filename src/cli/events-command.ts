@@ -1,5 +1,5 @@
 import { DEFAULT_REPLAY_RATE, queueReplay, recordedTargets, replayEach, ReplayError, type ReplayCopyTarget } from "../app/event-replay";
-import type { HistoryEvent } from "../store/history";
+import type { DeliveryStatus, HistoryEvent } from "../store/history";
 import type { HistoryStore } from "../store/history";
 import { HistoryQueryError } from "../store/history-query";
 import type { Store } from "../store/store";
@@ -89,7 +89,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
         dryRun: request.dryRun,
         ratePerSecond: rate,
         takes: task === undefined ? undefined : (summary) => summary.deliveries.some((d) => d.task === task),
-        replay: (event) => queueReplay(store, history, event, replayTargets(event, task, tasks)),
+        replay: (event) => queueReplay(store, history, event, replayTargets(event, task, tasks, request.filter.status)),
         skipped: (event, error) => output.err(`skipped ${event.id}: ${error.message}`),
         // The count first: what is about to happen, and for how long.
         matched: (count) => {
@@ -109,8 +109,8 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
  * The recorded targets, kept to the app's tasks when the app is known: a copy put in the queue
  * of a task removed since (or moved to another queue) would wait there for ever.
  */
-function replayTargets(event: HistoryEvent, task: string | undefined, tasks: readonly TaskQueues[] | undefined): ReplayCopyTarget[] {
-  const recorded = recordedTargets(event, task);
+function replayTargets(event: HistoryEvent, task: string | undefined, tasks: readonly TaskQueues[] | undefined, status?: DeliveryStatus): ReplayCopyTarget[] {
+  const recorded = recordedTargets(event, task, status);
   if (tasks === undefined) return recorded;
   const known = recorded.filter((t) => tasks.some((k) => k.name === t.name && k.queue === t.queue));
   if (known.length > 0) return known;

@@ -145,4 +145,31 @@ describe("CLI events: flags", () => {
       await store.close();
     }
   });
+  it("replays by status only the deliveries in that status: a task that succeeded does not get the event again", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    try {
+      store.history.noteEvent({
+        id: "e2",
+        origin: { kind: "webhook", source: "orders" },
+        receivedAt: NOW,
+        deliveries: [
+          { task: "notify", queue: "webhook:notify", messageId: "e2@notify" },
+          { task: "record", queue: "webhook:record", messageId: "e2@record" },
+        ],
+        payload: { body: { n: 2 }, headers: {} },
+      });
+      const run = { attempt: 1, startedAt: NOW, durationMs: 1 };
+      store.history.noteRun({ eventId: "e2", run: { ...run, task: "notify", outcome: "success" }, status: "succeeded" });
+      store.history.noteRun({ eventId: "e2", run: { ...run, task: "record", outcome: "dead_letter", error: { type: "Error", message: "down" } }, status: "dead" });
+      await store.history.flush();
+      const output = capture();
+      expect(await operate(store, store.history, parseEventsArgs(["replay", "--status", "dead", "--json", "--store", "/d"], NOW), output)).to.equal(0);
+      expect(JSON.parse(output.outLines[0])).to.deep.equal({ matched: 1, queued: 1, dryRun: false });
+      expect(await store.depth("webhook:record")).to.equal(1);
+      expect(await store.depth("webhook:notify")).to.equal(0);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -143,6 +143,29 @@ describe("event history: replay", () => {
     expect(first.count).to.equal(5);
   });
 
+  it("replays by status only the deliveries in that status: a task that succeeded on a fanned-out event does not run it again", async () => {
+    const app = newApp();
+    const hook = webhook({ path: "/fanned" });
+    const notify = new Collector<WebhookEvent<Body>>();
+    let broken = true;
+    const record = new Collector<WebhookEvent<Body>>(() => {
+      if (broken) throw new PermanentError("record down");
+    });
+    app.task({ source: hook, name: "notify" }, notify.handler);
+    app.task({ source: hook, name: "record" }, record.handler);
+    await app.start();
+    const id = (await postJson(hook.url, { n: 1 })).json<{ id: string }>().id;
+    await until(async () => (await app.events.get(id))?.status === "dead");
+    expect(notify.count).to.equal(1);
+    broken = false;
+    expect(await app.events.replay({ status: "dead" }, { ratePerSecond: 1_000 })).to.deep.equal({ matched: 1, queued: 1, dryRun: false });
+    await record.waitFor(2);
+    const replayId = (await app.events.get(id))!.replays[0];
+    await until(async () => (await app.events.get(replayId))?.status === "succeeded");
+    expect((await app.events.get(replayId))!.deliveries.map((d) => d.task)).to.deep.equal(["record"]);
+    expect(notify.count).to.equal(1);
+  });
+
   it("replays 1,000 events by filter: a dry run counts, then paced replays, each event once more and nothing else", async function () {
     this.timeout(60_000);
     const app = newApp(undefined, { history: { maxEvents: 5_000 } });

@@ -13,6 +13,12 @@ import { pruneHistory } from "./history-prune";
 import { getEvent, listEvents } from "./history-reads";
 import { NoteWriter, type Note, type NoteWriterOptions } from "./note-writer";
 
+/**
+ * A key of the index no event id takes: a number each batch writes, so that a writer finds out
+ * whether another one (the app, a CLI) wrote since its own last batch.
+ */
+const WRITER_STAMP = "\u0000writer";
+
 export interface EmbeddedHistoryHost {
   /** The store's data directory. */
   readonly dir: string;
@@ -56,6 +62,8 @@ export class EmbeddedHistory implements HistoryStore {
    * process's runs change a summary; another process (the CLI) only adds events and replay links.
    */
   private recent: ReadonlyMap<string, Touched> = new Map();
+  /** The stamp this process's last batch left (see WRITER_STAMP). */
+  private stamp: number | undefined;
   private readonly writer: NoteWriter;
 
   constructor(
@@ -151,11 +159,16 @@ export class EmbeddedHistory implements HistoryStore {
     this.recent = new Map();
     let touched: Map<string, Touched> | undefined;
     // Every write's promise is held (Promise.all): a failed commit rejects them all, handled here.
+    const stamp = Math.random();
     await this.writes!.run(() => {
-      const batch = applyNotes(dbs, notes, this.tag, recent);
+      // Another writer (a CLI replay adding a link to its original) wrote since this process's
+      // last batch: the summaries held from it may be stale, and would overwrite that write.
+      const usable = dbs.index.get(WRITER_STAMP) === this.stamp ? recent : new Map<string, Touched>();
+      const batch = applyNotes(dbs, notes, this.tag, usable);
       touched = batch.touched;
-      return Promise.all(batch.writes);
+      return Promise.all([...batch.writes, dbs.index.put(WRITER_STAMP, stamp)]);
     });
+    this.stamp = stamp;
     this.recent = touched!;
   }
 
