@@ -55,6 +55,16 @@ export const FRAMEWORK_RECEIVED_OBSERVED: ServerKind = {
   config: { ack: "received", store: "memory", observe: true },
 };
 
+/** FRAMEWORK_RECEIVED without the event history (the memory store keeps one by default): its cost, side by side. Main case only, opt-in. */
+export const FRAMEWORK_RECEIVED_NO_HISTORY: ServerKind = {
+  id: "framework-received-no-history",
+  label: "webhook-tasks ack=received (memory store), history off",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "received", store: "memory", history: false },
+  cases: [MAIN_CASE],
+  optIn: true,
+};
+
 export const FRAMEWORK_PERSISTED: ServerKind = {
   id: "framework-persisted",
   label: "webhook-tasks ack=persisted (embedded store)",
@@ -159,6 +169,7 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   BARE_EXPRESS,
   FRAMEWORK_RECEIVED,
   FRAMEWORK_RECEIVED_OBSERVED,
+  FRAMEWORK_RECEIVED_NO_HISTORY,
   FRAMEWORK_PERSISTED,
   FRAMEWORK_PERSISTED_NO_HISTORY,
   FRAMEWORK_PERSISTED_BTREE,
