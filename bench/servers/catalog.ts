@@ -81,6 +81,16 @@ export const FRAMEWORK_PERSISTED_NO_HISTORY: ServerKind = {
   cases: [MAIN_CASE],
 };
 
+/** FRAMEWORK_PERSISTED with the history's batches of 200 ms (at most 1,000 notes) instead of the default second: what batch size does to its cost, side by side. Opt-in. */
+export const FRAMEWORK_PERSISTED_HISTORY_200MS: ServerKind = {
+  id: "framework-persisted-history-200ms",
+  label: "webhook-tasks ack=persisted (embedded store), history in 200 ms batches",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "embedded", historyWrites: { intervalMs: 200, batchNotes: 1_000 } },
+  cases: [MAIN_CASE],
+  optIn: true,
+};
+
 /** The durable mode with the journal turned off: every message a B-tree insert and delete (the engine before the journal). */
 export const FRAMEWORK_PERSISTED_BTREE: ServerKind = {
   id: "framework-persisted-btree",
@@ -172,6 +182,7 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   FRAMEWORK_RECEIVED_NO_HISTORY,
   FRAMEWORK_PERSISTED,
   FRAMEWORK_PERSISTED_NO_HISTORY,
+  FRAMEWORK_PERSISTED_HISTORY_200MS,
   FRAMEWORK_PERSISTED_BTREE,
   FRAMEWORK_POSTGRES,
   FRAMEWORK_POSTGRES_NO_HISTORY,
