@@ -55,6 +55,16 @@ export const FRAMEWORK_RECEIVED_OBSERVED: ServerKind = {
   config: { ack: "received", store: "memory", observe: true },
 };
 
+/** FRAMEWORK_RECEIVED without the event history (the memory store keeps one by default): its cost, side by side. Main case only, opt-in. */
+export const FRAMEWORK_RECEIVED_NO_HISTORY: ServerKind = {
+  id: "framework-received-no-history",
+  label: "webhook-tasks ack=received (memory store), history off",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "received", store: "memory", history: false },
+  cases: [MAIN_CASE],
+  optIn: true,
+};
+
 export const FRAMEWORK_PERSISTED: ServerKind = {
   id: "framework-persisted",
   label: "webhook-tasks ack=persisted (embedded store)",
@@ -69,6 +79,16 @@ export const FRAMEWORK_PERSISTED_NO_HISTORY: ServerKind = {
   script: join(__dirname, "framework.js"),
   config: { ack: "persisted", store: "embedded", history: false },
   cases: [MAIN_CASE],
+};
+
+/** FRAMEWORK_PERSISTED with the history's batches of 200 ms (at most 1,000 notes) instead of the default second: what batch size does to its cost, side by side. Opt-in. */
+export const FRAMEWORK_PERSISTED_HISTORY_200MS: ServerKind = {
+  id: "framework-persisted-history-200ms",
+  label: "webhook-tasks ack=persisted (embedded store), history in 200 ms batches",
+  script: join(__dirname, "framework.js"),
+  config: { ack: "persisted", store: "embedded", historyWrites: { intervalMs: 200, batchNotes: 1_000 } },
+  cases: [MAIN_CASE],
+  optIn: true,
 };
 
 /** The durable mode with the journal turned off: every message a B-tree insert and delete (the engine before the journal). */
@@ -175,8 +195,10 @@ export const ALL_SERVERS: readonly ServerKind[] = [
   BARE_EXPRESS,
   FRAMEWORK_RECEIVED,
   FRAMEWORK_RECEIVED_OBSERVED,
+  FRAMEWORK_RECEIVED_NO_HISTORY,
   FRAMEWORK_PERSISTED,
   FRAMEWORK_PERSISTED_NO_HISTORY,
+  FRAMEWORK_PERSISTED_HISTORY_200MS,
   FRAMEWORK_PERSISTED_BTREE,
   FRAMEWORK_POSTGRES,
   FRAMEWORK_POSTGRES_NO_HISTORY,

@@ -19,6 +19,7 @@ const processes = config.processes ?? 1;
 function store(): CoreAppOptions["store"] {
   if (config.store === "postgres") return postgresStore(config.postgresUrl!, config.postgresSchema!, config.preparedStatements);
   if (config.store === "embedded" && config.journal === false) return new EmbeddedStore({ dir: config.dataDir!, journal: false, maxQueued: config.maxQueued });
+  if (config.store === "embedded" && config.historyWrites !== undefined) return new EmbeddedStore({ dir: config.dataDir!, maxQueued: config.maxQueued, historyWrites: config.historyWrites });
   return config.store ?? "memory";
 }
 

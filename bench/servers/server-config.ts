@@ -20,6 +20,8 @@ export interface ServerConfig {
   processes?: number;
   /** Framework only, embedded store: false turns its journal off (every message goes to the B-tree). */
   journal?: boolean;
+  /** Embedded store: the history's batches (EmbeddedStore `historyWrites`), to compare batch sizes side by side. */
+  historyWrites?: { intervalMs: number; batchNotes: number };
   /** Framework only: the store's directory (embedded store). */
   dataDir?: string;
   /** Most events one queue may hold before 503 (backlog cases raise it). */

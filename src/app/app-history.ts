@@ -1,4 +1,5 @@
 import type { Source } from "../sources/source";
+import type { ParserMode } from "../sources/webhook/webhook-event";
 import type { HistoryStore } from "../store/history";
 import type { Store } from "../store/store";
 import { didYouMean } from "../util/did-you-mean";
@@ -65,8 +66,8 @@ export class AppHistory {
   }
 
   /** What a source's inbox tells of each stored event. */
-  inbox(source: string, subscribers: readonly Subscriber[], logger: Logger): InboxHistory | undefined {
-    return this.history === undefined ? undefined : new InboxHistory(this.history, source, subscribers, logger);
+  inbox(source: string, subscribers: readonly Subscriber[], logger: Logger, bodyParser?: ParserMode): InboxHistory | undefined {
+    return this.history === undefined ? undefined : new InboxHistory(this.history, source, subscribers, logger, bodyParser);
   }
 
   /** What a task's runner tells of each run. */

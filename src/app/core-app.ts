@@ -12,7 +12,7 @@ import type { EmittableResult, ResultCheckedHandler } from "./handler-result";
 import { SourceInbox } from "./source-inbox";
 import { TaskRegistry, type RegisteredTask } from "./task-registry";
 import { TaskRunner } from "./task-runner";
-import type { WebhookEvent } from "../sources/webhook/webhook-event";
+import { PARSER_MODES, type ParserMode, type WebhookEvent } from "../sources/webhook/webhook-event";
 import type { WebhookSource } from "../sources/webhook/webhook-source";
 import type { SenderEvent, TypedSender } from "../sources/webhook/event-names/event-types";
 import type { DeliveryOutcome, Source } from "../sources/source";
@@ -371,7 +371,7 @@ export class CoreApp {
         // A source given more tasks keeps reading the markers its lone task wrote before.
         const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
         for (const task of names) sourceOfTask.set(task, name);
-        source.attach(this.observability.wrapInbox(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger))), {
+        source.attach(this.observability.wrapInbox(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger, bodyParserOf(source)))), {
           listeners: this.listeners,
           trustProxy: this.options.trustProxy,
           logger,
@@ -530,3 +530,9 @@ const notOpen = (): never => {
   throw new Error("ctx.state is available once the app has started");
 };
 const unopenedState: StateStore = { get: notOpen, set: notOpen, delete: notOpen, setIfAbsent: notOpen };
+
+/** A webhook source's body parser (the history keeps the raw bytes alone when they give the body back). */
+function bodyParserOf(source: Source): ParserMode | undefined {
+  const parser = (source as { readonly kind?: string; readonly options?: { readonly parser?: unknown } }).options?.parser;
+  return source.kind === "webhook" && typeof parser === "string" && (PARSER_MODES as readonly string[]).includes(parser) ? (parser as ParserMode) : undefined;
+}

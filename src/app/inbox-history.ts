@@ -2,6 +2,8 @@ import type { RoutedEvent } from "../sources/source";
 import type { DeliveryNote, EventNote, HistoryStore } from "../store/history";
 import type { Logger } from "../util/logger";
 import { redactSecretHeaders } from "../util/redact-headers";
+import type { ParserMode } from "../sources/webhook/webhook-event";
+import { modeFor } from "../sources/webhook/parse-body";
 import type { Subscriber } from "./fan-out";
 import { traceIdOf } from "./run-history";
 
@@ -18,6 +20,8 @@ export class InboxHistory {
     private readonly source: string,
     subscribers: readonly Subscriber[],
     private readonly logger: Logger,
+    /** The source's body parser, for a webhook source: whether the `auto` parser reads its bodies back alike. */
+    private readonly bodyParser: ParserMode | undefined = undefined,
   ) {
     this.taskOfQueue = new Map(subscribers.map((s) => [s.queue, s.name]));
   }
@@ -31,6 +35,16 @@ export class InboxHistory {
     }
   }
 
+  /** Whether the source parsed this event's body as the `auto` parser does (the history reads bodies back that way). */
+  private parsedAsAuto(payload: unknown): boolean {
+    const parser = this.bodyParser;
+    if (parser === undefined) return false;
+    if (parser === "auto") return true;
+    const headers = typeof payload === "object" && payload !== null ? (payload as { headers?: unknown }).headers : undefined;
+    const contentType = typeof headers === "object" && headers !== null ? (headers as Record<string, unknown>)["content-type"] : undefined;
+    return modeFor(typeof contentType === "string" ? contentType : undefined) === parser;
+  }
+
   private note(routed: RoutedEvent): void {
     const { copies } = routed;
     const first = copies[0]?.message;
@@ -42,7 +56,10 @@ export class InboxHistory {
     const name = eventName(payload);
     const traceId = traceIdOf(first.traceContext);
     const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id: routed.id, origin: { kind: "webhook", source: this.source }, receivedAt: first.enqueuedAt, deliveries, payload };
-    if (first.raw !== undefined) note.raw = first.raw;
+    if (first.raw !== undefined) {
+      note.raw = first.raw;
+      if (first.bodyFromRaw === true && this.parsedAsAuto(payload)) note.bodyFromRaw = true;
+    }
     if (name !== undefined) note.name = name;
     if (traceId !== undefined) note.traceId = traceId;
     this.history.noteEvent(note);

@@ -67,6 +67,12 @@ export interface EventNote {
   readonly payload: unknown;
   /** The request's exact bytes, for a webhook event. */
   readonly raw?: Buffer;
+  /**
+   * True when `payload.body` is what parsing `raw` by its Content-Type (the `auto` parser)
+   * gives, as the source parsed it on arrival: an engine may keep the raw bytes alone for the
+   * body, without encoding or checking the parsed one (a task may since have changed it).
+   */
+  readonly bodyFromRaw?: true;
   /** For an emitted value: the event whose run emitted it. */
   readonly parentId?: string;
   /** For a replay: the event it replays. */

@@ -55,3 +55,22 @@ describe("MemoryStore history bound: runs", () => {
     }
   });
 });
+
+describe("MemoryStore history order", () => {
+  it("lists events noted out of order newest first: same millisecond with smaller ids, and older times noted late", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    try {
+      const noted: Array<[string, number]> = [["m", 2_000], ["z", 2_000], ["a", 2_000], ["k", 1_000], ["b", 3_000], ["y", 1_500], ["c", 2_000]];
+      for (const [id, receivedAt] of noted) {
+        store.history.noteEvent({ id, origin: { kind: "webhook", source: "s" }, receivedAt, deliveries: [], payload: {} });
+        // Some in one batch, some in the next: each batch places its events among those kept.
+        if (id === "z" || id === "y") await new Promise((r) => setImmediate(r));
+      }
+      const { events } = await store.history.list({});
+      expect(events.map((e) => e.id)).to.deep.equal(["b", "z", "m", "c", "a", "y", "k"]);
+    } finally {
+      await store.close();
+    }
+  });
+});

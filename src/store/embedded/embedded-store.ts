@@ -67,7 +67,7 @@ export interface EmbeddedStoreOptions {
   readonly reserveBytes?: number;
   /** Where the store reports what it finds wrong on disk (damaged segments, a lost directory). */
   readonly logger?: Logger;
-  /** How the event history's notes are batched (see NoteWriter): every 200 ms, or at 1,000 notes. */
+  /** How the event history's notes are batched (see NoteWriter): every second, or at 10,000 notes. */
   readonly historyWrites?: NoteWriterOptions;
 }
 

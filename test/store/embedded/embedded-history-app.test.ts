@@ -39,6 +39,37 @@ describe("EmbeddedStore history under an app", function () {
     expect((await app.events.list({ search: "repository.full_name=octo/repo" })).events.map((e) => e.id)).to.deep.equal([id]);
   });
 
+  it("keeps the body as it arrived, written once, when the handler edits it in place before the batch is written", async () => {
+    const store = new EmbeddedStore({ dir: fixture.tempDir() });
+    const app = newApp(undefined, { store });
+    const hook = webhook({ path: "/edit" });
+    app.task({ source: hook, name: "edit" }, (_ctx, event: WebhookEvent<{ items: number[]; state: string }>) => {
+      event.body.items.sort((a, b) => b - a);
+      event.body.state = "changed";
+    });
+    await app.start();
+    const raw = JSON.stringify({ items: [1, 3, 2], state: "new" });
+    const id = (await send(hook.url, { body: raw, headers: { "content-type": "application/json" } })).json<{ id: string }>().id;
+    await until(async () => (await app.events.get(id))?.status === "succeeded");
+    const event = (await app.events.get(id))!;
+    expect((event.payload as WebhookEvent).body).to.deep.equal({ items: [1, 3, 2], state: "new" });
+    expect(decodeBody(dbsOf(store).timeline.get([event.receivedAt, id])!.b).b, "the parsed body is left out").to.equal(1);
+  });
+
+  it("keeps the parsed body too when the source's parser reads the bytes otherwise than by their Content-Type", async () => {
+    const store = new EmbeddedStore({ dir: fixture.tempDir() });
+    const app = newApp(undefined, { store });
+    const hook = webhook({ path: "/as-json", parser: "json" });
+    app.task({ source: hook, name: "json" }, () => undefined);
+    await app.start();
+    const raw = JSON.stringify({ n: 1 });
+    const id = (await send(hook.url, { body: raw, headers: { "content-type": "text/plain" } })).json<{ id: string }>().id;
+    await until(async () => (await app.events.get(id))?.status === "succeeded");
+    const event = (await app.events.get(id))!;
+    expect((event.payload as WebhookEvent).body, "as the task got it, not as text").to.deep.equal({ n: 1 });
+    expect(decodeBody(dbsOf(store).timeline.get([event.receivedAt, id])!.b).b, "the parsed body is kept").to.equal(undefined);
+  });
+
   it("keeps a pause and the history across a restart of the app: the paused task's events wait, then run on resume", async () => {
     const dir = fixture.tempDir();
     const first = newApp("restarted", { store: new EmbeddedStore({ dir }) });

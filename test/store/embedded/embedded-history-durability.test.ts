@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { EmbeddedStore } from "../../../src/store/embedded/embedded-store";
 import type { EventNote } from "../../../src/store/history";
 import type { Logger } from "../../../src/util/logger";
+import { until } from "../../helpers/wait";
 import { StoreFixture } from "./store-fixture";
 
 const STORE_MODULE = resolve(__dirname, "../../../src/store/embedded/embedded-store.js");
@@ -149,9 +150,8 @@ describe("EmbeddedStore history: durability, failures, readers", function () {
       const reader = await fixture.openStore({ dir, consumer: false });
       const first = await reader.history.list({ limit: 500 });
       expect(first.events.length).to.be.at.least(100);
-      await new Promise((r) => setTimeout(r, 600));
-      // The app's later batches show up while it runs.
-      expect((await reader.history.size()).events).to.be.greaterThan(first.events.length);
+      // The app's later batches (one a second) show up while it runs.
+      await until(async () => (await reader.history.size()).events > first.events.length);
       expect(await reader.history.get("e000042")).to.not.equal(undefined);
     } finally {
       child.kill("SIGKILL");

@@ -23,7 +23,8 @@ export function bodyRecord(note: EventNote): BodyRecord {
   if (note.raw !== undefined) {
     record.r = note.raw;
     const payload = note.payload;
-    if (note.origin.kind === "webhook" && isObject(payload) && "body" in payload && rebuildsBody(payload, note.raw)) {
+    // The inbox says when the raw bytes give the body back as it arrived: no second parse to check it.
+    if (note.origin.kind === "webhook" && isObject(payload) && "body" in payload && (note.bodyFromRaw === true || rebuildsBody(payload, note.raw))) {
       const { body: _body, ...rest } = payload;
       record.p = rest;
       record.b = 1;

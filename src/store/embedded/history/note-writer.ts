@@ -9,9 +9,9 @@ export type Note =
   | { readonly run: RunNote; readonly event?: undefined };
 
 export interface NoteWriterOptions {
-  /** Longest a note waits before its batch is written (default 200 ms): what a crash may lose. */
+  /** Longest a note waits before its batch is written (default 1 s): what a crash may lose. */
   readonly intervalMs?: number;
-  /** A batch is written at once when this many notes wait (default 1,000), and holds at most this many. */
+  /** A batch is written at once when this many notes wait (default 10,000), and holds at most this many. */
   readonly batchNotes?: number;
   /** Notes kept while writing fails (default 100,000); past it the oldest are dropped, and logged. */
   readonly maxPending?: number;
@@ -49,8 +49,8 @@ export class NoteWriter {
     private readonly logger: Logger,
     options: NoteWriterOptions = {},
   ) {
-    this.intervalMs = options.intervalMs ?? 200;
-    this.batchNotes = options.batchNotes ?? 1_000;
+    this.intervalMs = options.intervalMs ?? 1_000;
+    this.batchNotes = options.batchNotes ?? 10_000;
     this.maxPending = options.maxPending ?? 100_000;
   }
 
