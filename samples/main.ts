@@ -3,8 +3,11 @@ import { AppModule } from "./app.module";
 import { developmentValuesInUse } from "./development-secret";
 import { ORDERS_TOKEN, ordersHook } from "./sources";
 
+// The web console on this machine only (127.0.0.1, no password): CONSOLE_PORT=0 picks a free port.
+const consolePort = Number(process.env.CONSOLE_PORT ?? 9400);
+
 // Starts every sample endpoint on one server, then stops gracefully on Ctrl-C or SIGTERM.
-bootstrap(AppModule).then(
+bootstrap(AppModule, { console: { port: consolePort } }).then(
   (app) => {
     // Development values are named at start; with NODE_ENV=production they are refused.
     if (developmentValuesInUse.length > 0) {

@@ -6,6 +6,7 @@ import type { Store } from "../store/store";
 import { targetOf } from "./app-argument";
 import { openAppStore, storeLocation, type AppStoreTarget, type TaskQueues } from "./app-store";
 import { parseEventsArgs, type EventsRequest } from "./events-args";
+import { sourceHint } from "./source-hint";
 import { eventDetails, eventJson, eventsTable, summaryJson } from "./events-print";
 import type { Output } from "./output";
 import { UsageError } from "./usage";
@@ -63,6 +64,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
       const page = await history.list(request.query);
       if (request.json) output.out(JSON.stringify({ events: page.events.map(summaryJson), ...(page.next === undefined ? {} : { next: page.next }) }, null, 2));
       else for (const line of eventsTable(page)) output.out(line);
+      if (page.events.length === 0 && request.query.source !== undefined && request.query.cursor === undefined) await hintSource(history, request.query.source, output);
       return 0;
     }
     case "show": {
@@ -100,6 +102,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
       else if (result.dryRun) output.out(`would replay ${plural(result.matched, "event")} (dry run: nothing queued)`);
       else if (result.matched === 0) output.out("no events match: nothing replayed");
       else output.out(`replayed ${result.queued} of ${plural(result.matched, "event")} (their tasks run them when the app runs)`);
+      if (result.matched === 0 && request.filter.source !== undefined) await hintSource(history, request.filter.source, output);
       return 0;
     }
   }
@@ -117,6 +120,12 @@ function replayTargets(event: HistoryEvent, task: string | undefined, tasks: rea
   const names = tasks.map((k) => k.name).join(", ") || "none";
   const missing = recorded.map((t) => `"${t.name}"`).join(", ");
   throw new ReplayError(`cannot replay event "${event.id}": ${recorded.length === 1 ? "task" : "tasks"} ${missing} ${recorded.length === 1 ? "is" : "are"} not a task of this app (its tasks: ${names}); name one with --task`);
+}
+
+/** On stderr, so that `--json` output stays one document. */
+async function hintSource(history: HistoryStore, source: string, output: Output): Promise<void> {
+  const hint = await sourceHint(history, source);
+  if (hint !== undefined) output.err(hint);
 }
 
 function notFound(id: string, output: Output): number {

@@ -25,6 +25,10 @@ export async function storeTargetOfModule(file: string): Promise<AppStoreTarget>
   const apps = found.filter((f) => f.kind === "instance" || !instanceNames.has(moduleOptionsOf(f.cls)?.name ?? ""));
   if (apps.length === 0) {
     const names = exportNames(namespace);
+    // Most often the program that starts the app (main.js, with bootstrap or app.run): importing it started it too.
+    if (names.length === 0) {
+      throw new Error(`${file} exports nothing: give the file that exports the app (its CoreApp instance or @Module class), not the one that starts it; or --store <data-dir | postgres-url>, which imports no code`);
+    }
     throw new Error(
       `${file} exports no app (found ${names.length === 0 ? "no exports" : names.join(", ")}): export a CoreApp instance (export const app = new CoreApp(...)) or a @Module class`,
     );

@@ -35,6 +35,12 @@ export async function statusCommand(args: readonly string[], output: Output): Pr
 }
 
 export function statusTable(report: StatusReport): string[] {
+  // A paused task's queue only grows: say why, or the table reads as a stuck app.
+  const paused = report.paused.length === 0 ? [] : [`paused: ${report.paused.join(", ")} (events are stored, none runs until resumed: app.resume(task) or the console)`];
+  return [...queueTable(report), ...paused];
+}
+
+function queueTable(report: StatusReport): string[] {
   const known = report.tasks !== null;
   if (report.queues.length === 0) return [known ? `app ${report.app}: no queues` : `store ${report.store.location}: no queues`];
   // Shown when some message waits for its time or for a limit: the usual table stays as it was.

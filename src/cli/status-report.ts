@@ -33,6 +33,8 @@ export interface StatusReport {
   readonly queues: readonly QueueReport[];
   /** The app's tasks; null with `--store`. */
   readonly tasks: ReadonlyArray<{ readonly name: string; readonly queue: string; readonly emit: string | null }> | null;
+  /** Tasks paused (`app.pause`, the console): their queues grow and none of their events runs until resumed. */
+  readonly paused: readonly string[];
 }
 
 /**
@@ -70,6 +72,7 @@ export async function statusReport(app: string | undefined, tasks: readonly Task
     store: { engine: store.engine, location },
     queues,
     tasks: tasks === undefined ? null : tasks.map((t) => ({ name: t.name, queue: t.queue, emit: t.emit ?? null })),
+    paused: store.pauses === undefined ? [] : [...(await store.pauses.paused())].sort(),
   };
 }
 

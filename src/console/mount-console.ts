@@ -68,7 +68,11 @@ export function placeConsole(listeners: ListenerRegistry, options: ResolvedConso
       throw new ConsolePlacementError(`route conflict on ${where}: webhook path${collisions.length > 1 ? "s" : ""} ${collisions.join(", ")} would hide the console's pages under "${options.path}"; give console.path another value (e.g. "/console")`);
     }
   }
-  return shared ?? (options.placed ? listeners.get(options.host, options.port) : listeners.own("console", options.host, options.port));
+  if (shared !== undefined) return shared;
+  const own = options.placed ? listeners.get(options.host, options.port) : listeners.own("console", options.host, options.port);
+  // A second app's console on the default 9400 is the likely clash: say whose port it is and what to change.
+  own.purpose = { name: "the console", hint: "another app's console, perhaps: give console.port another port, or 0 for a free one" };
+  return own;
 }
 
 /** Puts the console on its listener (see placeConsole), before the listeners start. */

@@ -70,11 +70,18 @@ export class ListenerRegistry {
   }
 }
 
-/** When the clash is with another listener of this same app, say which. */
+/** When the clash is with another listener of this same app, say which; name a listener that is not the webhooks'. */
 function explainConflict(error: unknown, listener: Listener, started: readonly Listener[]): unknown {
   if (!(error instanceof ListenError) || error.code !== "EADDRINUSE") return error;
   const sibling = started.find((l) => l.port === listener.requestedPort && l.host !== listener.host);
-  if (!sibling) return error;
+  if (!sibling) {
+    if (listener.purpose === undefined) return error;
+    return new ListenError(
+      `${listener.purpose.name} cannot listen on ${listener.host}:${listener.requestedPort}: the address is already in use (${listener.purpose.hint})`,
+      error.code,
+      { cause: error },
+    );
+  }
   return new ListenError(
     `cannot listen on ${listener.host}:${listener.requestedPort}: this app already listens on ${sibling.host}:${sibling.port}, and the two cannot both bind`,
     error.code,

@@ -47,6 +47,8 @@ export class Listener {
   private boundPort: number | undefined;
   /** Tests: bind a free port instead of the requested one (see ListenerRegistry.bindFreePorts). */
   bindAnyPort = false;
+  /** What this listener serves when it is not the webhooks' (the console): named when it cannot bind. */
+  purpose: { readonly name: string; readonly hint: string } | undefined;
   /** Told of every request no source took (404, 405) just before it is answered: refusal logs and metrics. */
   onRefusal: ((req: IncomingMessage, res: ServerResponse, path: string) => void) | undefined;
 

@@ -41,6 +41,23 @@ describe("CLI: status", () => {
     await store.close();
   });
 
+  it("names the paused tasks under the table and in the JSON, so that a growing queue is explained", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    const tasks = [{ name: "send", queue: "out", emit: undefined }];
+    await store.enqueue("out", { id: "a", payload: {}, attempts: 0, enqueuedAt: Date.now() });
+    const running = await statusReport("demo", tasks, store, "memory");
+    expect(running.paused).to.deep.equal([]);
+    expect(statusTable(running).join("\n")).not.to.contain("paused");
+    await store.pauses!.setPaused("send", true);
+    const paused = await statusReport("demo", tasks, store, "memory");
+    expect(paused.paused).to.deep.equal(["send"]);
+    expect(statusTable(paused).at(-1)).to.equal("paused: send (events are stored, none runs until resumed: app.resume(task) or the console)");
+    // With --store (no app read), the pause is the store's: still named.
+    expect((await statusReport(undefined, undefined, store, "memory")).paused).to.deep.equal(["send"]);
+    await store.close();
+  });
+
   describe("as a command", () => {
     let dataDir: string;
     beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), "webhook-tasks-status-"))));

@@ -1,5 +1,6 @@
+import { createServer, type AddressInfo } from "node:net";
 import { expect } from "chai";
-import { CoreApp, silentLogger, WebhookSource } from "../../src/index";
+import { CoreApp, ListenError, silentLogger, WebhookSource } from "../../src/index";
 import { ConsoleClient } from "./console-client";
 import { CONSOLE_TOKEN, eventually } from "./shop-app";
 
@@ -28,6 +29,30 @@ describe("console placement and refusals", function () {
     const res = await fetch(withAuth.consoleUrl!.replace("0.0.0.0", "127.0.0.1"));
     expect(res.status).to.equal(401);
     await res.text();
+  });
+
+  it("says that it is the console's port that is taken, and what to change", async () => {
+    // What a second app with `console: true` meets: another app's console holds the port.
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const busy = (other.address() as AddressInfo).port;
+    try {
+      for (const option of [{ port: busy }, { host: "127.0.0.1", port: busy }]) {
+        const app = make({ console: option });
+        let error: unknown;
+        await app.start().catch((e: unknown) => (error = e));
+        expect(error, JSON.stringify(option)).to.be.instanceOf(ListenError);
+        expect(String(error)).to.include(`the console cannot listen on 127.0.0.1:${busy}: the address is already in use`).and.include("give console.port another port, or 0 for a free one");
+        expect(app.running).to.equal(false);
+      }
+      // A webhook source's clash keeps its own words.
+      const hooks = make({}, new WebhookSource({ path: "/hooks/a", host: "127.0.0.1", port: busy }));
+      let error: unknown;
+      await hooks.start().catch((e: unknown) => (error = e));
+      expect(String(error)).to.include(`cannot listen on 127.0.0.1:${busy}: the address is already in use`).and.not.include("console");
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
+    }
   });
 
   it("checks its options when the app is made", () => {

@@ -10,7 +10,7 @@ const MAIN = join(__dirname, "../../samples/main.js");
 /** Runs `npm start`'s program until its start-up log shows the orders endpoint line, then stops it. */
 async function startupLines(env: Record<string, string>): Promise<Array<Record<string, unknown>>> {
   const dataDir = mkdtempSync(join(tmpdir(), "samples-main-"));
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: "0", WEBHOOK_TASKS_DATA_DIR: dataDir, WEBHOOK_TASKS_LOG_LEVEL: "info", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: "0", CONSOLE_PORT: "0", WEBHOOK_TASKS_DATA_DIR: dataDir, WEBHOOK_TASKS_LOG_LEVEL: "info", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
   const lines = () => stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -35,6 +35,15 @@ describe("samples: the start-up log of npm start", () => {
     expect(String(line!.url)).to.match(/^http:\/\/127\.0\.0\.1:\d+\/hooks\/orders$/);
   });
 
+  it("serves the web console on 127.0.0.1 and prints its address", async () => {
+    const lines = await startupLines({});
+    const line = lines.find((l) => l.msg === "console ready");
+    expect(line, JSON.stringify(lines)).to.not.equal(undefined);
+    // CONSOLE_PORT=0 here: two samples (or a test beside a running `npm start`) never clash on 9400.
+    expect(String(line!.url)).to.match(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(String(line!.url)).not.to.contain(":9400/");
+  });
+
   it("never prints a token that came from the environment", async () => {
     const lines = await startupLines({ ORDERS_TOKEN: "real-secret-token" });
     expect(lines.some((l) => l.msg === "started")).to.equal(true);
@@ -50,7 +59,7 @@ describe("samples: the start-up log of npm start", () => {
 
   it("with NODE_ENV=production, refuses to start on a development value", async () => {
     const { ORDERS_TOKEN: _o, SIGNING_SECRET: _s, ...env } = process.env;
-    const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: "production", PORT: "0", SIGNING_SECRET: "real-signing-secret" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: "production", PORT: "0", CONSOLE_PORT: "0", SIGNING_SECRET: "real-signing-secret" }, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     const [code] = (await once(child, "close")) as [number];
@@ -63,7 +72,7 @@ describe("samples: the start-up log of npm start", () => {
     const dataDir = mkdtempSync(join(tmpdir(), "samples-main-"));
     try {
       for (const nodeEnv of ["Production", "PRODUCTION", "prod", " production"]) {
-        const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: nodeEnv, PORT: "0", WEBHOOK_TASKS_DATA_DIR: dataDir, SIGNING_SECRET: "real-signing-secret" }, stdio: ["ignore", "pipe", "pipe"] });
+        const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: nodeEnv, PORT: "0", CONSOLE_PORT: "0", WEBHOOK_TASKS_DATA_DIR: dataDir, SIGNING_SECRET: "real-signing-secret" }, stdio: ["ignore", "pipe", "pipe"] });
         let stderr = "";
         child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
         // Refused, it exits at once; started, it runs until stopped.

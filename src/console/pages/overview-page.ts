@@ -62,20 +62,21 @@ export function overviewPage(ctx: PageContext, data: OverviewData, notice?: stri
     const queue = data.status.queues.find((q) => q.queue === queueName);
     const paused = data.paused.has(task.name);
     const action = paused ? paths.resume(task.name) : paths.pause(task.name);
+    // The state and its Pause button sit beside the name: at the end of eleven counts they were off-screen.
     return html`<tr>
       <th scope="row"><a href="${paths.events(new URLSearchParams({ task: task.name }))}">${task.name}</a></th>
+      <td class="nowrap">
+        <form method="post" action="${action}" class="inline"${paused ? "" : html` data-confirm="Pause ${task.name}? Its events are still accepted and stored; none runs until you resume it."`}>
+          ${csrfField(ctx)}
+          ${paused ? html`<span class="badge badge-paused">paused</span> <button type="submit">Resume</button>` : html`<span class="badge badge-running">running</span> <button type="submit" class="secondary">Pause</button>`}
+        </form>
+      </td>
       <td>${task.source ?? html`<span class="muted">queue</span> ${task.input ?? ""}`}</td>
       ${cells(task.name, hour.get(task.name) ?? zero, "1h")}
       ${cells(task.name, day.get(task.name) ?? zero, "24h")}
       <td class="num">${queue === undefined || queue.depth === 0 ? html`<span class="zero">0</span>` : queue.depth}</td>
       <td class="num">${queue === undefined || queue.depth === 0 ? html`<span class="zero">–</span>` : duration(queue.oldestAgeSeconds * 1000)}</td>
       <td class="num">${queue !== undefined && queue.deadLetters > 0 ? html`<a class="bad" href="${paths.deadLetters()}">${queue.deadLetters}</a>` : html`<span class="zero">0</span>`}</td>
-      <td>
-        <form method="post" action="${action}" class="inline"${paused ? "" : html` data-confirm="Pause ${task.name}? Its events are still accepted and stored; none runs until you resume it."`}>
-          ${csrfField(ctx)}
-          ${paused ? html`<span class="badge badge-paused">paused</span> <button type="submit">Resume</button>` : html`<span class="badge badge-running">running</span> <button type="submit" class="secondary">Pause</button>`}
-        </form>
-      </td>
     </tr>`;
   });
   const readiness = data.status.readiness;
@@ -91,7 +92,7 @@ export function overviewPage(ctx: PageContext, data: OverviewData, notice?: stri
       <h2>Tasks</h2>
       <div class="scroll"><table class="grid">
         <thead>
-          <tr><th rowspan="2">Task</th><th rowspan="2">Source</th><th colspan="4" class="group">Last hour</th><th colspan="4" class="group">Last 24 hours</th><th colspan="3" class="group">Queue</th><th rowspan="2">State</th></tr>
+          <tr><th rowspan="2">Task</th><th rowspan="2">State</th><th rowspan="2">Source</th><th colspan="4" class="group">Last hour</th><th colspan="4" class="group">Last 24 hours</th><th colspan="3" class="group">Queue</th></tr>
           <tr>${["received", "succeeded", "failed", "dead", "received", "succeeded", "failed", "dead"].map((h) => html`<th class="num">${h}</th>`)}<th class="num">depth</th><th class="num">oldest</th><th class="num">dead letters</th></tr>
         </thead>
         <tbody>${rows.length === 0 ? html`<tr><td colspan="15" class="muted">No tasks.</td></tr>` : rows}</tbody>
