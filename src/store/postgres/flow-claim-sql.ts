@@ -20,7 +20,7 @@
  * database's clock) over the sliding window of `periodMs`, pruned as it moves.
  */
 
-/** The schema's flow objects (migration 2). `$schema` stands for the quoted schema name. */
+/** The schema's flow objects (migration 3). `$schema` stands for the quoted schema name. */
 export const FLOW_MIGRATION = `
   ALTER TABLE $schema.messages ADD COLUMN concurrency_key text, ADD COLUMN rate_key text;
   ALTER TABLE $schema.dead_letters ADD COLUMN concurrency_key text, ADD COLUMN rate_key text;

@@ -129,6 +129,7 @@ export class PostgresStore implements Store {
         },
         log: this.log,
         logger,
+        blocked: () => this.health.failure !== undefined,
       },
       this.options.historyWriter,
     );

@@ -67,9 +67,12 @@ describe("PostgresStore", function () {
       const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL });
       pools.push(pool);
       // Back to version 1, as the previous release left it, with its message waiting.
-      await pool.query(`DROP TABLE "${schema}".history_events, "${schema}".history_runs, "${schema}".paused_tasks`);
+      await pool.query(`DROP TABLE "${schema}".history_events, "${schema}".history_runs, "${schema}".paused_tasks, "${schema}".rate_starts`);
+      await pool.query(`DROP FUNCTION "${schema}".claim_limited`);
+      await pool.query(`ALTER TABLE "${schema}".messages DROP COLUMN concurrency_key, DROP COLUMN rate_key`);
+      await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN concurrency_key, DROP COLUMN rate_key`);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 1`);
-      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([2]);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([2, 3]);
       const store = await open({ schema });
       expect(ids(await store.claim("q", 10))).to.deep.equal(["kept"]);
       store.history.noteEvent({ id: "h1", origin: { kind: "queue", queue: "q" }, receivedAt: Date.now(), deliveries: [], payload: { v: 1 } });

@@ -22,6 +22,12 @@ export interface HistoryWriterOptions {
   readonly tries?: number;
   /** First pause between tries, doubled each time up to 8 s (default 500 ms). */
   readonly retryMs?: number;
+  /**
+   * True while the store knows its database cannot be reached (it probes with its own backoff):
+   * the writer's tries then fail without a statement, so that it adds no logins or connections
+   * to a database that refuses them.
+   */
+  readonly blocked?: () => boolean;
 }
 
 interface Buffered {
@@ -178,6 +184,8 @@ export class HistoryWriter {
     let pause = this.retryMs;
     for (let attempt = 1; ; attempt++) {
       try {
+        // A try that would only add a login to a database refusing them counts as failed.
+        if (!this.closing && this.options.blocked?.() === true) throw new Error("the store cannot reach its database");
         await this.send(batch);
         this.options.log.recovered("history", "history notes are written again");
         return;

@@ -23,10 +23,12 @@ export interface PostgresHistoryHost {
   readonly connect: () => Promise<PostgresPoolClient>;
   readonly log: ThrottledLog;
   readonly logger: Logger | undefined;
+  /** True while the store's database cannot be reached (the writer waits, see HistoryWriterOptions.blocked). */
+  readonly blocked?: () => boolean;
 }
 
 /** Tuning of the background writer (see HistoryWriter). */
-export type HistoryWriterTuning = Omit<HistoryWriterOptions, "write" | "log" | "logger">;
+export type HistoryWriterTuning = Omit<HistoryWriterOptions, "write" | "log" | "logger" | "blocked">;
 
 /** Rows one pruning statement deletes: short statements, short locks, whatever the backlog. */
 const PRUNE_BATCH = 1_000;
@@ -61,6 +63,7 @@ export class PostgresHistory implements HistoryStore {
       ...tuning,
       log: host.log,
       logger: host.logger,
+      blocked: host.blocked,
       write: async (events, runs) => {
         await host.write(this.sql.write, [events, runs]);
       },
