@@ -31,7 +31,10 @@ export interface EmbeddedHistoryHost {
   hasRoom?(bytes: number): boolean;
 }
 
-/** Longest `close` waits for the last notes and for lmdb: a history failing on a full disk never holds up a stop. */
+/**
+ * Longest `close` waits for the last notes and for lmdb: a history failing on a full disk never
+ * holds up a stop. (After a failed commit, lmdb-js's close waits on that batch for good.)
+ */
 const CLOSE_TIMEOUT_MS = 1_000;
 
 /**
