@@ -122,9 +122,10 @@ export class NoteWriter {
         return;
       }
       const batch = this.pending.splice(0, this.batchNotes);
-      if (this.failedAttempts === 0 && !this.hasRoom(batchBytes(batch))) {
-        // The disk is nearly full: the queues' room comes first. Writing resumes with the
-        // first batch that fits once finished work frees room.
+      if (!this.hasRoom(batchBytes(batch))) {
+        // The disk is nearly full: the queues' room comes first (a batch put back after a
+        // failure too). Writing resumes with the first batch that fits once work frees room.
+        this.failedAttempts = 0;
         this.skip(batch);
         continue;
       }
