@@ -45,6 +45,16 @@ export class DiskRoom {
     return this.diskFree - bytes >= this.reserveBytes;
   }
 
+  /**
+   * Whether the event history may write `bytes`: only while a second reserve stays free after
+   * them, and never while new work is refused. The history is best-effort and yields the disk to
+   * the queues well before their own reserve is reached, so it never takes their capacity.
+   */
+  historyHasRoomFor(bytes: number, now = Date.now()): boolean {
+    if (this.refusal(now) !== undefined) return false;
+    return this.hasRoomFor(bytes + this.reserveBytes, now);
+  }
+
   refusal(now = Date.now()): StoreRefusal | undefined {
     if (!this.diskLow(now) || this.fileSlack >= this.reserveBytes) return undefined;
     return {

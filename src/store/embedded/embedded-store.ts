@@ -145,7 +145,7 @@ export class EmbeddedStore implements Store {
     this.queues = new QueueOperations(host);
     this.settling = new SettleOperations(host, this.queues);
     this.history = new EmbeddedHistory(
-      { dir: this.dir, logger: this.logger, isOpen: () => this.opened !== undefined, requireOpen: () => void this.require() },
+      { dir: this.dir, logger: this.logger, isOpen: () => this.opened !== undefined, requireOpen: () => void this.require(), hasRoom: (bytes: number) => this.room.historyHasRoomFor(bytes) },
       options.historyWrites,
     );
     this.pauses = new EmbeddedPauses(host);

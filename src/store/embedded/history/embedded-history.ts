@@ -27,7 +27,15 @@ export interface EmbeddedHistoryHost {
   isOpen(): boolean;
   /** Throws the store's refusal when it is not open (reads on a closed store). */
   requireOpen(): void;
+  /** Whether the disk has room for `bytes` more of history without taking the queues' room. */
+  hasRoom?(bytes: number): boolean;
 }
+
+/**
+ * Longest `close` waits for the last notes and for lmdb: a history failing on a full disk never
+ * holds up a stop. (After a failed commit, lmdb-js's close waits on that batch for good.)
+ */
+const CLOSE_TIMEOUT_MS = 1_000;
 
 /**
  * The embedded store's event history, in its own LMDB environment under `<data dir>/history/`
@@ -72,7 +80,7 @@ export class EmbeddedHistory implements HistoryStore {
     private readonly host: EmbeddedHistoryHost,
     options?: NoteWriterOptions,
   ) {
-    this.writer = new NoteWriter((notes) => this.write(notes), () => host.isOpen(), host.logger, options);
+    this.writer = new NoteWriter((notes) => this.write(notes), () => host.isOpen(), host.logger, options, (bytes) => host.hasRoom?.(bytes) ?? true);
   }
 
   /**
@@ -138,15 +146,23 @@ export class EmbeddedHistory implements HistoryStore {
     return { events: entryCount(dbs), bytes };
   }
 
-  /** Writes what is pending and closes the environment (the store closes). Notes made later wait for it to open again. */
+  /**
+   * Writes what is pending and closes the environment (the store closes). Notes made later wait
+   * for it to open again. The history is best-effort: what does not finish within
+   * CLOSE_TIMEOUT_MS (a write failing on a full disk) is given up and logged, so the store's
+   * close goes on with the queues.
+   */
   async close(): Promise<void> {
-    await this.writer.flush();
+    const flushed = await withinTime(this.writer.flush(), CLOSE_TIMEOUT_MS);
     this.writer.stop();
     const dbs = this.dbs;
     this.dbs = undefined;
     this.writes = undefined;
     this.recent = new Map();
-    if (dbs) await dbs.root.close();
+    const closed = dbs ? await withinTime(dbs.root.close(), CLOSE_TIMEOUT_MS) : true;
+    if (!flushed || !closed) {
+      this.host.logger.error({ timeoutMs: CLOSE_TIMEOUT_MS, flushed, closed }, "the event history did not finish writing or closing in time and is left behind; the queues are not affected");
+    }
   }
 
   private async write(notes: readonly Note[]): Promise<void> {
@@ -182,5 +198,16 @@ export class EmbeddedHistory implements HistoryStore {
       this.writes = new StoreWriter(this.dbs.root, new WriteHealth(() => undefined));
     }
     return this.dbs;
+  }
+}
+
+/** Whether `work` settled within `ms` (a rejection counts as settled: the caller logs nothing more for it). */
+async function withinTime(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

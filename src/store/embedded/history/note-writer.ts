@@ -21,6 +21,16 @@ export interface NoteWriterOptions {
 const ATTEMPTS = 3;
 
 /**
+ * Bytes a batch may take on disk, counted generously: lmdb writes changed pages to new ones
+ * (copy-on-write) and rounds large values up to whole pages, so twice the encoded size.
+ */
+export function batchBytes(notes: readonly Note[]): number {
+  let bytes = 0;
+  for (const note of notes) bytes += note.event ? note.record.b.length + 1_024 : 512;
+  return bytes * 2;
+}
+
+/**
  * Write-behind for the history's notes. `add` only appends to an array: nothing on the request
  * path or in a run waits for the history. Notes go out in batches, one transaction each, when
  * `batchNotes` wait or `intervalMs` after the first one, one batch at a time. A failed batch is
@@ -38,7 +48,9 @@ export class NoteWriter {
   private waiters: { readonly upTo: number; readonly resolve: () => void }[] = [];
   private readonly failureLog = new RateLimit();
   private readonly dropLog = new RateLimit();
+  private readonly roomLog = new RateLimit();
   private dropped = 0;
+  private skipped = 0;
   private readonly intervalMs: number;
   private readonly batchNotes: number;
   private readonly maxPending: number;
@@ -48,6 +60,8 @@ export class NoteWriter {
     private readonly canWrite: () => boolean,
     private readonly logger: Logger,
     options: NoteWriterOptions = {},
+    /** Whether the disk has room for `bytes` more of history (see DiskRoom.historyHasRoomFor). */
+    private readonly hasRoom: (bytes: number) => boolean = () => true,
   ) {
     this.intervalMs = options.intervalMs ?? 1_000;
     this.batchNotes = options.batchNotes ?? 10_000;
@@ -108,6 +122,13 @@ export class NoteWriter {
         return;
       }
       const batch = this.pending.splice(0, this.batchNotes);
+      if (!this.hasRoom(batchBytes(batch))) {
+        // The disk is nearly full: the queues' room comes first (a batch put back after a
+        // failure too). Writing resumes with the first batch that fits once work frees room.
+        this.failedAttempts = 0;
+        this.skip(batch);
+        continue;
+      }
       try {
         await this.write(batch);
         this.failedAttempts = 0;
@@ -137,6 +158,24 @@ export class NoteWriter {
     // Put back in front, and counted as settled for flush(): it was tried.
     this.pending.unshift(...batch);
     this.settleWaiters(this.added);
+  }
+
+  private skip(batch: Note[]): void {
+    this.dropped += batch.length;
+    this.skipped += batch.length;
+    this.settle(batch.length);
+    const pass = this.roomLog.pass();
+    if (pass) {
+      this.logger.error(
+        { notes: batch.length, droppedForRoom: this.skipped, suppressed: pass.suppressed },
+        "the disk is nearly full: the event history drops notes so that the queues keep their room; it writes again once room is freed",
+      );
+    }
+  }
+
+  /** Notes dropped because the disk was nearly full (see `skip`). */
+  get droppedForRoom(): number {
+    return this.skipped;
   }
 
   private drop(count: number): void {
