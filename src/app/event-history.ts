@@ -39,7 +39,7 @@ export class EventHistory implements EventsApi {
 
   async get(id: string): Promise<HistoryEvent | undefined> {
     if (typeof id !== "string" || id === "") throw new TypeError(`app.events.get: an event id is a non-empty string, got ${typeof id}`);
-    return this.host.history().get(id);
+    return noted(this.host.history(), id);
   }
 
   replay(id: string, options?: ReplayOptions): Promise<ReplayResult>;
@@ -54,7 +54,7 @@ export class EventHistory implements EventsApi {
     checkReplayOptions(options, false);
     const history = this.host.history();
     if (options.task !== undefined) this.knownTask(options.task);
-    const event = await history.get(id);
+    const event = await noted(history, id);
     if (event === undefined) throw new ReplayError(`cannot replay event "${id}": it is not in the history (never received here, or pruned)`);
     const result = await this.replayEvent(history, event, options.task);
     await history.flush();
@@ -159,4 +159,15 @@ function checkReplayOptions(options: BulkReplayOptions, bulk: boolean): void {
   if (ratePerSecond !== undefined && (typeof ratePerSecond !== "number" || !Number.isFinite(ratePerSecond) || ratePerSecond <= 0)) {
     throw new ReplayError(`app.events.replay: ratePerSecond must be a number > 0, got ${String(ratePerSecond)}`);
   }
+}
+
+/**
+ * The event by id, counting this process's notes not written yet: an id just answered in a
+ * `202` is found at once, not only after the background writer's next batch.
+ */
+async function noted(history: HistoryStore, id: string): Promise<HistoryEvent | undefined> {
+  const event = await history.get(id);
+  if (event !== undefined) return event;
+  await history.flush();
+  return history.get(id);
 }

@@ -39,6 +39,21 @@ describe("EmbeddedStore history under an app", function () {
     expect((await app.events.list({ search: "repository.full_name=octo/repo" })).events.map((e) => e.id)).to.deep.equal([id]);
   });
 
+  it("finds an event by the id of its 202 at once, and replays it, before the background writer's batch", async () => {
+    const store = new EmbeddedStore({ dir: fixture.tempDir() });
+    const app = newApp(undefined, { store });
+    const hook = webhook({ path: "/now" });
+    const got = new Collector<WebhookEvent>();
+    app.task({ source: hook, name: "receive" }, got.handler);
+    await app.start();
+    const id = (await send(hook.url, { body: "{}", headers: { "content-type": "application/json" } })).json<{ id: string }>().id;
+    // The writer batches every second: without the app looking at what it has not written yet, neither call would find it.
+    expect((await app.events.get(id))?.id).to.equal(id);
+    const replay = await app.events.replay(id);
+    expect(replay.replayOf).to.equal(id);
+    await got.waitFor(2);
+  });
+
   it("keeps the body as it arrived, written once, when the handler edits it in place before the batch is written", async () => {
     const store = new EmbeddedStore({ dir: fixture.tempDir() });
     const app = newApp(undefined, { store });
