@@ -15,6 +15,11 @@ export interface NoteWriterOptions {
   readonly batchNotes?: number;
   /** Notes kept while writing fails (default 100,000); past it the oldest are dropped, and logged. */
   readonly maxPending?: number;
+  /**
+   * A batch is written at once when the bodies of the notes waiting take this many bytes
+   * (default 4 MiB): large webhooks must not wait in memory for the interval.
+   */
+  readonly batchBytes?: number;
 }
 
 /** How often a failed batch is tried before its notes are dropped. */
@@ -54,6 +59,9 @@ export class NoteWriter {
   private readonly intervalMs: number;
   private readonly batchNotes: number;
   private readonly maxPending: number;
+  private readonly batchBytesLimit: number;
+  /** Bytes of the bodies noted since the last drain started. */
+  private bytesWaiting = 0;
 
   constructor(
     private readonly write: (notes: readonly Note[]) => Promise<void>,
@@ -66,12 +74,14 @@ export class NoteWriter {
     this.intervalMs = options.intervalMs ?? 1_000;
     this.batchNotes = options.batchNotes ?? 10_000;
     this.maxPending = options.maxPending ?? 100_000;
+    this.batchBytesLimit = options.batchBytes ?? 4 * 1024 * 1024;
   }
 
   add(note: Note): void {
     this.added++;
     if (this.pending.length >= this.maxPending) this.drop(1);
     this.pending.push(note);
+    if (note.event) this.bytesWaiting += note.record.b.length;
     this.schedule();
   }
 
@@ -92,7 +102,7 @@ export class NoteWriter {
 
   private schedule(): void {
     if (this.draining) return; // the drain loop takes what comes in meanwhile
-    if (this.pending.length >= this.batchNotes) {
+    if (this.pending.length >= this.batchNotes || this.bytesWaiting >= this.batchBytesLimit) {
       this.clearTimer();
       void this.drain();
       return;
@@ -107,6 +117,7 @@ export class NoteWriter {
   }
 
   private drain(): Promise<void> {
+    this.bytesWaiting = 0;
     this.draining ??= this.drainLoop().finally(() => {
       this.draining = undefined;
       if (this.pending.length > 0 && this.canWrite()) this.schedule();
