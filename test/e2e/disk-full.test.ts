@@ -86,9 +86,10 @@ describe("a full disk (loop-mounted ext4)", function () {
     const lines: LogLine[] = [];
     const { store, source, open, processed } = await startApp({}, lines);
     const { accepted, codes } = await fill(source.url, "a");
-    // ~25 MiB of 16 KiB bodies. The event history keeps the bodies too while free space is
-    // above twice the reserve, then yields the rest of the disk to the queues.
-    expect(accepted.length).to.be.greaterThan(800);
+    // ~25 MiB of 16 KiB bodies, less what the event history took: it keeps the bodies too while
+    // free space is above twice the reserve (how many depends on its batches' timing), then
+    // yields the rest of the disk to the queues.
+    expect(accepted.length).to.be.greaterThan(500);
     expect([...codes]).to.deep.equal(["store_full"]);
     await store.history.flush();
     const kept = (await store.history.size()).events;
