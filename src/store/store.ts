@@ -48,6 +48,37 @@ export interface QueuedMessage<T = unknown> {
    * `delayMs` or `runAt`). Engines keep it with the delayed retries; it is not read back.
    */
   readonly runAt?: number;
+  /**
+   * The consuming task's debounce or batch group (TaskOptions.debounce / batch): "" for the task
+   * as a whole, else the value of its key function. Such messages are handed out by
+   * `claimGroups`, never one by one.
+   */
+  readonly groupKey?: string;
+}
+
+/**
+ * When `claimGroups` hands out a group of messages sharing a `groupKey`. Messages considered:
+ * visible ones (not claimed, due), oldest first (by arrival).
+ * - debounce: a key's group is due once `periodMs` passed since its newest message entered the
+ *   queue, or `maxWaitMs` since its oldest did. It is handed out whole (its oldest `maxSize`
+ *   when larger), and only while no other message of the key is claimed: one run per key at a time.
+ * - batch: a key's group is due once it holds `maxSize` messages, or `maxWaitMs` passed since its
+ *   oldest entered the queue; its oldest `maxSize` are handed out. Several groups of one key may
+ *   be claimed at once.
+ * Times are `QueuedMessage.enqueuedAt` against the claimer's clock.
+ */
+export type GroupRule =
+  | { readonly kind: "debounce"; readonly periodMs: number; readonly maxWaitMs?: number; readonly maxSize: number }
+  | { readonly kind: "batch"; readonly maxSize: number; readonly maxWaitMs: number };
+
+/** What `claimGroups` handed out, and when to ask again. */
+export interface ClaimedGroups {
+  /** Each group: messages of one `groupKey`, oldest first. Groups in the order of their oldest message. */
+  readonly groups: QueuedMessage[][];
+  /** The earliest time (ms since the epoch) a group not handed out becomes due; undefined when none is waiting to become due. */
+  readonly nextDueAt?: number;
+  /** Messages left waiting in groups that are not due (or whose key is claimed), for status and metrics. */
+  readonly collecting: number;
 }
 
 /**
@@ -221,6 +252,20 @@ export interface Store {
    * A wrapper that changes what `complete` does must change this too, or leave both out.
    */
   completeNow?(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): void;
+
+  /**
+   * Hands out up to `limit` due groups of a queue whose messages carry a `groupKey` (see
+   * GroupRule), each message claimed as `claim` claims one. Engines sharing their store across
+   * processes decide under one lock, so one group is handed to one process. Optional: an app
+   * refuses a debounced or batched task on an engine without it.
+   */
+  claimGroups?(queue: string, rule: GroupRule, limit: number): Promise<ClaimedGroups>;
+
+  /**
+   * Removes every claimed message of a group and, in the same atomic step, appends what the
+   * task emitted for the group (as `complete` does for one message).
+   */
+  completeGroup?(queue: string, ids: readonly string[], emit?: EmitRecord | readonly EmitRecord[]): Promise<void>;
 
   /** Puts a claimed message back, invisible until `visibleAt` (ms since epoch), with its new attempt count and error. */
   retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void>;
