@@ -36,58 +36,94 @@ export const GROUP_MIGRATION = `
     -- The lock of claim_limited: one claimer of this queue at a time, seeing every claim committed before.
     PERFORM pg_advisory_xact_lock(hashtext('webhook-tasks flow'), hashtext('$schema' || chr(10) || p_queue));
     RETURN QUERY
-    WITH visible AS (
-      -- Of two copies of one id only the first counts, and none while a copy is claimed: the
-      -- claimer names its messages by id.
-      SELECT DISTINCT ON (m.id) m.seq, m.id, m.group_key AS gk, m.enqueued_at AS enq
+    WITH keys AS (
+      -- Each key's waiting messages, counted: one pass, no sort (a backlog is read once per claim).
+      SELECT m.group_key AS gk, count(*) AS n, min(m.seq) AS first_seq, min(m.enqueued_at) AS oldest, max(m.enqueued_at) AS newest
       FROM $schema.messages m
       WHERE m.queue = p_queue AND m.group_key IS NOT NULL AND m.claimed_by IS NULL AND m.visible_at <= p_now
+        -- None while a copy of its id is claimed: the claimer names its messages by id.
         AND NOT EXISTS (SELECT 1 FROM $schema.messages d WHERE d.queue = m.queue AND d.id = m.id AND d.claimed_by IS NOT NULL)
-      ORDER BY m.id, m.seq
-    ),
-    ranked AS (
-      -- Chunks of maxSize per key in arrival order: a batch key's groups; a debounce key's
-      -- group is its first chunk, the rest waits for it to finish.
-      SELECT v.seq, v.gk, v.enq,
-        (row_number() OVER (PARTITION BY v.gk ORDER BY v.seq) - 1) / p_max_size AS chunk,
-        max(v.enq) OVER (PARTITION BY v.gk) AS newest
-      FROM visible v
+      GROUP BY m.group_key
     ),
     busy AS (
       SELECT DISTINCT b.group_key AS gk FROM $schema.messages b
       WHERE p_debounce AND b.queue = p_queue AND b.group_key IS NOT NULL AND b.claimed_by IS NOT NULL
     ),
-    grouped AS (
-      SELECT r.gk, r.chunk, min(r.seq) AS first_seq, count(*) AS n, min(r.enq) AS oldest, max(r.newest) AS newest,
-        p_debounce AND (r.chunk > 0 OR EXISTS (SELECT 1 FROM busy WHERE busy.gk = r.gk)) AS blocked
-      FROM ranked r GROUP BY r.gk, r.chunk
-    ),
     timed AS (
-      SELECT g.*, CASE
-          -- least() passes over a NULL maxWaitMs.
-          WHEN p_debounce THEN least(g.newest + p_period_ms, g.oldest + p_max_wait_ms)
-          WHEN g.n >= p_max_size THEN p_now::double precision
-          ELSE g.oldest + p_max_wait_ms
-        END AS due_at
-      FROM grouped g
+      -- A key's groups, chunk 0 its oldest maxSize messages, chunk 1 the next ones...; chunk -1
+      -- stands for messages that cannot be handed out by this claim.
+      SELECT k.gk, k.first_seq, k.n / p_max_size AS full_groups, g.chunk, g.n, g.due_at, g.blocked
+      FROM keys k
+      CROSS JOIN LATERAL (
+        -- Debounce: one group, due periodMs after the key's newest (least() passes over a NULL
+        -- maxWaitMs); what is past maxSize waits for it.
+        SELECT 0::bigint AS chunk, least(k.n, p_max_size) AS n, least(k.newest + p_period_ms, k.oldest + p_max_wait_ms) AS due_at,
+          EXISTS (SELECT 1 FROM busy WHERE busy.gk = k.gk) AS blocked
+        WHERE p_debounce
+        UNION ALL
+        SELECT -1, k.n - p_max_size, NULL, true WHERE p_debounce AND k.n > p_max_size
+        UNION ALL
+        -- Batch: full groups are due now (no more than one claim takes)...
+        SELECT s.chunk, p_max_size, p_now::double precision, false
+        FROM generate_series(0, least(k.n / p_max_size, p_limit) - 1) AS s(chunk) WHERE NOT p_debounce
+        UNION ALL
+        -- ...those past the limit too...
+        SELECT -1, (k.n / p_max_size - p_limit) * p_max_size, p_now::double precision, false
+        WHERE NOT p_debounce AND k.n / p_max_size > p_limit
+        UNION ALL
+        -- ...and the rest: alone, a group due maxWaitMs after its oldest; behind full groups, its
+        -- oldest is known only when this claim reads past them (see tails).
+        SELECT CASE WHEN k.n < p_max_size THEN 0 ELSE -1 END, k.n % p_max_size,
+          CASE WHEN k.n < p_max_size THEN k.oldest + p_max_wait_ms END, false
+        WHERE NOT p_debounce AND k.n % p_max_size > 0
+      ) AS g
     ),
     chosen AS (
-      SELECT t.gk, t.chunk, row_number() OVER (ORDER BY t.first_seq) AS group_no
-      FROM timed t WHERE NOT t.blocked AND t.due_at <= p_now
-      ORDER BY t.first_seq LIMIT p_limit
+      SELECT t.gk, t.chunk, row_number() OVER (ORDER BY t.first_seq, t.chunk) AS group_no
+      FROM timed t WHERE t.chunk >= 0 AND NOT t.blocked AND t.due_at <= p_now
+      ORDER BY t.first_seq, t.chunk LIMIT p_limit
+    ),
+    read AS (
+      -- The chosen keys' messages in arrival order, through the key's index: up to the last
+      -- chosen group, and for a batch one group more (the rest's oldest, for its due time).
+      SELECT ck.gk, ck.last, r.seq, r.id, r.enq, r.chunk
+      FROM (SELECT ch.gk, max(ch.chunk) AS last FROM chosen ch GROUP BY ch.gk) AS ck
+      CROSS JOIN LATERAL (
+        SELECT m.seq, m.id, m.enqueued_at AS enq, (row_number() OVER (ORDER BY m.seq) - 1) / p_max_size AS chunk
+        FROM $schema.messages m
+        WHERE m.queue = p_queue AND m.group_key = ck.gk AND m.claimed_by IS NULL AND m.visible_at <= p_now
+          AND NOT EXISTS (SELECT 1 FROM $schema.messages d WHERE d.queue = m.queue AND d.id = m.id AND d.claimed_by IS NOT NULL)
+        ORDER BY m.seq LIMIT (ck.last + CASE WHEN p_debounce THEN 1 ELSE 2 END) * p_max_size
+      ) AS r
+    ),
+    picked AS (
+      SELECT r.seq, r.id, c.group_no FROM read r JOIN chosen c ON c.gk = r.gk AND c.chunk = r.chunk
+    ),
+    tails AS (
+      SELECT r.gk, r.last, min(r.enq) AS oldest FROM read r WHERE NOT p_debounce AND r.chunk = r.last + 1 GROUP BY r.gk, r.last
     ),
     claimed AS (
       UPDATE $schema.messages m SET claimed_by = p_token, lease_until = now() + p_lease_ms * interval '1 millisecond'
-      FROM ranked r JOIN chosen c ON c.gk = r.gk AND c.chunk = r.chunk
-      WHERE m.seq = r.seq AND m.claimed_by IS NULL
+      FROM (
+        -- Of two copies of one id in the chosen groups only the first goes; the other waits.
+        SELECT DISTINCT ON (p.id) p.seq, p.group_no FROM picked p ORDER BY p.id, p.seq
+      ) AS c
+      WHERE m.seq = c.seq AND m.claimed_by IS NULL
       RETURNING m.seq, m.id, m.payload, m.raw, m.attempts, m.enqueued_at, m.last_error, m.body_from_raw, m.ordering_key,
         m.trace_context, m.visible_at, m.concurrency_key, m.rate_key, m.group_key, c.group_no
     ),
     left_over AS (
       -- A key being run has no due time of its own: its completion wakes the claimers.
-      SELECT min(t.due_at) FILTER (WHERE NOT t.blocked) AS next_due_at,
-        coalesce(sum(t.n) FILTER (WHERE t.blocked OR t.due_at > p_now), 0)::bigint AS collecting
-      FROM timed t WHERE NOT EXISTS (SELECT 1 FROM chosen c WHERE c.gk = t.gk AND c.chunk = t.chunk)
+      SELECT min(u.due_at) FILTER (WHERE NOT u.blocked) AS next_due_at,
+        coalesce(sum(u.n) FILTER (WHERE u.blocked OR u.due_at > p_now OR u.due_at IS NULL), 0)::bigint AS collecting
+      FROM (
+        SELECT t.n, t.blocked,
+          -- A batch's rest behind full groups all handed out now: due maxWaitMs after its oldest.
+          -- Behind others (no due time here: they are due now), it counts as collecting.
+          CASE WHEN t.chunk = -1 AND NOT p_debounce AND t.n < p_max_size AND tl.last + 1 = t.full_groups THEN tl.oldest + p_max_wait_ms ELSE t.due_at END AS due_at
+        FROM timed t LEFT JOIN tails tl ON tl.gk = t.gk
+        WHERE NOT EXISTS (SELECT 1 FROM chosen c WHERE c.gk = t.gk AND c.chunk = t.chunk)
+      ) AS u
     )
     SELECT c.seq, c.id, c.payload, c.raw, c.attempts, c.enqueued_at, c.last_error, c.body_from_raw, c.ordering_key,
       c.trace_context, c.visible_at, c.concurrency_key, c.rate_key, c.group_key, c.group_no, NULL::double precision, NULL::bigint

@@ -120,6 +120,17 @@ describe("PostgresStore: debounced and batched groups", function () {
       expect(third.nextDueAt).to.equal(undefined);
     });
 
+    it("with a limit of 0 claims nothing and tells when to ask again", async () => {
+      const store = await open();
+      await put(store, "q", [grouped("m1", "k", 300), grouped("m2", "k", 300), grouped("m3", "k", 100), grouped("n1", "n", 200)]);
+      const result = await store.claimGroups("q", batch(2, 1_000), 0);
+      expect(result.groups).to.deep.equal([]);
+      // k's full group is due now; n's group 800 ms from now.
+      expect(result.nextDueAt).to.be.at.most(Date.now());
+      expect(result.collecting).to.equal(2);
+      expect(await store.stats("q")).to.include({ inFlight: 0, waiting: 4 });
+    });
+
     it("keeps keys apart and hands groups out in the order of their oldest message", async () => {
       const store = await open();
       await put(store, "q", [grouped("b1", "b", 50), grouped("a1", "a", 50), grouped("b2", "b", 50), grouped("a2", "a", 50), grouped("c1", "c", 50)]);
