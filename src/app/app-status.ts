@@ -16,6 +16,8 @@ export interface QueueStatus {
   readonly delayed: number;
   /** Of `waiting`: due messages held back by the task's concurrency or rate limit (waiting, not failing). */
   readonly limited: number;
+  /** Of `waiting`: events collecting in a debounce or batch that is not due yet (waiting, not failing). */
+  readonly collecting: number;
   /**
    * The task that consumes the queue, if any. A queue no task consumes any more (the queue a
    * named queue had before it got a second consumer, or one consumer's queue after the others
@@ -52,7 +54,7 @@ export async function appStatus(
   tasks: readonly TaskShape[],
   store: Store | undefined,
   readiness?: Readiness,
-  statsOf: (queue: string) => Promise<QueueStats & { readonly limited?: number }> = (queue) => store!.stats(queue),
+  statsOf: (queue: string) => Promise<QueueStats & { readonly limited?: number; readonly collecting?: number }> = (queue) => store!.stats(queue),
 ): Promise<AppStatus> {
   const consumed = new Set(tasks.map((t) => t.input));
   const names = [...new Set(tasks.flatMap((t) => [t.queue, ...(t.emit !== undefined && !consumed.has(t.emit) ? [t.emit] : [])]))];
@@ -73,6 +75,7 @@ export async function appStatus(
         deadLetters: stats?.deadLetters ?? 0,
         delayed: stats?.delayed ?? 0,
         limited: stats?.limited ?? 0,
+        collecting: stats?.collecting ?? 0,
         consumer: tasks.find((t) => t.queue === queue)?.name,
         producers: tasks.filter((t) => t.emit !== undefined && t.emit === (tasks.find((c) => c.queue === queue)?.input ?? queue)).map((t) => t.name),
       };

@@ -8,10 +8,13 @@ import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLev
 import { OutcomeRegistry } from "./outcome-registry";
 import type { Queue } from "./queue";
 import type { TaskHandler, TaskOptions, TaskSource } from "./task";
-import type { EmittableResult, ResultCheckedHandler } from "./handler-result";
+import type { BatchCheckedHandler, EmittableResult, ResultCheckedHandler } from "./handler-result";
+import type { BatchOptions } from "./flow/group-options";
+import type { TaskContext } from "./task-context";
 import { SourceInbox } from "./source-inbox";
 import { TaskRegistry, type RegisteredTask } from "./task-registry";
 import { TaskRunner } from "./task-runner";
+import { GroupRunner } from "./flow/group-runner";
 import { PARSER_MODES, type ParserMode, type WebhookEvent } from "../sources/webhook/webhook-event";
 import type { WebhookSource } from "../sources/webhook/webhook-source";
 import type { SenderEvent, TypedSender } from "../sources/webhook/event-names/event-types";
@@ -95,7 +98,7 @@ export class CoreApp {
   private readonly registry = new TaskRegistry();
   private readonly listeners: ListenerRegistry;
   private readonly outcomes = new OutcomeRegistry();
-  private runners: TaskRunner[] = [];
+  private runners: Array<TaskRunner | GroupRunner> = [];
   private appState: AppState = "new";
   private storeInstance: Store | undefined;
   private starting: Promise<this> | undefined;
@@ -183,6 +186,13 @@ export class CoreApp {
     return appStatus(this.name, this.registry.all(), store, this.readiness(), store && ((queue) => this.queueStats(store, queue)));
   }
 
+  /** A debounced or batched task takes groups (flow/group-runner.ts, which refuses a store that cannot claim them); any other, single events. */
+  private runnerOf(task: RegisteredTask, store: Store): TaskRunner | GroupRunner {
+    const { observer, tracing } = this.observability;
+    if (task.group !== undefined) return new GroupRunner(task, { app: this, store, outcomes: this.outcomes, observer, tracing, history: this.history.runs(task) });
+    return new TaskRunner(task, this, store, this.outcomes, task.logger, observer, tracing, this.history.runs(task));
+  }
+
   /** A queue's figures with its task's flow limits (flow-stats.ts). */
   private queueStats(store: Store, queue: string): Promise<FlowQueueStats> {
     return flowQueueStats(store, queue, this.runners.find((r) => r.queue === queue));
@@ -192,6 +202,15 @@ export class CoreApp {
    * Registers a task. Its handler gets `(ctx, event)`; its return value goes to `emit`. With a
    * typed `Queue<T>` as source the event is a `T`; with a `Queue<R>` as emit the handler returns an `R`.
    */
+  task<T, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(options: TaskOptions<Queue<T>, R> & { batch: BatchOptions<T> }, handler: BatchCheckedHandler<T, H>): this;
+  task<X extends TypedSender, P extends string, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[]; batch: BatchOptions<SenderEvent<X, NoInfer<P>>> },
+    handler: BatchCheckedHandler<SenderEvent<X, P>, H>,
+  ): this;
+  task<E = WebhookEvent, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<S, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
+    handler: BatchCheckedHandler<E, H>,
+  ): this;
   task<T, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(options: TaskOptions<Queue<T>, R>, handler: ResultCheckedHandler<T, H>): this;
   task<X extends TypedSender, P extends string, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
     options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
@@ -201,9 +220,9 @@ export class CoreApp {
     options: TaskOptions<S, R, NoInfer<E>>,
     handler: ResultCheckedHandler<E, H>,
   ): this;
-  task(options: TaskOptions<TaskSource, unknown, never>, handler: TaskHandler<never, unknown>): this {
+  task(options: TaskOptions<TaskSource, unknown, never>, handler: (ctx: TaskContext<never>, event: never) => unknown): this {
     if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": tasks must be added before start()`);
-    this.registry.add(options, handler, { state: unopenedState, logger: this.logger });
+    this.registry.add(options, handler as TaskHandler<never, unknown>, { state: unopenedState, logger: this.logger });
     return this;
   }
 
@@ -383,7 +402,7 @@ export class CoreApp {
       for (const { task, queue } of this.registry.unconsumedEmits()) {
         this.logger.warn(`task "${task}" emits to queue "${queue}", which no task consumes: its messages will wait in the store`);
       }
-      this.runners = tasks.map((task) => new TaskRunner(task, this, store, this.outcomes, task.logger, this.observability.observer, this.observability.tracing, this.history.runs(task)));
+      this.runners = tasks.map((task) => this.runnerOf(task, store));
       // Read before the runners start: a task paused before a restart claims nothing.
       await this.history.startPauses(store, new Map(tasks.map((t, i) => [t.name, this.runners[i]])));
       this.observability.mount(this.listeners, () => this.readiness());

@@ -5,6 +5,7 @@ import { handedOnForm } from "../store/payload-codec";
 import type { BulkReplayResult, ReplayResult } from "./events-api";
 import { copyId } from "./fan-out";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
+import { withGroupKey, type TaskGroup } from "./flow/group-options";
 
 /**
  * Replays as the store alone can make them: what `app.events.replay` does with the app's tasks,
@@ -28,6 +29,8 @@ export interface ReplayCopyTarget {
   readonly sharesEvents: boolean;
   /** Known when the app is: a replay then gets the key the task gives it now. */
   readonly orderingKey?: OrderingKeyFn<never> | undefined;
+  /** A debounced or batched task's grouping: its copy needs its group key, or no claim hands it out. */
+  readonly group?: TaskGroup | undefined;
 }
 
 /**
@@ -50,6 +53,7 @@ export async function queueReplay(store: Store, history: HistoryStore, event: Hi
       const orderingKey = computeOrderingKey(target.orderingKey, payload, target.name);
       if (orderingKey !== undefined) message = { ...message, orderingKey };
     }
+    if (target.group !== undefined) message = withGroupKey(target.group, message, payload, target.name);
     copies.push({ queue: target.queue, message });
     deliveries.push({ task: target.name, queue: target.queue, messageId: message.id });
   }

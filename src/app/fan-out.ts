@@ -4,6 +4,7 @@ import { runFilter, type Accepts } from "./task-filter";
 import { handedOnForm } from "../store/payload-codec";
 import type { TaskFlow } from "./flow/flow-options";
 import { withFlowKeys } from "./flow/flow-keys";
+import { withGroupKey, type TaskGroup } from "./flow/group-options";
 
 /** What fan-out needs of a task that takes events from a source or a queue. */
 export interface Subscriber {
@@ -13,6 +14,7 @@ export interface Subscriber {
   readonly accepts: Accepts | undefined;
   readonly orderingKey: OrderingKeyFn<never> | undefined;
   readonly flow?: TaskFlow | undefined;
+  readonly group?: TaskGroup | undefined;
 }
 
 /**
@@ -38,6 +40,7 @@ export function fanOut(subscribers: readonly Subscriber[], message: QueuedMessag
     let copy = several ? { ...message, id: copyId(message.id, task.name), payload } : message;
     if (orderingKey !== undefined) copy = { ...copy, orderingKey };
     if (task.flow !== undefined) copy = withFlowKeys(task.flow, copy, message.payload, task.name);
+    if (task.group !== undefined) copy = withGroupKey(task.group, copy, message.payload, task.name);
     copies.push({ queue: task.queue, message: copy });
   }
   return copies;

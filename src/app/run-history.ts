@@ -45,6 +45,19 @@ export class RunHistory {
     }
   }
 
+  /**
+   * A debounced run took this event with its burst, and the burst's newest as its `event`:
+   * noted as handled, with the run's start and duration, outcome "superseded".
+   */
+  superseded(message: QueuedMessage, run: RunObservation): void {
+    try {
+      const record: RunRecord = { task: this.task, attempt: message.attempts + 1, startedAt: Math.round(performance.timeOrigin + run.started), durationMs: run.durationMs, outcome: "superseded" };
+      this.history.noteRun({ eventId: this.eventIdOf(message.id), run: record, status: "succeeded" });
+    } catch (noteError) {
+      this.logger.error({ eventId: this.eventIdOf(message.id), err: noteError }, "cannot note a run in the event history");
+    }
+  }
+
   private note(message: QueuedMessage, run: RunObservation | undefined, settled: Settled, error: unknown, emitted: readonly EmitRecord[] | undefined): void {
     const eventId = this.eventIdOf(message.id);
     const record: { -readonly [K in keyof RunRecord]: RunRecord[K] } = {

@@ -4,8 +4,8 @@ import type { CoreApp } from "./core-app";
 import type { Queue } from "./queue";
 import type { EmitOptions } from "./flow/run-emits";
 
-/** What a task receives besides its event. */
-export interface TaskContext {
+/** What a task receives besides its event. `E` types `batch`: the task's events. */
+export interface TaskContext<E = unknown> {
   readonly app: CoreApp;
   /** The task's name (a method task: "Class.method"). */
   readonly task: string;
@@ -18,6 +18,11 @@ export interface TaskContext {
   readonly logger: Logger;
   /** Exact bytes of the webhook request (an empty Buffer for queue messages): verify signatures over these. */
   readonly rawBody: Buffer;
+  /**
+   * The events this run handles, oldest first: with `debounce`, every event of the burst (the
+   * handler's `event` is the last); with `batch`, the handler's array; otherwise `[event]`.
+   */
+  readonly batch: readonly E[];
   /**
    * Sends `value` to a queue, at once or later (`{ delayMs }`, `{ runAt }`): written with this
    * run's completion, in the same step, so a run that fails and is retried has sent nothing.

@@ -10,6 +10,7 @@ import { taskMatcher } from "./task-match";
 import { fanOut } from "./fan-out";
 import type { EmitRecord, QueuedMessage } from "../store/store";
 import { resolveFlow, type TaskFlow } from "./flow/flow-options";
+import { resolveGroup, type TaskGroup } from "./flow/group-options";
 
 export const DEFAULT_CONCURRENCY = 16;
 
@@ -31,6 +32,8 @@ export interface RegisteredTask {
   readonly concurrency: number;
   /** Limits shared across processes (concurrency per key, rate), when the task has any. */
   readonly flow: TaskFlow | undefined;
+  /** Debounce or batch: the task's runs take groups of messages (group-runner.ts). */
+  readonly group: TaskGroup | undefined;
   readonly retry: RetryPolicy;
   /** Key function of the messages entering the task's queue (TaskOptions.orderingKey). */
   readonly orderingKey: OrderingKeyFn<never> | undefined;
@@ -78,6 +81,7 @@ export class TaskRegistry {
       throw new TypeError(`${where}: source must be a WebhookSource (or another Source) or the name of a queue`);
     }
     if (emit !== undefined) checkQueueName(emit, `${where}: emit`);
+    const group = resolveGroup(options.debounce, options.batch, options, where);
     const { perProcess: concurrency, flow } = resolveFlow(options.concurrency, options.rateLimit, where, DEFAULT_CONCURRENCY);
     const orderingKey = options.orderingKey;
     if (orderingKey !== undefined && typeof orderingKey !== "function") throw new TypeError(`${where}: orderingKey must be a function (event) => string | undefined`);
@@ -92,6 +96,7 @@ export class TaskRegistry {
       handler: handler as TaskHandler<unknown, unknown>,
       concurrency,
       flow,
+      group,
       retry: resolveRetry(options.retry, where),
       orderingKey,
       timeoutMs,

@@ -6,23 +6,21 @@ import { errorMessage, type Logger } from "../util/logger";
 import type { OutcomeRegistry } from "./outcome-registry";
 import { backoffDelay } from "./retry-policy";
 import type { RegisteredTask } from "./task-registry";
-import type { TaskContext } from "./task-context";
 import type { CoreApp } from "./core-app";
 import { PermanentError } from "./permanent-error";
 import { TaskTimeoutError } from "./task-timeout";
 import { RunObservation } from "./run-observation";
 import { eventIdOfCopy } from "./fan-out";
-import { deadLetterMessage, withoutPayload } from "./dead-letter-message";
+import { revived, writeDeadLetter } from "./dead-letter-message";
 import { RunDeadlines } from "./run-deadlines";
 import type { AppObserver, TaskRunOutcomeName } from "../observe/app-observer";
 import type { RunHistory } from "./run-history";
 import type { ClaimFlow } from "../store/store";
-import type { Queue } from "./queue";
 import { claimFlow } from "./flow/flow-options";
 import { FlowGate } from "./flow/flow-gate";
-import { emitRecords, pendingEmit, type EmitOptions, type PendingEmit } from "./flow/run-emits";
+import { emitRecords, type PendingEmit } from "./flow/run-emits";
+import { RunContext } from "./run-context";
 
-const EMPTY = Buffer.alloc(0);
 /** Fallback poll for delayed retries and for work another process queued. */
 const POLL_MS = 1_000;
 
@@ -294,7 +292,7 @@ export class TaskRunner {
     }
     let message: QueuedMessage;
     try {
-      message = this.revived(claimed);
+      message = revived(this.task, claimed);
     } catch (error) {
       this.gate?.finished(claimed);
       this.record(claimed, false, new Error(`the event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`), undefined);
@@ -340,15 +338,6 @@ export class TaskRunner {
     this.record(run.message, false, error, run);
     if (this.stopping) this.maybeIdle();
     else if (this.mayHaveMore) this.pumpAgain();
-  }
-
-  /** A message read back without its body (QueuedMessage.bodyFromRaw) gets it from its source. */
-  private revived(message: QueuedMessage): QueuedMessage {
-    const { payload, raw } = message;
-    const source = this.task.source;
-    if (!message.bodyFromRaw || raw === undefined || source?.revive === undefined) return message;
-    if (typeof payload !== "object" || payload === null || "body" in payload) return message;
-    return { ...message, payload: source.revive(payload, raw) };
   }
 
   /** Writes a handler's outcome to the store, in the background of the next claims. */
@@ -466,7 +455,7 @@ export class TaskRunner {
     if (attempts >= task.retry.attempts || error instanceof PermanentError) {
       logger.error({ err: error, attempts }, error instanceof PermanentError ? "task failed permanently; the event is kept as a dead letter" : "task failed for the last time; the event is kept as a dead letter");
       const stack = error instanceof Error && typeof error.stack === "string" ? error.stack : text;
-      await this.deadLetter({ ...message, attempts, lastError: stack }, text, logger);
+      await writeDeadLetter(store, task, { ...message, attempts, lastError: stack }, text, logger);
       return { next: "dead_letter", outcome: failure ?? "dead_letter", error };
     }
     const delay = backoffDelay(task.retry, attempts);
@@ -482,24 +471,6 @@ export class TaskRunner {
     return { next: "retry", outcome: failure ?? "retry", retryAt, error };
   }
 
-  /**
-   * Writes the dead letter in a form the store can encode (see deadLetterMessage). A write
-   * that still throws for a reason other than the store is tried once more without the
-   * payload: an event that can never become a dead letter would run for ever.
-   */
-  private async deadLetter(failed: QueuedMessage, error: string, logger: Logger): Promise<void> {
-    const { task, store } = this;
-    const { message, dropped } = deadLetterMessage(failed);
-    if (dropped !== undefined) logger.error({ dropped }, "the dead letter cannot keep all of the event; it keeps the rest");
-    try {
-      await store.deadLetter({ queue: task.queue, task: task.name, message, error, attempts: message.attempts, diedAt: Date.now() });
-    } catch (writeError) {
-      if (writeError instanceof StoreRefusedError) throw writeError;
-      logger.error({ err: writeError }, "the dead letter cannot be written with its payload; it is written without it");
-      await store.deadLetter({ queue: task.queue, task: task.name, message: withoutPayload(message), error, attempts: message.attempts, diedAt: Date.now() });
-    }
-  }
-
   private idle(): boolean {
     return this.inFlight === 0 && this.recording === 0 && !this.pumping;
   }
@@ -509,48 +480,6 @@ export class TaskRunner {
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
-  }
-}
-
-/** A handler's `ctx`: its logger is the run's, made when first used. */
-class RunContext implements TaskContext {
-  readonly task: string;
-  readonly eventId: string;
-  readonly attempt: number;
-  readonly state: TaskContext["state"];
-  readonly rawBody: Buffer;
-  readonly #run: RunObservation;
-  /** What `emit` was given; undefined until it is called. */
-  #sent: PendingEmit[] | undefined;
-  #ended = false;
-
-  constructor(
-    readonly app: CoreApp,
-    task: RegisteredTask,
-    message: QueuedMessage,
-    run: RunObservation,
-  ) {
-    this.#run = run;
-    this.task = task.name;
-    this.eventId = message.id;
-    this.attempt = message.attempts + 1;
-    this.state = task.state;
-    this.rawBody = message.raw ?? EMPTY;
-  }
-
-  get logger(): Logger {
-    return this.#run.logger;
-  }
-
-  emit<T>(queue: Queue<T> | string, value: T, options?: EmitOptions): void {
-    if (this.#ended) throw new Error(`ctx.emit: the run of task "${this.task}" has ended; emit before the handler returns`);
-    (this.#sent ??= []).push(pendingEmit(queue as Queue<unknown> | string, value, options, Date.now()));
-  }
-
-  /** The handler settled: what it emitted, and no more emits. */
-  ended(): readonly PendingEmit[] | undefined {
-    this.#ended = true;
-    return this.#sent;
   }
 }
 

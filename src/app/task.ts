@@ -5,6 +5,7 @@ import type { RetryPolicy } from "./retry-policy";
 import type { TaskContext } from "./task-context";
 import type { EventSelector } from "../sources/webhook/event-names/event-types";
 import type { ConcurrencyLimit, RateLimit } from "./flow/flow-options";
+import type { BatchOptions, DebounceOptions } from "./flow/group-options";
 
 /** A task's input: a push source (a WebhookSource), a typed Queue, or the name of a queue. */
 export type TaskSource = Source | Queue<unknown> | string;
@@ -40,6 +41,17 @@ export interface TaskOptions<S extends TaskSource = TaskSource, R = unknown, E =
   concurrency?: number | ConcurrencyLimit<E>;
   /** At most `limit` runs started per `periodMs` per key, across replicas; the rest wait. See docs/flow-control.md. */
   rateLimit?: RateLimit<E>;
+  /**
+   * A burst of events with one key runs the task once, `periodMs` after its last event (or
+   * `maxWaitMs` after its first): `event` is the newest, `ctx.batch` holds them all, oldest
+   * first. The others are noted "superseded" in the history. See docs/flow-control.md.
+   */
+  debounce?: DebounceOptions<E>;
+  /**
+   * The handler receives up to `maxSize` events at once, as an array (oldest first), once the
+   * batch is full or `maxWaitMs` after its first event. See docs/flow-control.md.
+   */
+  batch?: BatchOptions<E>;
   retry?: Partial<RetryPolicy>;
   /**
    * Messages with the same key are handed to the task one at a time, in the order they entered

@@ -105,10 +105,13 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
   return app;
 }
 
-/** `concurrency` and `rateLimit` as the app takes them: key paths become key functions (flow-key.ts). */
-function flowOptions(task: TaskConfig, webhook: boolean): Pick<TaskOptions, "concurrency" | "rateLimit"> {
-  const out: Pick<TaskOptions, "concurrency" | "rateLimit"> = {};
-  const { concurrency, rateLimit } = task;
+/** `concurrency`, `rateLimit`, `debounce` and `batch` as the app takes them: key paths become key functions (flow-key.ts). */
+function flowOptions(task: TaskConfig, webhook: boolean): Pick<TaskOptions, "concurrency" | "rateLimit" | "debounce" | "batch"> {
+  const out: Pick<TaskOptions, "concurrency" | "rateLimit" | "debounce" | "batch"> = {};
+  const { concurrency, rateLimit, debounce, batch } = task;
+  const keyOf = (path: string | undefined) => (path === undefined ? undefined : flowKeyFunction(path, webhook));
+  if (debounce !== undefined) out.debounce = defined({ periodMs: debounce.periodMs, maxWaitMs: debounce.maxWaitMs, key: keyOf(debounce.key) });
+  if (batch !== undefined) out.batch = defined({ maxSize: batch.maxSize, maxWaitMs: batch.maxWaitMs, key: keyOf(batch.key) });
   if (typeof concurrency === "number") out.concurrency = concurrency;
   else if (concurrency instanceof ConcurrencyConfig) {
     out.concurrency = defined({ limit: concurrency.limit, perProcess: concurrency.perProcess, key: concurrency.key === undefined ? undefined : flowKeyFunction(concurrency.key, webhook) });

@@ -57,7 +57,7 @@ export function validateConfig(raw: unknown, issues: IssueList): ValidatedConfig
   return config;
 }
 
-/** `concurrency` (an integer, or { limit, key?, perProcess? }) and the key paths of `concurrency` and `rateLimit`. */
+/** `concurrency` (an integer, or { limit, key?, perProcess? }) and the key paths of `concurrency`, `rateLimit`, `debounce` and `batch`. */
 function checkFlow(instance: TaskConfig | undefined, raw: Record<string, unknown>, index: number, webhook: boolean, issues: IssueList): void {
   const at: KeySegment[] = ["tasks", index, "concurrency"];
   const validated = isMapping(instance) ? instance : undefined;
@@ -72,7 +72,10 @@ function checkFlow(instance: TaskConfig | undefined, raw: Record<string, unknown
       else if (validated) validated.concurrency = value;
     }
   }
-  if (isMapping(raw.rateLimit) && typeof raw.rateLimit.key === "string") checkFlowKeyPath(raw.rateLimit.key, webhook, ["tasks", index, "rateLimit", "key"], issues);
+  for (const option of ["rateLimit", "debounce", "batch"]) {
+    const section = raw[option];
+    if (isMapping(section) && typeof section.key === "string") checkFlowKeyPath(section.key, webhook, ["tasks", index, option, "key"], issues);
+  }
 }
 
 function validateResources(block: Record<string, unknown>, issues: IssueList): Map<string, ResourceConfig> {

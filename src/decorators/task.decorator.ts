@@ -6,6 +6,7 @@ import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import type { Source } from "../sources/source";
 import type { WebhookSource } from "../sources/webhook/webhook-source";
 import type { SenderEvent, TypedSender } from "../sources/webhook/event-names/event-types";
+import type { BatchOptions } from "../app/flow/group-options";
 import { decoratorCall, type DecoratorCall, type StandardContext } from "./decorator-call";
 import { TASKS_METADATA } from "./metadata-keys";
 import { SYMBOL_METADATA } from "./symbol-metadata";
@@ -41,6 +42,7 @@ export interface TaskMethodDecorator<E, R> {
  *
  * `E` types the event for `orderingKey`: `@Task<WebhookEvent<PushBody>>({ source, orderingKey: (e) => e.body.repo })`.
  */
+export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R> & { batch: BatchOptions<T> }): TaskMethodDecorator<T[], R>;
 export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R>): TaskMethodDecorator<T, R>;
 export function Task<X extends TypedSender, P extends string, R = unknown>(
   options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },

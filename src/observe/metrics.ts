@@ -12,7 +12,7 @@ const STORE_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 
 export interface QueueStatsSource {
   queues(): readonly string[];
   /** Undefined while the store is not open (before start, after stop): no samples then. */
-  stats(queue: string): Promise<QueueStats & { readonly limited?: number }> | undefined;
+  stats(queue: string): Promise<QueueStats & { readonly limited?: number; readonly collecting?: number }> | undefined;
 }
 
 /**
@@ -29,7 +29,7 @@ export class MetricsObserver implements AppObserver {
   private requestResets = 0;
   private readonly taskRunSeries = new Map<string, Map<string, { value: number }>>();
   private taskRunResets = 0;
-  private snapshot: { at: number; stats: Promise<Array<[string, QueueStats & { readonly limited?: number }]>> } | undefined;
+  private snapshot: { at: number; stats: Promise<Array<[string, QueueStats & { readonly limited?: number; readonly collecting?: number }]>> } | undefined;
 
   constructor(
     readonly registry: Registry,
@@ -60,7 +60,7 @@ export class MetricsObserver implements AppObserver {
     gauge("webhook_dead_letters", "Dead letters taken from the queue and kept.", (s) => s.deadLetters);
     new Gauge({
       name: "webhook_queue_messages",
-      help: "Messages in the queue by state: ready (due, free to run), delayed (a retry's backoff or a delayed message), limited (held back by the task's concurrency or rate limit), in_flight.",
+      help: "Messages in the queue by state: ready (due, free to run), delayed (a retry's backoff or a delayed message), limited (held back by the task's concurrency or rate limit), collecting (in a debounce or batch not due yet), in_flight.",
       labelNames: ["queue", "state"],
       registers,
       collect: async function (this: Gauge<"queue" | "state">) {
@@ -68,9 +68,11 @@ export class MetricsObserver implements AppObserver {
         for (const [queue, stats] of await observer.queueSnapshot()) {
           const delayed = stats.delayed ?? 0;
           const limited = stats.limited ?? 0;
-          this.set({ queue, state: "ready" }, Math.max(0, stats.waiting - delayed - limited));
+          const collecting = stats.collecting ?? 0;
+          this.set({ queue, state: "ready" }, Math.max(0, stats.waiting - delayed - limited - collecting));
           this.set({ queue, state: "delayed" }, delayed);
           this.set({ queue, state: "limited" }, limited);
+          this.set({ queue, state: "collecting" }, collecting);
           this.set({ queue, state: "in_flight" }, stats.inFlight);
         }
       },
@@ -116,14 +118,14 @@ export class MetricsObserver implements AppObserver {
   }
 
   /** One read of the store's stats per scrape, shared by the three queue gauges. */
-  private queueSnapshot(): Promise<Array<[string, QueueStats & { readonly limited?: number }]>> {
+  private queueSnapshot(): Promise<Array<[string, QueueStats & { readonly limited?: number; readonly collecting?: number }]>> {
     const now = Date.now();
     if (this.snapshot !== undefined && now - this.snapshot.at < 250) return this.snapshot.stats;
     const reads: Array<Promise<[string, QueueStats] | undefined>> = this.queueStats.queues().map((queue) => {
       const read = this.queueStats.stats(queue);
-      return read === undefined ? Promise.resolve(undefined) : read.then((stats): [string, QueueStats & { readonly limited?: number }] => [queue, stats], () => undefined);
+      return read === undefined ? Promise.resolve(undefined) : read.then((stats): [string, QueueStats & { readonly limited?: number; readonly collecting?: number }] => [queue, stats], () => undefined);
     });
-    const stats = Promise.all(reads).then((all) => all.filter((entry): entry is [string, QueueStats & { readonly limited?: number }] => entry !== undefined));
+    const stats = Promise.all(reads).then((all) => all.filter((entry): entry is [string, QueueStats & { readonly limited?: number; readonly collecting?: number }] => entry !== undefined));
     this.snapshot = { at: now, stats };
     return stats;
   }

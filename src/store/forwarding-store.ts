@@ -1,5 +1,5 @@
 import type { HistoryStore, PauseStore } from "./history";
-import type { ClaimFlow, DeadLetter, DeadLetterStore, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "./store";
+import type { ClaimedGroups, ClaimFlow, DeadLetter, GroupRule, DeadLetterStore, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "./store";
 
 /**
  * A store that passes every call to another, the optional capabilities included (claimNow and
@@ -13,6 +13,8 @@ export class ForwardingStore implements Store {
   claimNow?: (queue: string) => QueuedMessage | undefined;
   completeNow?: (queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]) => void;
   readonly limitedCount?: (queue: string, flow: ClaimFlow) => Promise<number>;
+  claimGroups?: (queue: string, rule: GroupRule, limit: number) => Promise<ClaimedGroups>;
+  completeGroup?: (queue: string, ids: readonly string[], emit?: EmitRecord | readonly EmitRecord[]) => Promise<void>;
 
   constructor(readonly inner: Store) {
     // Present here exactly when the engine has them: the runner looks for them.
@@ -23,6 +25,12 @@ export class ForwardingStore implements Store {
     }
     const { limitedCount } = inner;
     if (limitedCount !== undefined) this.limitedCount = (queue, flow) => limitedCount.call(inner, queue, flow);
+    // Debounced and batched tasks need both; an app refuses them on an engine without.
+    if (inner.claimGroups !== undefined && inner.completeGroup !== undefined) {
+      const { claimGroups, completeGroup } = inner;
+      this.claimGroups = (queue, rule, limit) => claimGroups.call(inner, queue, rule, limit);
+      this.completeGroup = (queue, ids, emit) => completeGroup.call(inner, queue, ids, emit);
+    }
   }
 
   get engine(): string {

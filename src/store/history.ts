@@ -8,8 +8,12 @@
  * run: a crash may lose the notes of the last moments (documented), never an event.
  */
 
-/** How a run ended: the task returned, failed and will be retried, failed for good, or ran out of time. */
-export type RunOutcome = "success" | "retry" | "dead_letter" | "timeout";
+/**
+ * How a run ended: the task returned, failed and will be retried, failed for good, or ran out
+ * of time; `superseded`: a debounced task ran once for a burst of events, and this event was
+ * handed to that run among the burst without being its newest (it was handled: ctx.batch).
+ */
+export type RunOutcome = "success" | "retry" | "dead_letter" | "timeout" | "superseded";
 
 /**
  * Where one task's copy of an event stands. `failed`: its last run failed and it is not a dead

@@ -1,5 +1,5 @@
 import type { DeadLetter, DeadLetterStore, EmitRecord, QueuedMessage, StateStore, Store, StoreRefusal } from "../../src/index";
-import type { ClaimFlow, QueueStats } from "../../src/store/store";
+import type { ClaimedGroups, ClaimFlow, GroupRule, QueueStats } from "../../src/store/store";
 
 /**
  * A real store whose enqueues wait at a gate the test opens: the write is held open, so a test
@@ -58,6 +58,14 @@ export class GatedStore implements Store {
   }
   limitedCount(queue: string, flow: ClaimFlow): Promise<number> {
     return this.inner.limitedCount?.(queue, flow) ?? Promise.resolve(0);
+  }
+  claimGroups(queue: string, rule: GroupRule, limit: number): Promise<ClaimedGroups> {
+    if (this.inner.claimGroups === undefined) return Promise.reject(new Error(`the ${this.inner.engine} store cannot claim groups`));
+    return this.inner.claimGroups(queue, rule, limit);
+  }
+  completeGroup(queue: string, ids: readonly string[], emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
+    if (this.inner.completeGroup === undefined) return Promise.reject(new Error(`the ${this.inner.engine} store cannot complete groups`));
+    return this.inner.completeGroup(queue, ids, emit);
   }
   complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     return this.inner.complete(queue, id, emit);

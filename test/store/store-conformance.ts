@@ -3,6 +3,7 @@ import type { QueuedMessage, Store } from "../../src/store/store";
 import { StoreRefusedError } from "../../src/store/store-errors";
 import { orderingConformance } from "./ordering-conformance";
 import { fanOutConformance } from "./fan-out-conformance";
+import { groupConformance } from "./group-conformance";
 
 /** How a conformance run gets stores of one engine. */
 export interface StoreUnderTest {
@@ -344,6 +345,7 @@ export function storeConformance(engine: string, target: StoreUnderTest): void {
     });
 
     orderingConformance(() => open());
+    groupConformance(() => open());
     fanOutConformance(open);
 
     describe("watch", () => {

@@ -94,7 +94,7 @@ export function claimFlowOf(concurrency: unknown, rateLimit: unknown): ClaimFlow
   return { ...(limit !== undefined && { concurrency: limit }), ...(rate && { rate }) };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -103,19 +103,19 @@ function positiveInteger(value: unknown, what: string): number {
   return value;
 }
 
-function keyFunction(value: unknown, what: string): OrderingKeyFn<never> | undefined {
+export function keyFunction(value: unknown, what: string): OrderingKeyFn<never> | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== "function") throw new TypeError(`${what} must be a function (event) => string | undefined, got ${describe(value)}`);
   return value as OrderingKeyFn<never>;
 }
 
-function unknownKeys(value: Record<string, unknown>, known: readonly string[], what: string): void {
+export function unknownKeys(value: Record<string, unknown>, known: readonly string[], what: string): void {
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) throw new TypeError(`${what}: unknown option "${key}" (known: ${known.join(", ")})`);
   }
 }
 
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
   if (typeof value === "number" || typeof value === "boolean" || value === null || value === undefined) return String(value);
   return typeof value;

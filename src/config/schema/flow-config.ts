@@ -17,3 +17,17 @@ export class RateLimitConfig {
   @Required() @Integer(1, 2 ** 31 - 1) periodMs!: number;
   @Optional() @Text(FLOW_KEY_PATH, KEY_HINT) key?: string;
 }
+
+/** `tasks[].debounce`: a burst of events with one key runs the task once, `periodMs` after its last event (or `maxWaitMs` after its first). */
+export class DebounceConfig {
+  @Required() @Integer(1, 2 ** 31 - 1) periodMs!: number;
+  @Optional() @Text(FLOW_KEY_PATH, KEY_HINT) key?: string;
+  @Optional() @Integer(1, 2 ** 31 - 1) maxWaitMs?: number;
+}
+
+/** `tasks[].batch`: the handler receives up to `maxSize` events at once, after at most `maxWaitMs`. */
+export class BatchConfig {
+  @Required() @Integer(1, 10_000) maxSize!: number;
+  @Required() @Integer(1, 2 ** 31 - 1) maxWaitMs!: number;
+  @Optional() @Text(FLOW_KEY_PATH, KEY_HINT) key?: string;
+}

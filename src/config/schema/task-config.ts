@@ -1,5 +1,5 @@
 import { AnyValue, Decimal, EventNames, Integer, Optional, Required, Section, Text } from "./rules";
-import { RateLimitConfig } from "./flow-config";
+import { BatchConfig, DebounceConfig, RateLimitConfig } from "./flow-config";
 
 /** `<module_path>:<export_name>`; the module part may itself contain ":" (Windows drives). */
 export const HANDLER_REF = /^(.+):([A-Za-z_$][\w$]*)$/;
@@ -32,6 +32,10 @@ export class TaskConfig {
   @Optional() @AnyValue() concurrency?: unknown;
   /** At most `limit` runs started per `periodMs` per key, across replicas. */
   @Optional() @Section(() => RateLimitConfig) rateLimit?: RateLimitConfig;
+  /** A burst of events with one key runs the task once, with every event of the burst. */
+  @Optional() @Section(() => DebounceConfig) debounce?: DebounceConfig;
+  /** The handler receives up to `maxSize` events at once. */
+  @Optional() @Section(() => BatchConfig) batch?: BatchConfig;
   @Optional() @Section(() => RetryConfig) retry?: RetryConfig;
   /** Milliseconds a run may take before it counts as failed (default 5 minutes). */
   @Optional() @Integer(1, 2 ** 31 - 1) timeoutMs?: number;

@@ -1,7 +1,9 @@
 import type {
+  ClaimedGroups,
   DeadLetter,
   DeadLetterStore,
   EmitRecord,
+  GroupRule,
   QueuedMessage,
   QueueStats,
   StateStore,
@@ -29,6 +31,7 @@ import { peekJournal } from "./journal/peek-journal";
 import type { JournalLaneLimits } from "./journal/journal-lane";
 import { QueueOperations, type Opened } from "./queue-operations";
 import { SettleOperations } from "./settle-operations";
+import { GroupOperations } from "./group-operations";
 import { silentLogger, type Logger } from "../../util/logger";
 import { QueueWatchers } from "../queue-watchers";
 import { StoreOpenError } from "./store-open-error";
@@ -113,6 +116,7 @@ export class EmbeddedStore implements Store {
   private readonly room: DiskRoom;
   private readonly queues: QueueOperations;
   private readonly settling: SettleOperations;
+  private readonly grouping: GroupOperations;
   private opened: Opened | undefined;
   private opening = false;
   private readonly journalOptions: EmbeddedStoreOptions["journal"];
@@ -144,6 +148,7 @@ export class EmbeddedStore implements Store {
     };
     this.queues = new QueueOperations(host);
     this.settling = new SettleOperations(host, this.queues);
+    this.grouping = new GroupOperations(host, this.queues);
     this.history = new EmbeddedHistory(
       { dir: this.dir, logger: this.logger, isOpen: () => this.opened !== undefined, requireOpen: () => void this.require(), hasRoom: (bytes: number) => this.room.historyHasRoomFor(bytes) },
       options.historyWrites,
@@ -248,6 +253,14 @@ export class EmbeddedStore implements Store {
 
   complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
     return this.settling.complete(queue, id, emit);
+  }
+
+  claimGroups(queue: string, rule: GroupRule, limit: number): Promise<ClaimedGroups> {
+    return this.grouping.claimGroups(queue, rule, limit);
+  }
+
+  completeGroup(queue: string, ids: readonly string[], emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
+    return this.grouping.completeGroup(queue, ids, emit);
   }
 
   retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {

@@ -26,8 +26,8 @@ export type ExpiryKey = [expiresAt: number, namespace: string, key: string];
 
 /** Where a message sits in the store: one of the B-tree's databases, or the journal. */
 export type Location =
-  | { readonly in: "ready"; readonly key: ReadyKey; readonly orderingKey?: string }
-  | { readonly in: "delayed"; readonly key: DelayedKey; readonly orderingKey?: string }
+  | { readonly in: "ready"; readonly key: ReadyKey; readonly orderingKey?: string; readonly groupKey?: string }
+  | { readonly in: "delayed"; readonly key: DelayedKey; readonly orderingKey?: string; readonly groupKey?: string }
   | { readonly in: "journal"; readonly entryId: number };
 
 /** A tag unique to one opening of the store, so concurrent writers never pick the same key. */

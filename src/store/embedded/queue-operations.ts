@@ -69,7 +69,8 @@ export class QueueOperations implements ClaimBook {
     if (message.orderingKey !== undefined) return this.enqueueKeyed(dbs, writer, [queue, seq, tag], message);
     // A disk low on room keeps it for done-markers: new messages go to the B-tree's free pages.
     const memory = journal === undefined ? 0 : journal.lane.memoryOf(message);
-    if (journal?.lane.hasRoomFor(1, memory) && !this.host.room.diskLow()) {
+    // A debounced or batched task's messages stay in the B-tree, where its group claims look.
+    if (message.groupKey === undefined && journal?.lane.hasRoomFor(1, memory) && !this.host.room.diskLow()) {
       try {
         await journal.lane.enqueue(queue, seq, message, memory);
       } catch (error) {
@@ -101,7 +102,7 @@ export class QueueOperations implements ClaimBook {
     const uncount = (): void => {
       for (const item of items) this.tracker.adjust(item.queue, -1);
     };
-    const keyed = items.some((item) => item.message.orderingKey !== undefined);
+    const keyed = items.some((item) => item.message.orderingKey !== undefined || item.message.groupKey !== undefined);
     if (!keyed && journal?.lane.hasRoomFor(items.length, items.reduce((sum, item) => sum + item.memory, 0)) && !this.host.room.diskLow()) {
       try {
         await journal.lane.enqueueAll(items);
@@ -270,7 +271,8 @@ export class QueueOperations implements ClaimBook {
   /** A committed message at `seq` is now visible: claims must look there, listeners may claim it. */
   inserted(queue: string, seq: number, message: QueuedMessage): void {
     const room = HANDOFF_MAX_BYTES - this.handoffBytes;
-    const bytes = this.handoffSize < HANDOFF_LIMIT && room > 0 ? heldBytes(message, room) : Infinity;
+    // Group claims read the disk (group-operations.ts): a grouped message is not kept for a hand-off.
+    const bytes = this.handoffSize < HANDOFF_LIMIT && room > 0 && message.groupKey === undefined ? heldBytes(message, room) : Infinity;
     if (bytes <= room) {
       let waiting = this.handoff.get(queue);
       if (!waiting) this.handoff.set(queue, (waiting = new Map()));

@@ -67,6 +67,11 @@ export class QueueTracker {
     return this.books.get(queue)?.claimed.size ?? 0;
   }
 
+  /** Where the queue's claimed messages are (a debounce looks for its keys' runs). */
+  claimedLocations(queue: string): IterableIterator<Location> | readonly Location[] {
+    return this.books.get(queue)?.claimed.values() ?? [];
+  }
+
   claimedAt(queue: string, id: string): Location | undefined {
     return this.books.get(queue)?.claimed.get(id);
   }

@@ -50,6 +50,7 @@ function record(message: QueuedMessage, lean: boolean, withRaw = true): MessageR
   if (message.traceContext !== undefined) out.traceContext = message.traceContext;
   if (message.concurrencyKey !== undefined) out.concurrencyKey = message.concurrencyKey;
   if (message.rateKey !== undefined) out.rateKey = message.rateKey;
+  if (message.groupKey !== undefined) out.groupKey = message.groupKey;
   return out;
 }
 

@@ -34,7 +34,9 @@ export class SettleOperations {
     const keyedEmit = emits.some((e) => e.message.orderingKey !== undefined);
     // A delayed emit (ctx.emit with a delay) goes to `delayed`, by its time: not the journal's way.
     const delayedEmit = emits.some((e) => e.message.runAt !== undefined);
-    if (from?.in === "journal" && journal && !keyedEmit && !delayedEmit) return completeFromJournal(this.ops, queue, id, from.entryId, journal, emits);
+    // A debounced or batched task's messages stay in the B-tree, where its group claims look.
+    const groupedEmit = emits.some((e) => e.message.groupKey !== undefined);
+    if (from?.in === "journal" && journal && !keyedEmit && !delayedEmit && !groupedEmit) return completeFromJournal(this.ops, queue, id, from.entryId, journal, emits);
     const emitted = emits.map((e) => ({ ...e, key: [e.queue, this.ops.tracker.allocate(e.queue), tag] as ReadyKey, claimable: e.message.runAt === undefined }));
     for (const e of emitted) this.ops.tracker.adjust(e.queue, 1);
     const keyedInput = from?.in !== "journal" ? from?.orderingKey : undefined;
@@ -139,12 +141,12 @@ export class SettleOperations {
 }
 
 /** Where a delayed message waits: with the retries, by its time. */
-function delayedAt([queue, seq, writer]: ReadyKey, runAt: number): DelayedKey {
+export function delayedAt([queue, seq, writer]: ReadyKey, runAt: number): DelayedKey {
   return [queue, runAt, seq, writer];
 }
 
 /** Removes a claimed message from the B-tree; one in the journal gets a done-marker instead. */
-function removeAt(dbs: EmbeddedDbs, location: Location | undefined): Promise<boolean> {
+export function removeAt(dbs: EmbeddedDbs, location: Location | undefined): Promise<boolean> {
   if (!location || location.in === "journal") return Promise.resolve(true);
   return location.in === "ready" ? dbs.ready.remove(location.key) : dbs.delayed.remove(location.key);
 }

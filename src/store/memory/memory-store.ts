@@ -1,13 +1,16 @@
 import type {
+  ClaimedGroups,
   DeadLetter,
   DeadLetterStore,
   EmitRecord,
+  GroupRule,
   QueuedMessage,
   QueueStats,
   StateStore,
   Store,
   StoreRefusal,
 } from "../store";
+import { emitList } from "../store";
 import { StoreRefusedError } from "../store-errors";
 import { DEFAULT_MEMORY_LIMITS, type StoreLimits } from "../store-limits";
 import { Fifo } from "../fifo";
@@ -15,6 +18,7 @@ import { MemoryState, sweepExpired } from "./memory-state";
 import { QueueWatchers } from "../queue-watchers";
 import { DEFAULT_MEMORY_HISTORY_EVENTS, MemoryHistory } from "./memory-history";
 import { MemoryPauses } from "./memory-pauses";
+import { pickGroups } from "../group-pick";
 
 export interface MemoryStoreOptions {
   /** Most events its history keeps (default 10,000): the oldest go first. */
@@ -145,6 +149,36 @@ export class MemoryStore implements Store {
     if (q === undefined) return undefined;
     promoteIfDue(q);
     return take(q);
+  }
+
+  claimGroups(queue: string, rule: GroupRule, limit: number): Promise<ClaimedGroups> {
+    const q = this.queues.get(queue);
+    if (q === undefined) return Promise.resolve({ groups: [], collecting: 0 });
+    promoteIfDue(q);
+    const busy = new Set<string>();
+    for (const message of q.claimed.values()) busy.add(message.groupKey ?? "");
+    const picked = pickGroups(q.ready, busy, rule, limit, Date.now());
+    if (picked.groups.length === 0) return Promise.resolve(picked);
+    const taken = new Set<QueuedMessage>();
+    for (const group of picked.groups) {
+      for (const message of group) {
+        taken.add(message);
+        q.claimed.set(message.id, message);
+      }
+    }
+    const rest = new Fifo<QueuedMessage>();
+    for (const message of q.ready) if (!taken.has(message)) rest.push(message);
+    q.ready = rest;
+    return Promise.resolve(picked);
+  }
+
+  /** One step, as everything here: the group's messages leave and its emits arrive together. */
+  completeGroup(queue: string, ids: readonly string[], emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
+    for (const id of ids) this.finish(queue, id);
+    for (const record of emitList(emit)) this.arriveInternal(record);
+    // The key's next group (a debounce waits for its run to end) may be claimed now.
+    this.notify(queue);
+    return DONE;
   }
 
   complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {

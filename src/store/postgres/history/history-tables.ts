@@ -19,7 +19,7 @@ export function statusName(code: unknown): DeliveryStatus {
   return STATUS_NAMES[Number(code)] ?? "pending";
 }
 
-export const RUN_OUTCOMES: readonly RunOutcome[] = ["success", "retry", "dead_letter", "timeout"];
+export const RUN_OUTCOMES: readonly RunOutcome[] = ["success", "retry", "dead_letter", "timeout", "superseded"];
 
 /**
  * The status of the delivery of event `eventId` to `task` (SQL expressions): its latest run's,

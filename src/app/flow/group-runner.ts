@@ -1,0 +1,390 @@
+import type { ClaimedGroups, EmitRecord, GroupRule, QueuedMessage, Store } from "../../store/store";
+import { StoreRefusedError } from "../../store/store-errors";
+import { handedOnForm } from "../../store/payload-codec";
+import { errorMessage, type Logger } from "../../util/logger";
+import type { AppObserver } from "../../observe/app-observer";
+import type { CoreApp } from "../core-app";
+import type { OutcomeRegistry } from "../outcome-registry";
+import type { RegisteredTask } from "../task-registry";
+import type { RunHistory } from "../run-history";
+import { backoffDelay } from "../retry-policy";
+import { PermanentError } from "../permanent-error";
+import { TaskTimeoutError } from "../task-timeout";
+import { RunObservation } from "../run-observation";
+import { RunContext } from "../run-context";
+import { RunDeadlines } from "../run-deadlines";
+import { revived, writeDeadLetter } from "../dead-letter-message";
+import { emittedId, type Settled } from "../task-runner";
+import { emitRecords, type PendingEmit } from "./run-emits";
+
+/** Fallback poll for retries coming due and for work another process queued. */
+const POLL_MS = 1_000;
+
+/** A group's run: its messages (oldest first) and the observation of the run, made for its newest. */
+interface GroupRun {
+  readonly messages: readonly QueuedMessage[];
+  readonly observation: RunObservation;
+  /** performance.now() at the start, for RunDeadlines. */
+  readonly started: number;
+  readonly ctx: RunContext;
+}
+
+/** What a group runner needs of the app. */
+export interface GroupRunnerParts {
+  readonly app: CoreApp;
+  readonly store: Store;
+  readonly outcomes: OutcomeRegistry;
+  readonly observer?: AppObserver | undefined;
+  readonly tracing?: boolean;
+  readonly history?: RunHistory | undefined;
+}
+
+/**
+ * Runs a debounced or batched task: the store decides which groups of its queue are due
+ * (`claimGroups`, under the engine's lock), and each group runs the handler once. Success
+ * removes the whole group with what it emitted in one step (`completeGroup`); a failure
+ * retries every message of the group, and a PermanentError, or the last attempt, makes each of
+ * them a dead letter. The messages stay in the store while they collect, so a restart forgets
+ * nothing. Claims again when the first waiting group falls due (`nextDueAt`) and when the queue
+ * changes.
+ */
+export class GroupRunner {
+  private inFlight = 0;
+  /** Outcomes whose store write has not landed yet. */
+  private recording = 0;
+  private pumping = false;
+  private wanted = false;
+  private stopping = false;
+  private paused = false;
+  /** Messages left collecting at the last claim (status and metrics). */
+  private lastCollecting = 0;
+  private readonly rule: GroupRule;
+  private readonly deadlines: RunDeadlines<GroupRun>;
+  private readonly claimGroups: NonNullable<Store["claimGroups"]>;
+  private readonly completeGroup: NonNullable<Store["completeGroup"]>;
+  private unwatch: (() => void) | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private dueTimer: NodeJS.Timeout | undefined;
+  private dueAt = Infinity;
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private idleWaiters: Array<() => void> = [];
+  /** After a store failure, no claiming before this time (ms since epoch). */
+  private pausedUntil = 0;
+
+  constructor(
+    private readonly task: RegisteredTask,
+    private readonly parts: GroupRunnerParts,
+  ) {
+    const { store } = parts;
+    if (task.group === undefined) throw new Error(`task "${task.name}" has neither debounce nor batch`);
+    if (store.claimGroups === undefined || store.completeGroup === undefined) throw groupsUnsupported(task, store);
+    this.rule = task.group.rule;
+    this.claimGroups = store.claimGroups.bind(store);
+    this.completeGroup = store.completeGroup.bind(store);
+    this.deadlines = new RunDeadlines(task.timeoutMs, (run) => this.timedOut(run));
+  }
+
+  get queue(): string {
+    return this.task.queue;
+  }
+
+  /** Group tasks have no shared limits: the store's grouping is their flow control. */
+  get flow(): undefined {
+    return undefined;
+  }
+
+  /** Messages waiting in groups not yet due, as the last claim counted them. */
+  get collecting(): number {
+    return this.lastCollecting;
+  }
+
+  get running(): number {
+    return this.inFlight;
+  }
+
+  start(): void {
+    this.unwatch = this.parts.store.watch(this.task.queue, () => this.wake());
+    this.poller = setInterval(() => this.wake(), POLL_MS);
+    this.poller.unref();
+    this.wake();
+  }
+
+  /** Paused: claims no group (runs going on finish), the groups go on collecting. Resumed: claims at once. */
+  setPaused(paused: boolean): void {
+    if (this.paused === paused) return;
+    this.paused = paused;
+    if (!paused) this.wake();
+  }
+
+  /** Stops claiming; waits up to `timeoutMs` for running groups. Unfinished groups stay in the store. */
+  async stop(timeoutMs: number): Promise<boolean> {
+    this.stopping = true;
+    this.unwatch?.();
+    if (this.poller !== undefined) clearInterval(this.poller);
+    if (this.dueTimer !== undefined) clearTimeout(this.dueTimer);
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
+    if (this.idle()) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const idle = new Promise<boolean>((resolve) => this.idleWaiters.push(() => resolve(true)));
+    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const drained = await Promise.race([idle, timeout]);
+    clearTimeout(timer);
+    if (!drained) this.task.logger.warn({ inFlight: this.inFlight }, "shutdown timeout: groups still running stay in the store for the next start");
+    return drained;
+  }
+
+  /** The queue may have changed (an arrival, a poll, a group's end): claim on the next turn. */
+  private wake(): void {
+    if (this.pumping) {
+      this.wanted = true;
+      return;
+    }
+    if (this.stopping || this.paused || this.inFlight >= this.task.concurrency) return;
+    this.pumping = true;
+    // The next turn: the arrivals of one turn are looked at together.
+    setImmediate(() => void this.pump());
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      while (!this.stopping && !this.paused && this.inFlight < this.task.concurrency) {
+        if (this.parts.store.failure !== undefined || Date.now() < this.pausedUntil) break;
+        this.wanted = false;
+        let claimed: ClaimedGroups;
+        try {
+          claimed = await this.claimGroups(this.task.queue, this.rule, this.task.concurrency - this.inFlight);
+        } catch (error) {
+          this.task.logger.error({ err: error }, "cannot claim work from the store");
+          break;
+        }
+        this.lastCollecting = claimed.collecting;
+        if (claimed.nextDueAt !== undefined) this.wakeAt(claimed.nextDueAt);
+        if (this.stopping || this.paused) {
+          // Claimed but not started: back to the store at once, for the next start (or the resume).
+          await this.release(claimed.groups);
+          break;
+        }
+        for (const group of claimed.groups) this.run(group);
+        if (claimed.groups.length === 0 && !this.wanted) break;
+      }
+    } finally {
+      this.pumping = false;
+      if (this.stopping) this.maybeIdle();
+      else if (this.wanted) this.wake();
+    }
+  }
+
+  private async release(groups: readonly QueuedMessage[][]): Promise<void> {
+    const ids = groups.flatMap((g) => g.map((m) => m.id));
+    if (ids.length === 0) return;
+    await this.parts.store.release(this.task.queue, ids).catch((error: unknown) => this.task.logger.warn({ err: error }, "cannot give back claimed groups; they come back when the store restarts or their lease ends"));
+  }
+
+  /** One timer, for the earliest group still collecting. */
+  private wakeAt(at: number): void {
+    if (this.dueTimer !== undefined && this.dueAt <= at) return;
+    if (this.dueTimer !== undefined) clearTimeout(this.dueTimer);
+    this.dueAt = at;
+    this.dueTimer = setTimeout(() => {
+      this.dueTimer = undefined;
+      this.dueAt = Infinity;
+      this.wake();
+    }, Math.max(1, at - Date.now()));
+    this.dueTimer.unref();
+  }
+
+  private run(claimed: readonly QueuedMessage[]): void {
+    const { task } = this;
+    const newestClaimed = claimed[claimed.length - 1];
+    // The group's attempt: the most any of its messages has had, plus this one.
+    const attempts = Math.max(...claimed.map((m) => m.attempts));
+    if (attempts >= task.retry.attempts) {
+      // Runs that never reported back (their process died) used the attempts up.
+      const error = new Error(`not run again: its ${attempts} attempts were used by runs that never finished (${newestClaimed.lastError ?? "no error recorded"})`);
+      const observation = new RunObservation(task, newestClaimed, false);
+      this.recordFailure(claimed, observation, error);
+      return;
+    }
+    let messages: QueuedMessage[];
+    try {
+      messages = claimed.map((m) => revived(task, m));
+    } catch (error) {
+      this.recordFailure(claimed, new RunObservation(task, newestClaimed, false), new Error(`an event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`));
+      return;
+    }
+    const newest = { ...messages[messages.length - 1], attempts };
+    const payloads = messages.map((m) => m.payload);
+    const observation = new RunObservation(task, newest, this.parts.tracing === true, this.parts.observer);
+    const ctx = new RunContext(this.parts.app, task, newest, observation, payloads);
+    const run: GroupRun = { messages, observation, started: observation.started, ctx };
+    this.inFlight++;
+    this.deadlines.add(run);
+    let pending: Promise<unknown>;
+    try {
+      const event = this.rule.kind === "batch" ? payloads : newest.payload;
+      pending = Promise.resolve(observation.call(task.handler, ctx, event));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (result) => this.handlerDone(run, true, result),
+      (error: unknown) => this.handlerDone(run, false, error),
+    );
+  }
+
+  private handlerDone(run: GroupRun, ok: boolean, value: unknown): void {
+    const emits = run.ctx.ended();
+    // Once timed out, the abandoned handler's late result settles nothing.
+    if (!this.deadlines.delete(run)) return;
+    run.observation.handlerDone();
+    this.inFlight--;
+    if (ok) this.recordSuccess(run, value, emits);
+    else this.recordFailure(run.messages, run.observation, value);
+  }
+
+  private timedOut(run: GroupRun): void {
+    const { task } = this;
+    const error = new TaskTimeoutError(task.name, task.timeoutMs);
+    run.observation.logger.error({ err: error, timeoutMs: task.timeoutMs, events: run.messages.length }, "task timed out: its slot is freed and the group's run counts as failed");
+    run.observation.handlerDone();
+    this.inFlight--;
+    this.recordFailure(run.messages, run.observation, error);
+  }
+
+  private recordSuccess(run: GroupRun, result: unknown, sent: readonly PendingEmit[] | undefined): void {
+    const { task } = this;
+    const newest = run.messages[run.messages.length - 1];
+    let emit: EmitRecord[] | undefined;
+    try {
+      emit = this.emitsOf(newest, result, sent, run.observation);
+    } catch (error) {
+      return this.recordFailure(run.messages, run.observation, error);
+    }
+    this.recording++;
+    this.completeGroup(task.queue, run.messages.map((m) => m.id), emit).then(
+      () => {
+        for (const message of run.messages) if (this.parts.outcomes.awaits(message.id)) this.parts.outcomes.settle(message.id, { ok: true, value: result });
+        const settled: Settled = emit === undefined ? { next: "done", outcome: "success" } : { next: "done", outcome: "success", emitted: emit };
+        this.settled(run.messages, run.observation, settled, undefined);
+      },
+      (error: unknown) => {
+        this.recording--;
+        if (error instanceof StoreRefusedError) return this.storeFailed(run.messages, error);
+        // Not the disk: what the run emitted cannot be stored (a BigInt, a cycle). A task failure.
+        this.recordFailure(run.messages, run.observation, new Error(`the task's result cannot be stored: ${errorMessage(error)}`));
+      },
+    );
+  }
+
+  /** What the group's run sends on: its return value to the task's emit queue, and what it passed to ctx.emit. */
+  private emitsOf(newest: QueuedMessage, result: unknown, sent: readonly PendingEmit[] | undefined, run: RunObservation): EmitRecord[] | undefined {
+    const { task, parts } = this;
+    let emit: EmitRecord[] | undefined;
+    if (sent !== undefined) emit = emitRecords(sent, (i) => emittedId(newest.id, `${task.name}\u0000emit\u0000${i}`), run.traceContext, (queue, m) => parts.app.copiesFor(queue, m));
+    if (task.emit !== undefined && result !== undefined) {
+      let payload: unknown;
+      try {
+        payload = handedOnForm(result);
+      } catch (error) {
+        throw new Error(`the task's result cannot be stored: ${errorMessage(error)}`);
+      }
+      const traceContext = run.traceContext;
+      const message: QueuedMessage = { id: emittedId(newest.id, task.name), payload, attempts: 0, enqueuedAt: Date.now(), ...(traceContext && { traceContext }) };
+      const copies = parts.app.copiesFor(task.emit, message);
+      emit = emit === undefined ? copies : [...copies, ...emit];
+    }
+    return emit;
+  }
+
+  /** A thrown error, a timeout or an unstorable result: every message of the group is retried, or becomes a dead letter. */
+  private recordFailure(messages: readonly QueuedMessage[], run: RunObservation, error: unknown): void {
+    this.recording++;
+    this.failed(messages, run, error).then(
+      (settled) => this.settled(messages, run, settled, error),
+      (writeError: unknown) => {
+        this.recording--;
+        if (writeError instanceof StoreRefusedError) return this.storeFailed(messages, writeError);
+        this.task.logger.error({ err: writeError }, "cannot record a group's outcome in the store");
+        this.afterRecord();
+      },
+    );
+  }
+
+  private async failed(messages: readonly QueuedMessage[], run: RunObservation, error: unknown): Promise<Settled> {
+    const { task, parts } = this;
+    const { store, outcomes } = parts;
+    const attempts = Math.max(...messages.map((m) => m.attempts)) + 1;
+    const text = errorMessage(error);
+    const logger = run.logger;
+    const failure = error instanceof TaskTimeoutError ? "timeout" : undefined;
+    // A caller waiting for its event's result is told of the failure and sends again: its event leaves the group's retry.
+    const waiting = messages.filter((m) => outcomes.settle(m.id, { ok: false, error }));
+    for (const message of waiting) await store.complete(task.queue, message.id);
+    const rest = waiting.length === 0 ? messages : messages.filter((m) => !waiting.includes(m));
+    if (rest.length === 0) return { next: "answered", outcome: failure ?? "retry", error };
+    if (attempts >= task.retry.attempts || error instanceof PermanentError) {
+      logger.error({ err: error, attempts, events: rest.length }, error instanceof PermanentError ? "task failed permanently; every event of the group is kept as a dead letter" : "task failed for the last time; every event of the group is kept as a dead letter");
+      const stack = error instanceof Error && typeof error.stack === "string" ? error.stack : text;
+      for (const message of rest) await writeDeadLetter(store, task, { ...message, attempts: message.attempts + 1, lastError: stack }, text, logger);
+      return { next: "dead_letter", outcome: failure ?? "dead_letter", error };
+    }
+    const delay = backoffDelay(task.retry, attempts);
+    logger.warn({ err: error, retryInMs: delay, events: rest.length }, "task failed; retrying the whole group");
+    const retryAt = Date.now() + delay;
+    for (const message of rest) await store.retryLater(task.queue, { ...message, attempts: message.attempts + 1, lastError: text }, retryAt);
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      this.wake();
+    }, delay + 5);
+    timer.unref();
+    this.retryTimers.add(timer);
+    return { next: "retry", outcome: failure ?? "retry", retryAt, error };
+  }
+
+  /** The group's outcome is in the store: the run is reported once, and each of its events gets its run noted. */
+  private settled(messages: readonly QueuedMessage[], run: RunObservation, settled: Settled, error: unknown): void {
+    this.recording--;
+    run.finished(this.parts.observer, settled, error);
+    const history = this.parts.history;
+    if (history !== undefined) {
+      const newest = messages[messages.length - 1];
+      for (const message of messages) {
+        if (message === newest) history.ran(message, run, settled, settled.error ?? error, settled.emitted);
+        else if (settled.next === "done" && this.rule.kind === "debounce") history.superseded(message, run);
+        else history.ran(message, run, settled.emitted === undefined ? settled : { ...settled, emitted: undefined }, settled.error ?? error, undefined);
+      }
+    }
+    this.afterRecord();
+  }
+
+  /** The store refuses writes: the group stays claimed until the store comes back; claiming pauses a moment. */
+  private storeFailed(messages: readonly QueuedMessage[], error: StoreRefusedError): void {
+    this.pausedUntil = Date.now() + POLL_MS;
+    this.task.logger.error({ err: error, events: messages.length }, "cannot record a group's outcome in the store; pausing this task");
+    void this.release([messages as QueuedMessage[]]);
+    this.afterRecord();
+  }
+
+  private afterRecord(): void {
+    if (this.stopping) this.maybeIdle();
+    else this.wake();
+  }
+
+  private idle(): boolean {
+    return this.inFlight === 0 && this.recording === 0 && !this.pumping;
+  }
+
+  private maybeIdle(): void {
+    if (!this.idle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+/** The error an app starts with when a task needs groups its store cannot claim. */
+export function groupsUnsupported(task: Pick<RegisteredTask, "name" | "group">, store: Pick<Store, "engine">): Error {
+  const option = task.group?.rule.kind ?? "debounce";
+  return new Error(`task "${task.name}" uses ${option}, which the ${store.engine} store does not support (it cannot claim groups of events); use the memory, embedded or PostgreSQL store`);
+}

@@ -1,0 +1,48 @@
+/**
+ * Compile-time checks of debounced and batched handlers: this file is part of the build, so
+ * the suite fails when a line marked @ts-expect-error compiles (or when the rest does not).
+ * Nothing here runs.
+ */
+import { CoreApp, Queue, Task, type TaskContext } from "webhook-tasks";
+
+interface Change {
+  product: string;
+  price: number;
+}
+
+const changes = new Queue<Change>("changes");
+const counts = new Queue<number>("counts");
+const app = new CoreApp("group-types", { store: "memory" });
+
+// A batched task takes an array of the queue's type, and its key reads one event.
+app.task({ source: changes, emit: counts, batch: { maxSize: 100, maxWaitMs: 1000, key: (c) => c.product } }, async (ctx, events) => {
+  const prices: number[] = events.map((c) => c.price);
+  return prices.length;
+});
+// @ts-expect-error a batch's key takes one event: a Change has no `length`
+app.task({ source: changes, batch: { maxSize: 100, maxWaitMs: 1000, key: (c) => c.length } }, async () => undefined);
+// @ts-expect-error a batch of Changes is not a number
+app.task({ source: changes, emit: counts, batch: { maxSize: 10, maxWaitMs: 100 } }, async (ctx, events) => events);
+
+// A debounced task takes the newest event, and ctx.batch holds them all, typed.
+app.task({ source: changes, debounce: { periodMs: 500, key: (c) => c.product } }, async (ctx, latest) => {
+  const price: number = latest.price;
+  const all: readonly Change[] = ctx.batch;
+  // @ts-expect-error ctx.batch holds Changes, not strings
+  const wrong: readonly string[] = ctx.batch;
+  return price + all.length + wrong.length;
+});
+
+// @Task with a batch: the method takes an array.
+export class Handlers {
+  @Task({ source: changes, batch: { maxSize: 10, maxWaitMs: 100 } })
+  async prices(ctx: TaskContext, events: Change[]): Promise<number> {
+    return events.length;
+  }
+
+  // @ts-expect-error a batched method takes an array of Changes, not one
+  @Task({ source: changes, batch: { maxSize: 10, maxWaitMs: 100 } })
+  async one(ctx: TaskContext, event: Change): Promise<number> {
+    return event.price;
+  }
+}
