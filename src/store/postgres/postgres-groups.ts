@@ -53,7 +53,8 @@ export class PostgresGroups {
     const values = [queue, debounce, debounce ? rule.periodMs : null, rule.maxWaitMs ?? null, rule.maxSize, n, Date.now(), host.token, host.leaseMs];
     const { rows } = await host.query(this.claims.claim(), values);
     const messages = rows.filter((row) => row.seq !== null);
-    messages.sort((a, b) => Number(a.group_no) - Number(b.group_no) || Number(a.seq) - Number(b.seq));
+    // Groups in the claim's order; each oldest first, messages of one millisecond in queue order.
+    messages.sort((a, b) => Number(a.group_no) - Number(b.group_no) || Number(a.enqueued_at) - Number(b.enqueued_at) || Number(a.seq) - Number(b.seq));
     const groups: QueuedMessage[][] = [];
     let current: unknown;
     for (const row of messages) {

@@ -95,6 +95,21 @@ describe("PostgresStore: debounced and batched groups", function () {
       await store.completeGroup("q", ["m1", "m2", "m3"]);
       expect((await store.claimGroups("q", debounce(100, undefined, 3), 10)).groups.map(ids)).to.deep.equal([["m4", "m5"]]);
     });
+    it("hands out a group at once when it holds maxSize messages, however recent", async () => {
+      const store = await open();
+      await put(store, "q", ["m1", "m2", "m3"].map((id) => grouped(id, "k", 0)));
+      expect((await store.claimGroups("q", debounce(60_000, undefined, 4), 10)).groups).to.deep.equal([]);
+      expect((await store.claimGroups("q", debounce(60_000, undefined, 3), 10)).groups.map(ids)).to.deep.equal([["m1", "m2", "m3"]]);
+    });
+
+    it("orders by enqueuedAt, not by insertion, and takes messages without a key as the task's group", async () => {
+      const store = await open();
+      // Queued before the task was debounced: no group key.
+      await put(store, "q", [message("plain", {}, { enqueuedAt: Date.now() - 500 }), grouped("late", "k", 1_000), grouped("early", "k", 2_000), grouped("keyless", "", 400)]);
+      const { groups } = await store.claimGroups("q", debounce(100), 10);
+      expect(groups.map(ids)).to.deep.equal([["early", "late"], ["plain", "keyless"]]);
+      expect(groups[1].map((m) => m.groupKey)).to.deep.equal([undefined, ""]);
+    });
   });
 
   describe("batch", () => {
@@ -106,7 +121,7 @@ describe("PostgresStore: debounced and batched groups", function () {
       expect(first.groups.map(ids)).to.deep.equal([["m1", "m2", "m3"]]);
       // The second full group is due now (the limit held it back); the partial one later.
       expect(first.nextDueAt).to.be.at.most(Date.now());
-      expect(first.collecting).to.equal(1);
+      expect(first.collecting).to.equal(4);
       const second = await store.claimGroups("q", batch(3, 1_000), 10);
       expect(second.groups.map(ids)).to.deep.equal([["m4", "m5", "m6"]]);
       expect(second.collecting).to.equal(1);
@@ -127,7 +142,7 @@ describe("PostgresStore: debounced and batched groups", function () {
       expect(result.groups).to.deep.equal([]);
       // k's full group is due now; n's group 800 ms from now.
       expect(result.nextDueAt).to.be.at.most(Date.now());
-      expect(result.collecting).to.equal(2);
+      expect(result.collecting).to.equal(4);
       expect(await store.stats("q")).to.include({ inFlight: 0, waiting: 4 });
     });
 
