@@ -2,6 +2,7 @@ import { expect } from "chai";
 import pg from "pg";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store";
 import type { GroupRule, QueuedMessage } from "../../../src/store/store";
+import { StoreRefusedError } from "../../../src/store/store-errors";
 import { message, rejection } from "../store-conformance";
 import { until } from "../../helpers/wait";
 import { PostgresFixture } from "./postgres-fixture";
@@ -327,6 +328,16 @@ describe("PostgresStore: debounced and batched groups", function () {
       expect(error, JSON.stringify(rule)).to.be.instanceOf(TypeError);
       expect(error.message).to.match(pattern);
     }
+  });
+
+  it("refuses group claims and completions while closed, as every write", async () => {
+    const store = await open();
+    await store.close();
+    const claim = (await rejection(store.claimGroups("q", debounce(100), 1))) as StoreRefusedError;
+    expect(claim).to.be.instanceOf(StoreRefusedError);
+    expect(claim.refusal.code).to.equal("store_unavailable");
+    const complete = (await rejection(store.completeGroup("q", ["m1"], { queue: "out", message: message("o1") }))) as StoreRefusedError;
+    expect(complete.refusal.code).to.equal("store_unavailable");
   });
 
   it("refuses to decide groups in a session that is not READ COMMITTED", async () => {
