@@ -204,6 +204,24 @@ describe("PostgresStore: debounced and batched groups", function () {
     expect((await a.claimGroups("batched", batch(7, 60_000), 10)).collecting).to.equal(6);
   });
 
+  it("a debounce key running on one store is not handed to another until that run completes", async () => {
+    const schema = fixture.schema();
+    const a = await open({ schema });
+    const b = await open({ schema });
+    await put(a, "q", [grouped("m1", "k", 1_000)]);
+    expect((await a.claimGroups("q", debounce(100), 10)).groups.map(ids)).to.deep.equal([["m1"]]);
+    await put(b, "q", [grouped("m2", "k", 1_000), grouped("m3", "k", 900)]);
+    const during = await Promise.all([b.claimGroups("q", debounce(100), 10), a.claimGroups("q", debounce(100), 10)]);
+    expect(during.map((r) => r.groups)).to.deep.equal([[], []]);
+    expect(during[0].collecting).to.equal(2);
+    let woken = 0;
+    b.watch("q", () => woken++);
+    await a.completeGroup("q", ["m1"]);
+    // The completion wakes the other store's claimers (a notification on the schema's channel).
+    await until(() => woken > 0, 3_000);
+    expect((await b.claimGroups("q", debounce(100), 10)).groups.map(ids)).to.deep.equal([["m2", "m3"]]);
+  });
+
   it("frees the groups of a store that died when its leases end: another takes them whole, the attempt counted", async () => {
     const schema = fixture.schema();
     // Not a consumer: it claims but never renews, like a process killed after claiming.
