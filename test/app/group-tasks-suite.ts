@@ -122,7 +122,7 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       const source = webhook();
       const runs: Array<{ attempt: number; ns: number[] }> = [];
       const app = newApp();
-      app.task({ source, name: "flaky", batch: { maxSize: 5, maxWaitMs: 200 }, retry: { attempts: 3, initialDelayMs: 50 } }, async (ctx, events: WebhookEvent[]) => {
+      app.task({ source, name: "flaky", batch: { maxSize: 5, maxWaitMs: 10_000 }, retry: { attempts: 3, initialDelayMs: 50 } }, async (ctx, events: WebhookEvent[]) => {
         runs.push({ attempt: ctx.attempt, ns: events.map((e) => (e.body as Sent).n) });
         if (ctx.attempt === 1) throw new Error("the downstream API is down");
       });
@@ -140,7 +140,7 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       const source = webhook();
       let runs = 0;
       const app = newApp();
-      app.task({ source, name: "doomed", batch: { maxSize: 4, maxWaitMs: 100 } }, async () => {
+      app.task({ source, name: "doomed", batch: { maxSize: 4, maxWaitMs: 10_000 } }, async () => {
         runs++;
         throw new PermanentError("the account was closed");
       });
@@ -210,7 +210,7 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       const source = webhook();
       const sums: number[] = [];
       const app = newApp();
-      app.task({ source, name: "summed", emit: "sums", batch: { maxSize: 3, maxWaitMs: 100 } }, async (_ctx, events: WebhookEvent[]) => events.reduce((sum, e) => sum + (e.body as Sent).n, 0));
+      app.task({ source, name: "summed", emit: "sums", batch: { maxSize: 3, maxWaitMs: 10_000 } }, async (_ctx, events: WebhookEvent[]) => events.reduce((sum, e) => sum + (e.body as Sent).n, 0));
       app.task({ source: "sums", name: "sink" }, async (_ctx, sum: unknown) => void sums.push(sum as number));
       await app.start();
       for (const n of [1, 2, 3]) await post(source.url, { key: "x", n });
