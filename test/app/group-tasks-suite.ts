@@ -194,9 +194,9 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       expect(runs[0].map((e) => e.n)).to.deep.equal([0, 1, 2, 3, 4, 5]);
     });
 
-    it("status counts the events collecting in a batch that is not due yet", async () => {
+    it("status and metrics count the events collecting in a batch that is not due yet", async () => {
       const source = webhook();
-      const app = newApp();
+      const app = newApp({ metrics: true });
       app.task({ source, name: "slow", batch: { maxSize: 100, maxWaitMs: 60_000 } }, async () => undefined);
       await app.start();
       for (let n = 0; n < 7; n++) await post(source.url, { key: "c", n });
@@ -204,6 +204,9 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       const queue = (await app.status()).queues.find((q) => q.queue === "webhook:slow")!;
       expect(queue.waiting).to.equal(7);
       expect(queue.inFlight).to.equal(0);
+      const metrics = await app.metrics!.metrics();
+      expect(metrics).to.match(/webhook_queue_messages\{queue="webhook:slow",state="collecting"\} 7/);
+      expect(metrics).to.match(/webhook_queue_messages\{queue="webhook:slow",state="ready"\} 0/);
     });
 
     it("the result of a batch's run is emitted once, for the whole batch", async () => {
