@@ -136,6 +136,24 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       expect((await app.status()).queues.find((q) => q.queue === "webhook:flaky")?.depth).to.equal(0);
     });
 
+    it("a group's run that outlives timeoutMs counts as failed: the whole group runs again", async () => {
+      const source = webhook();
+      const runs: Array<{ attempt: number; ns: number[] }> = [];
+      const app = newApp();
+      app.task({ source, name: "slowpoke", debounce: { periodMs: 100 }, timeoutMs: 300, retry: { attempts: 3, initialDelayMs: 50 } }, async (ctx: TaskContext<WebhookEvent>) => {
+        runs.push({ attempt: ctx.attempt, ns: ctx.batch.map((e) => (e.body as Sent).n) });
+        if (ctx.attempt === 1) await sleep(5_000);
+      });
+      await app.start();
+      for (let n = 0; n < 3; n++) await post(source.url, { key: "t", n });
+      await until(() => runs.length === 2, 5_000);
+      expect(runs).to.deep.equal([
+        { attempt: 1, ns: [0, 1, 2] },
+        { attempt: 2, ns: [0, 1, 2] },
+      ]);
+      await until(async () => (await app.status()).queues.find((q) => q.queue === "webhook:slowpoke")?.depth === 0, 3_000);
+    });
+
     it("batch: a PermanentError makes every event of the batch a dead letter", async () => {
       const source = webhook();
       let runs = 0;

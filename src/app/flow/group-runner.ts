@@ -20,6 +20,14 @@ import { emitRecords, type PendingEmit } from "./run-emits";
 /** Fallback poll for retries coming due and for work another process queued. */
 const POLL_MS = 1_000;
 
+/**
+ * Least time between two claims, and how many times the last claim's own duration must pass
+ * before the next: a group claim looks at every waiting event of the queue, and arrivals (which
+ * can only fill a batch) must not have it run after each request.
+ */
+const MIN_CLAIM_GAP_MS = 10;
+const CLAIM_GAP_FACTOR = 2;
+
 /** A group's run: its messages (oldest first) and the observation of the run, made for its newest. */
 interface GroupRun {
   readonly messages: readonly QueuedMessage[];
@@ -70,6 +78,8 @@ export class GroupRunner {
   private idleWaiters: Array<() => void> = [];
   /** After a store failure, no claiming before this time (ms since epoch). */
   private pausedUntil = 0;
+  /** No claim before this time (ms since epoch): see MIN_CLAIM_GAP_MS. */
+  private nextClaimAt = 0;
 
   constructor(
     private readonly task: RegisteredTask,
@@ -142,8 +152,10 @@ export class GroupRunner {
     }
     if (this.stopping || this.paused || this.inFlight >= this.task.concurrency) return;
     this.pumping = true;
-    // The next turn: the arrivals of one turn are looked at together.
-    setImmediate(() => void this.pump());
+    // At the earliest the next turn: the arrivals of one turn are looked at together.
+    const wait = this.nextClaimAt - Date.now();
+    if (wait > 0) setTimeout(() => void this.pump(), wait).unref();
+    else setImmediate(() => void this.pump());
   }
 
   private async pump(): Promise<void> {
@@ -152,11 +164,14 @@ export class GroupRunner {
         if (this.parts.store.failure !== undefined || Date.now() < this.pausedUntil) break;
         this.wanted = false;
         let claimed: ClaimedGroups;
+        const started = Date.now();
         try {
           claimed = await this.claimGroups(this.task.queue, this.rule, this.task.concurrency - this.inFlight);
         } catch (error) {
           this.task.logger.error({ err: error }, "cannot claim work from the store");
           break;
+        } finally {
+          this.nextClaimAt = Date.now() + Math.max(MIN_CLAIM_GAP_MS, (Date.now() - started) * CLAIM_GAP_FACTOR);
         }
         this.lastCollecting = claimed.collecting;
         if (claimed.nextDueAt !== undefined) this.wakeAt(claimed.nextDueAt);
