@@ -34,6 +34,10 @@ export const TARGETS = {
   historyOnVsOff: 0.9,
   /** A task with concurrency { limit: 4, key } over 1,000 keys ÷ the same task without it (embedded, PostgreSQL). */
   keyedVsPlain: 0.8,
+  /** One source with three subscribed tasks, each with a filter ÷ the one-task case, ack=received. */
+  fanOutReceived: 0.85,
+  /** The same with ack=persisted (embedded): one write per event, not per copy. */
+  fanOutPersisted: 0.8,
 } as const;
 
 /** The event history's cost: each server with it on, and the same server with it off. */
@@ -127,6 +131,14 @@ function mainCaseGoals(main: CaseResult, add: Add): void {
   for (const [keyed, plain, engine] of [["framework-persisted-keyed", "framework-persisted", "embedded"], ["framework-postgres-keyed", "framework-postgres", "PostgreSQL"]] as const) {
     if (summary(keyed) && summary(plain)) {
       add(id, `concurrency { limit: 4, key } over 1,000 keys req/s ÷ the same task without it (${engine})`, perRoundRatio(main, keyed, plain, "rps"), `≥ ${TARGETS.keyedVsPlain.toFixed(2)}`, (v) => v >= TARGETS.keyedVsPlain);
+    }
+  }
+  for (const [fanned, single, mode, target] of [
+    ["framework-received-fanout3", "framework-received", "received", TARGETS.fanOutReceived],
+    ["framework-persisted-fanout3", "framework-persisted", "persisted (embedded)", TARGETS.fanOutPersisted],
+  ] as const) {
+    if (summary(fanned) && summary(single)) {
+      add(id, `ack=${mode}: 3 tasks with filters on one source req/s ÷ 1 task`, perRoundRatio(main, fanned, single, "rps"), `≥ ${target.toFixed(2)}`, (v) => v >= target);
     }
   }
   if (received && postgres) add(id, "(for reference) ack=persisted on PostgreSQL req/s ÷ ack=received", perRoundRatio(main, "framework-postgres", "framework-received", "rps"), "–", () => true);

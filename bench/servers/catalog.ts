@@ -163,7 +163,7 @@ export const FRAMEWORK_RECEIVED_FANOUT: ServerKind = {
   label: "webhook-tasks ack=received (memory store), 3 subscribers with filters",
   script: join(__dirname, "framework.js"),
   config: { ack: "received", store: "memory", subscribers: 3 },
-  optIn: true,
+  cases: [MAIN_CASE],
 };
 
 export const FRAMEWORK_PERSISTED_FANOUT: ServerKind = {
@@ -171,7 +171,7 @@ export const FRAMEWORK_PERSISTED_FANOUT: ServerKind = {
   label: "webhook-tasks ack=persisted (embedded store), 3 subscribers with filters",
   script: join(__dirname, "framework.js"),
   config: { ack: "persisted", store: "embedded", subscribers: 3 },
-  optIn: true,
+  cases: [MAIN_CASE],
 };
 
 /** FRAMEWORK_PERSISTED with `concurrency: { limit: 4, key }` over 1,000 keys: what flow limits cost in-process. */

@@ -38,10 +38,11 @@ export const MESSAGE_COLUMNS = [
   "visible_at",
   "concurrency_key",
   "rate_key",
+  "group_key",
 ] as const;
 
 /** Casts for the columns, for statements whose parameters PostgreSQL cannot type by itself (VALUES lists). */
-export const MESSAGE_CASTS = ["text", "text", "bytea", "bytea", "integer", "double precision", "text", "boolean", "text", "jsonb", "bigint", "text", "text"] as const;
+export const MESSAGE_CASTS = ["text", "text", "bytea", "bytea", "integer", "double precision", "text", "boolean", "text", "jsonb", "bigint", "text", "text", "text"] as const;
 
 /** A message encoded for a row; `bytes` is its rough size, for batch limits. */
 export interface EncodedMessage {
@@ -62,7 +63,7 @@ export function encodeMessage(queue: string, message: QueuedMessage, visibleAt =
   if (idBytes > MAX_ID_BYTES) throw new Error(`the message id is ${idBytes} bytes long; PostgreSQL indexes ids of at most ${MAX_ID_BYTES} bytes`);
   const orderingKey = message.orderingKey === undefined ? null : storedKey(message.orderingKey);
   // Indexed too, with the queue: refused alone rather than failing the batch's statement.
-  for (const key of [message.concurrencyKey, message.rateKey]) {
+  for (const key of [message.concurrencyKey, message.rateKey, message.groupKey]) {
     if (key !== undefined && Buffer.byteLength(storedKey(key)) > MAX_ID_BYTES) throw new Error(`a flow key is ${Buffer.byteLength(storedKey(key))} bytes long as stored; PostgreSQL indexes keys of at most ${MAX_ID_BYTES} bytes`);
   }
   if (orderingKey !== null && Buffer.byteLength(orderingKey) > MAX_ID_BYTES) {
@@ -84,6 +85,7 @@ export function encodeMessage(queue: string, message: QueuedMessage, visibleAt =
     visibleAt === 0 && message.runAt !== undefined ? Math.max(1, Math.floor(message.runAt)) : visibleAt,
     message.concurrencyKey === undefined ? null : storedKey(message.concurrencyKey),
     message.rateKey === undefined ? null : storedKey(message.rateKey),
+    message.groupKey === undefined ? null : storedKey(message.groupKey),
   ];
   return { values, bytes: payload.length + (message.raw?.length ?? 0) + message.id.length + 64 };
 }
@@ -112,6 +114,8 @@ export function decodeMessage(row: Record<string, unknown>, attemptsColumn = "at
   // A dead letter keeps its flow groups, so that a replay counts against the same limits.
   if (typeof row.concurrency_key === "string") out.concurrencyKey = keyFromStored(row.concurrency_key);
   if (typeof row.rate_key === "string") out.rateKey = keyFromStored(row.rate_key);
+  // And its debounce or batch group, so that a replay joins the task's groups again.
+  if (typeof row.group_key === "string") out.groupKey = keyFromStored(row.group_key);
   return out;
 }
 
@@ -133,6 +137,7 @@ export const DEAD_LETTER_COLUMNS = [
   "trace_context",
   "concurrency_key",
   "rate_key",
+  "group_key",
 ] as const;
 
 /** A dead letter keeps its payload whole (body included): it is shown where no source can rebuild it. */
@@ -155,6 +160,7 @@ export function deadLetterValues(letter: DeadLetter): unknown[] {
     message.traceContext === undefined ? null : JSON.stringify(message.traceContext),
     message.concurrencyKey === undefined ? null : storedKey(message.concurrencyKey),
     message.rateKey === undefined ? null : storedKey(message.rateKey),
+    message.groupKey === undefined ? null : storedKey(message.groupKey),
   ];
 }
 

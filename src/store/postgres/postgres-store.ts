@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import pg from "pg";
-import { emitList, type ClaimFlow, type DeadLetter, type EmitRecord, type QueuedMessage, type QueueStats, type StateStore, type Store, type StoreRefusal } from "../store";
+import { emitList, type ClaimedGroups, type ClaimFlow, type DeadLetter, type EmitRecord, type GroupRule, type QueuedMessage, type QueueStats, type StateStore, type Store, type StoreRefusal } from "../store";
 import type { NewRow } from "./batched-writes";
 import { StoreRefusedError } from "../store-errors";
 import { ClaimSql } from "./claim-sql";
@@ -16,6 +16,7 @@ import { migrate } from "./migrations";
 import { NotificationListener } from "./notification-listener";
 import { PostgresDeadLetters } from "./postgres-dead-letters";
 import { isConfigurationError, isUnavailable } from "./postgres-errors";
+import { PostgresGroups } from "./postgres-groups";
 import { PostgresHealth, unavailableError } from "./postgres-health";
 import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, type PostgresStoreOptions, type ResolvedPostgresOptions } from "./postgres-options";
 import { PostgresState, sweepExpiredState } from "./postgres-state";
@@ -64,6 +65,8 @@ export class PostgresStore implements Store {
   private readonly messages: MessageSql;
   private readonly claims: ClaimSql;
   private readonly flowClaims: FlowClaimSql;
+  /** Debounced and batched tasks' groups (postgres-groups.ts). */
+  private readonly groups: PostgresGroups;
   /** Claims enforce flow limits in SQL, across replicas (flow-claim-sql.ts). */
   readonly enforcesFlow = true;
   private readonly log: ThrottledLog;
@@ -134,6 +137,20 @@ export class PostgresStore implements Store {
       this.options.historyWriter,
     );
     this.pauses = new PostgresPauses({ schema, run: (text, values) => this.run(text, values), channel: this.channel, token: this.token });
+    this.groups = new PostgresGroups({
+      schema,
+      token: this.token,
+      channel: this.channel,
+      leaseMs: this.options.leaseMs,
+      held: this.held,
+      query: (text, values, name) => {
+        this.require();
+        return this.query(text, values, name);
+      },
+      adjustDepth: (queue, delta) => this.depths.adjust(queue, delta),
+      notify: (queue) => this.notify(queue),
+      abandon: (held) => this.abandon(held),
+    });
   }
 
   /** The store's own pool (a new one at each open: `close` ends it). */
@@ -330,6 +347,16 @@ export class PostgresStore implements Store {
     this.require();
     const { rows } = await this.run(this.flowClaims.limited(), [queue, Date.now(), flow.concurrency ?? null, flow.rate?.limit ?? null, flow.rate?.periodMs ?? null]);
     return Number(rows[0].n);
+  }
+
+  /** Due groups, decided under the queue's lock so that one group goes to one replica (group-claim-sql.ts). */
+  claimGroups(queue: string, rule: GroupRule, limit: number): Promise<ClaimedGroups> {
+    return this.groups.claim(queue, rule, limit);
+  }
+
+  /** A group's messages leave and its output arrives in one transaction, or nothing happens. */
+  completeGroup(queue: string, ids: readonly string[], emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {
+    return this.groups.complete(queue, ids, emit);
   }
 
   async complete(queue: string, id: string, emit?: EmitRecord | readonly EmitRecord[]): Promise<void> {

@@ -68,11 +68,11 @@ describe("PostgresStore", function () {
       pools.push(pool);
       // Back to version 1, as the previous release left it, with its message waiting.
       await pool.query(`DROP TABLE "${schema}".history_events, "${schema}".history_runs, "${schema}".paused_tasks, "${schema}".rate_starts`);
-      await pool.query(`DROP FUNCTION "${schema}".claim_limited`);
-      await pool.query(`ALTER TABLE "${schema}".messages DROP COLUMN concurrency_key, DROP COLUMN rate_key`);
-      await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN concurrency_key, DROP COLUMN rate_key`);
+      await pool.query(`DROP FUNCTION "${schema}".claim_limited, "${schema}".claim_groups`);
+      await pool.query(`ALTER TABLE "${schema}".messages DROP COLUMN concurrency_key, DROP COLUMN rate_key, DROP COLUMN group_key`);
+      await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN concurrency_key, DROP COLUMN rate_key, DROP COLUMN group_key`);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 1`);
-      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([2, 3]);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([2, 3, 4]);
       const store = await open({ schema });
       expect(ids(await store.claim("q", 10))).to.deep.equal(["kept"]);
       store.history.noteEvent({ id: "h1", origin: { kind: "queue", queue: "q" }, receivedAt: Date.now(), deliveries: [], payload: { v: 1 } });
@@ -80,6 +80,32 @@ describe("PostgresStore", function () {
       expect((await store.history.get("h1"))!.payload).to.deep.equal({ v: 1 });
       await store.pauses.setPaused("t", true);
       expect([...(await store.pauses.paused())]).to.deep.equal(["t"]);
+    });
+
+    it("migrates a schema of version 3 (no groups) in place: its messages and dead letters stay, groups work", async () => {
+      const schema = fixture.schema();
+      const first = await open({ schema });
+      await first.enqueue("q", message("kept", { n: 1 }));
+      await first.deadLetter({ queue: "g", message: message("dead"), task: "t", error: "e", attempts: 1, diedAt: 1 });
+      await first.close();
+      const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL });
+      pools.push(pool);
+      // Back to version 3, as the previous release left it.
+      await pool.query(`DROP FUNCTION "${schema}".claim_groups`);
+      await pool.query(`ALTER TABLE "${schema}".messages DROP COLUMN group_key`);
+      await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN group_key`);
+      await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 3`);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([4]);
+      const store = await open({ schema });
+      const [kept] = await store.claim("q", 10);
+      expect(kept).to.include({ id: "kept" });
+      expect(kept.groupKey).to.equal(undefined);
+      expect(await store.deadLetters.replay("dead")).to.equal(true);
+      await store.enqueue("g", message("grouped", {}, { groupKey: "k", enqueuedAt: Date.now() - 1_000 }));
+      // A message from before (no group key) joins the task's group "".
+      await store.enqueue("g", message("keyless", {}, { groupKey: "", enqueuedAt: Date.now() - 1_000 }));
+      const { groups } = await store.claimGroups("g", { kind: "batch", maxSize: 5, maxWaitMs: 100 }, 10);
+      expect(groups.map(ids)).to.deep.equal([["dead", "keyless"], ["grouped"]]);
     });
 
     it("lets several stores open a new schema at the same moment: one migrates, the others wait and use it", async () => {
