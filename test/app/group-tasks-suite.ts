@@ -193,6 +193,23 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       expect(newest.runs.map((r) => r.outcome)).to.deep.equal(["success"]);
     });
 
+    it("a replayed event of a debounced task runs again, as a burst of its own", async () => {
+      const source = webhook();
+      const runs: Sent[][] = [];
+      const app = newApp();
+      app.task({ source, name: "again", debounce: { periodMs: 100, key: (e) => (e.body as Sent).key } }, async (ctx: TaskContext<WebhookEvent>) => {
+        runs.push(ctx.batch.map((e) => e.body as Sent));
+      });
+      await app.start();
+      const id = await post(source.url, { key: "r", n: 1 });
+      await until(() => runs.length === 1, 5_000);
+      await until(async () => (await app.events.get(id))?.runs.length === 1, 5_000);
+      const replay = await app.events.replay(id);
+      await until(() => runs.length === 2, 5_000);
+      expect(runs[1]!.map((e) => e.n)).to.deep.equal([1]);
+      await until(async () => (await app.events.get(replay.id))?.runs[0]?.outcome === "success", 5_000);
+    });
+
     it("a paused task holds its groups (they keep collecting, status shows them), and runs them once resumed", async () => {
       const source = webhook();
       const runs: Sent[][] = [];
