@@ -236,7 +236,7 @@ export class CoreApp {
   }
 
   /** Registered tasks, in order. */
-  get tasks(): ReadonlyArray<Pick<RegisteredTask, "name" | "queue" | "input" | "emit" | "source" | "concurrency" | "retry">> {
+  get tasks(): ReadonlyArray<Pick<RegisteredTask, "name" | "queue" | "input" | "emit" | "source" | "concurrency" | "retry" | "group">> {
     return this.registry.all();
   }
 

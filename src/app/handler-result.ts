@@ -14,7 +14,7 @@ export type EmittableResult<R> = TaskResult<R> | TaskResult<Frozen<R>>;
  * `async () => ({ kind: "a" })` would return `{ kind: string }` and miss `Queue<{ kind: "a" | "b" }>`.
  * `const` inference makes arrays read-only, hence the `Frozen` alternative.
  */
-export type ResultCheckedHandler<E, H> = (ctx: TaskContext<E>, event: E) => H | Promise<H>;
+export type ResultCheckedHandler<E, H> = (ctx: TaskContext<NoInfer<E>>, event: E) => H | Promise<H>;
 
 /** A batched task's handler (`batch`): the events of the batch, oldest first, checked as ResultCheckedHandler is. */
-export type BatchCheckedHandler<E, H> = (ctx: TaskContext<E>, events: E[]) => H | Promise<H>;
+export type BatchCheckedHandler<E, H> = (ctx: TaskContext<NoInfer<E>>, events: E[]) => H | Promise<H>;

@@ -24,6 +24,8 @@ export interface TaskQueues {
   readonly emit: string | undefined;
   /** Its flow limits, for counting the messages they hold back (`status`). */
   readonly flow?: ClaimFlow | undefined;
+  /** It has `debounce` or `batch`: its waiting messages collect in groups (`status`). */
+  readonly grouped?: boolean;
 }
 
 /** Which store to open, and what is known of the app using it: enough to open it without building the app. */
@@ -132,7 +134,7 @@ export function appTarget(appName: string, settings: StoreSettings, tasks: reado
     dataDir: settings.dataDir,
     maxQueued: settings.maxQueued,
     maxBytes: settings.maxBytes,
-    tasks: physical(tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit }))),
+    tasks: physical(tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit, grouped: t.grouped }))),
     historyOff: settings.history === false,
   };
 }
@@ -148,6 +150,6 @@ function physical(tasks: readonly TaskQueues[]): TaskQueues[] {
 function tasksOfConfig(config: LoadedConfig): TaskQueues[] {
   return config.tasks.map((task) => {
     const webhook = config.resources.get(task.source)?.type === "webhook";
-    return { name: task.name, queue: webhook ? `webhook:${task.name}` : task.source, input: webhook ? undefined : task.source, emit: task.emit, flow: claimFlowOf(task.concurrency, task.rateLimit) };
+    return { name: task.name, queue: webhook ? `webhook:${task.name}` : task.source, input: webhook ? undefined : task.source, emit: task.emit, flow: claimFlowOf(task.concurrency, task.rateLimit), grouped: task.debounce !== undefined || task.batch !== undefined };
   });
 }

@@ -35,7 +35,7 @@ export async function storeTargetOfModule(file: string): Promise<AppStoreTarget>
   }
   if (apps.length > 1) throw new Error(`${file} exports ${apps.length} apps (${apps.map(describe).join(", ")}); give a file that exports one`);
   const [app] = apps;
-  if (app.kind === "instance") return appTarget(app.app.name, app.app.storeSettings, app.app.tasks);
+  if (app.kind === "instance") return appTarget(app.app.name, app.app.storeSettings, app.app.tasks.map((t) => ({ ...t, grouped: t.group !== undefined })));
   const options = moduleOptionsOf(app.cls);
   if (!options) throw new Error(`${file}: ${app.cls.name} is not a @Module class`);
   return appTarget(options.name, options, tasksOfHandlers(options.handlers));
@@ -87,7 +87,7 @@ function tasksOfHandlers(handlers: ReadonlyArray<unknown>): TaskQueues[] {
       const name = options.name ?? `${cls.name}.${String(method)}`;
       const source: unknown = options.source;
       const input = isSource(source) ? undefined : String(source);
-      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), input, emit: options.emit === undefined ? undefined : String(options.emit), flow: claimFlowOf(options.concurrency, options.rateLimit) };
+      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), input, emit: options.emit === undefined ? undefined : String(options.emit), flow: claimFlowOf(options.concurrency, options.rateLimit), grouped: options.debounce !== undefined || options.batch !== undefined };
     });
   });
 }

@@ -45,8 +45,9 @@ function queueTable(report: StatusReport): string[] {
   if (report.queues.length === 0) return [known ? `app ${report.app}: no queues` : `store ${report.store.location}: no queues`];
   // Shown when some message waits for its time or for a limit: the usual table stays as it was.
   const flow = report.queues.some((q) => q.delayed > 0 || q.limited > 0);
+  const grouped = report.queues.some((q) => q.collecting > 0);
   const lines = formatTable(
-    ["QUEUE", "DEPTH", "WAITING", "IN FLIGHT", "OLDEST", "DEAD LETTERS", ...(flow ? ["DELAYED", "LIMITED"] : []), "CONSUMER", "PRODUCERS"],
+    ["QUEUE", "DEPTH", "WAITING", "IN FLIGHT", "OLDEST", "DEAD LETTERS", ...(flow ? ["DELAYED", "LIMITED"] : []), ...(grouped ? ["COLLECTING"] : []), "CONSUMER", "PRODUCERS"],
     report.queues.map((q) => [
       q.queue,
       String(q.depth),
@@ -55,6 +56,7 @@ function queueTable(report: StatusReport): string[] {
       age(q.oldestAgeSeconds),
       String(q.deadLetters),
       ...(flow ? [String(q.delayed), String(q.limited)] : []),
+      ...(grouped ? [String(q.collecting)] : []),
       known ? (q.consumer ?? "-") : "?",
       known ? q.producers?.join(", ") || "-" : "?",
     ]),

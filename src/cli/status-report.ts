@@ -19,6 +19,11 @@ export interface QueueReport {
   readonly delayed: number;
   /** Of `waiting`: due messages held back by the consumer's concurrency or rate limit (counted on PostgreSQL; 0 elsewhere, where only the running app holds them back). */
   readonly limited: number;
+  /**
+   * Of `waiting`: messages of a debounced or batched consumer that are not delayed; they collect
+   * in groups (the running app, which knows which groups are due, counts exactly those not due).
+   */
+  readonly collecting: number;
   readonly consumer: string | null;
   readonly producers: readonly string[] | null;
 }
@@ -51,7 +56,8 @@ export async function statusReport(app: string | undefined, tasks: readonly Task
   const queues = await Promise.all(
     names.map(async (queue): Promise<QueueReport> => {
       const stats = await store.stats(queue);
-      const flow = tasks?.find((t) => t.queue === queue)?.flow;
+      const task = tasks?.find((t) => t.queue === queue);
+      const flow = task?.flow;
       const limited = flow !== undefined && store.enforcesFlow && store.limitedCount !== undefined ? await store.limitedCount(queue, flow) : 0;
       return {
         queue,
@@ -62,6 +68,7 @@ export async function statusReport(app: string | undefined, tasks: readonly Task
         deadLetters: stats.deadLetters,
         delayed: stats.delayed ?? 0,
         limited,
+        collecting: task?.grouped === true ? Math.max(0, stats.waiting - (stats.delayed ?? 0)) : 0,
         consumer: tasks === undefined ? null : (tasks.find((t) => t.queue === queue)?.name ?? null),
         producers: tasks === undefined ? null : producersOf(tasks, queue),
       };

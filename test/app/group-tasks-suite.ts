@@ -122,7 +122,7 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       const source = webhook();
       const runs: Array<{ attempt: number; ns: number[] }> = [];
       const app = newApp();
-      app.task({ source, name: "flaky", batch: { maxSize: 5, maxWaitMs: 200 }, retry: { attempts: 3, initialDelayMs: 50 } }, async (ctx, events: WebhookEvent[]) => {
+      app.task({ source, name: "flaky", batch: { maxSize: 5, maxWaitMs: 10_000 }, retry: { attempts: 3, initialDelayMs: 50 } }, async (ctx, events: WebhookEvent[]) => {
         runs.push({ attempt: ctx.attempt, ns: events.map((e) => (e.body as Sent).n) });
         if (ctx.attempt === 1) throw new Error("the downstream API is down");
       });
@@ -136,11 +136,29 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       expect((await app.status()).queues.find((q) => q.queue === "webhook:flaky")?.depth).to.equal(0);
     });
 
+    it("a group's run that outlives timeoutMs counts as failed: the whole group runs again", async () => {
+      const source = webhook();
+      const runs: Array<{ attempt: number; ns: number[] }> = [];
+      const app = newApp();
+      app.task({ source, name: "slowpoke", debounce: { periodMs: 100 }, timeoutMs: 300, retry: { attempts: 3, initialDelayMs: 50 } }, async (ctx: TaskContext<WebhookEvent>) => {
+        runs.push({ attempt: ctx.attempt, ns: ctx.batch.map((e) => (e.body as Sent).n) });
+        if (ctx.attempt === 1) await sleep(5_000);
+      });
+      await app.start();
+      for (let n = 0; n < 3; n++) await post(source.url, { key: "t", n });
+      await until(() => runs.length === 2, 5_000);
+      expect(runs).to.deep.equal([
+        { attempt: 1, ns: [0, 1, 2] },
+        { attempt: 2, ns: [0, 1, 2] },
+      ]);
+      await until(async () => (await app.status()).queues.find((q) => q.queue === "webhook:slowpoke")?.depth === 0, 3_000);
+    });
+
     it("batch: a PermanentError makes every event of the batch a dead letter", async () => {
       const source = webhook();
       let runs = 0;
       const app = newApp();
-      app.task({ source, name: "doomed", batch: { maxSize: 4, maxWaitMs: 100 } }, async () => {
+      app.task({ source, name: "doomed", batch: { maxSize: 4, maxWaitMs: 10_000 } }, async () => {
         runs++;
         throw new PermanentError("the account was closed");
       });
@@ -175,6 +193,23 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       expect(newest.runs.map((r) => r.outcome)).to.deep.equal(["success"]);
     });
 
+    it("a replayed event of a debounced task runs again, as a burst of its own", async () => {
+      const source = webhook();
+      const runs: Sent[][] = [];
+      const app = newApp();
+      app.task({ source, name: "again", debounce: { periodMs: 100, key: (e) => (e.body as Sent).key } }, async (ctx: TaskContext<WebhookEvent>) => {
+        runs.push(ctx.batch.map((e) => e.body as Sent));
+      });
+      await app.start();
+      const id = await post(source.url, { key: "r", n: 1 });
+      await until(() => runs.length === 1, 5_000);
+      await until(async () => (await app.events.get(id))?.runs.length === 1, 5_000);
+      const replay = await app.events.replay(id);
+      await until(() => runs.length === 2, 5_000);
+      expect(runs[1]!.map((e) => e.n)).to.deep.equal([1]);
+      await until(async () => (await app.events.get(replay.id))?.runs[0]?.outcome === "success", 5_000);
+    });
+
     it("a paused task holds its groups (they keep collecting, status shows them), and runs them once resumed", async () => {
       const source = webhook();
       const runs: Sent[][] = [];
@@ -194,9 +229,9 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       expect(runs[0].map((e) => e.n)).to.deep.equal([0, 1, 2, 3, 4, 5]);
     });
 
-    it("status counts the events collecting in a batch that is not due yet", async () => {
+    it("status and metrics count the events collecting in a batch that is not due yet", async () => {
       const source = webhook();
-      const app = newApp();
+      const app = newApp({ metrics: true });
       app.task({ source, name: "slow", batch: { maxSize: 100, maxWaitMs: 60_000 } }, async () => undefined);
       await app.start();
       for (let n = 0; n < 7; n++) await post(source.url, { key: "c", n });
@@ -204,13 +239,16 @@ export function groupTaskSuite(engine: string, storeOptions: () => Pick<CoreAppO
       const queue = (await app.status()).queues.find((q) => q.queue === "webhook:slow")!;
       expect(queue.waiting).to.equal(7);
       expect(queue.inFlight).to.equal(0);
+      const metrics = await app.metrics!.metrics();
+      expect(metrics).to.match(/webhook_queue_messages\{queue="webhook:slow",state="collecting"\} 7/);
+      expect(metrics).to.match(/webhook_queue_messages\{queue="webhook:slow",state="ready"\} 0/);
     });
 
     it("the result of a batch's run is emitted once, for the whole batch", async () => {
       const source = webhook();
       const sums: number[] = [];
       const app = newApp();
-      app.task({ source, name: "summed", emit: "sums", batch: { maxSize: 3, maxWaitMs: 100 } }, async (_ctx, events: WebhookEvent[]) => events.reduce((sum, e) => sum + (e.body as Sent).n, 0));
+      app.task({ source, name: "summed", emit: "sums", batch: { maxSize: 3, maxWaitMs: 10_000 } }, async (_ctx, events: WebhookEvent[]) => events.reduce((sum, e) => sum + (e.body as Sent).n, 0));
       app.task({ source: "sums", name: "sink" }, async (_ctx, sum: unknown) => void sums.push(sum as number));
       await app.start();
       for (const n of [1, 2, 3]) await post(source.url, { key: "x", n });

@@ -58,6 +58,24 @@ describe("CLI: status", () => {
     await store.close();
   });
 
+  it("counts a debounced or batched task's waiting messages as collecting, in a column of its own", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    for (const id of ["a", "b", "c"]) await store.enqueue("webhook:grouped", { id, payload: {}, attempts: 0, enqueuedAt: Date.now(), groupKey: "" });
+    await store.enqueue("plain", { id: "p", payload: {}, attempts: 0, enqueuedAt: Date.now() });
+    const tasks = [
+      { name: "grouped", queue: "webhook:grouped", emit: undefined, grouped: true },
+      { name: "plain", queue: "plain", emit: undefined },
+    ];
+    const status = await statusReport("demo", tasks, store, "memory");
+    expect(status.queues[0]).to.deep.include({ queue: "webhook:grouped", waiting: 3, collecting: 3 });
+    expect(status.queues[1]).to.deep.include({ queue: "plain", waiting: 1, collecting: 0 });
+    const lines = statusTable(status);
+    expect(lines[0]).to.match(/^QUEUE\s+DEPTH\s+WAITING\s+IN FLIGHT\s+OLDEST\s+DEAD LETTERS\s+COLLECTING\s+CONSUMER\s+PRODUCERS$/);
+    expect(lines[1]).to.match(/^webhook:grouped\s+3\s+3\s+0\s+\S+\s+0\s+3\s+grouped\s+-$/);
+    await store.close();
+  });
+
   describe("as a command", () => {
     let dataDir: string;
     beforeEach(() => (dataDir = mkdtempSync(join(tmpdir(), "webhook-tasks-status-"))));

@@ -68,7 +68,7 @@ describe("YAML loading: syntax", () => {
     expect(error).to.be.instanceOf(ConfigError);
     expect(error.lines("two.yaml")).to.deep.equal([
       "two.yaml:3: resources.hook.port: must be an integer from 0 to 65535",
-      `two.yaml:5: tasks[0].colour: unknown key; known keys: name, source, handler, emit, concurrency, rateLimit, retry, timeoutMs, on, filter`,
+      `two.yaml:5: tasks[0].colour: unknown key; known keys: name, source, handler, emit, concurrency, rateLimit, debounce, batch, retry, timeoutMs, on, filter`,
     ]);
     expect(error.message.split("\n")).to.have.length(3);
   });

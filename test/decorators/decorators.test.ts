@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { bootstrap, createApp, Module, silentLogger, Task, WebhookSource, type CoreApp, type TaskContext, type WebhookEvent } from "../../src/index";
+import { until } from "../helpers/wait";
 
 describe("decorators and bootstrap", () => {
   let app: CoreApp | undefined;
@@ -33,6 +34,28 @@ describe("decorators and bootstrap", () => {
     const end = Date.now() + 2000;
     while (received.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
     expect(received).to.deep.equal([["custom-name", "seen:7"]]);
+  });
+
+  it("@Task with batch hands the method an array, bound to its instance", async () => {
+    const hook = new WebhookSource({ path: "/deco-batch", port: 0 });
+    const batches: number[][] = [];
+    class Batched {
+      private readonly seen = batches;
+      @Task({ source: hook, batch: { maxSize: 3, maxWaitMs: 10_000 } })
+      async save(_ctx: TaskContext, events: Array<WebhookEvent<{ n: number }>>) {
+        this.seen.push(events.map((e) => e.body.n));
+      }
+    }
+    @Module({ name: "deco-batch", handlers: [Batched], store: "memory" })
+    class BatchModule {}
+
+    app = await bootstrap(BatchModule, { logger: silentLogger });
+    for (const n of [1, 2, 3]) {
+      const reply = await fetch(hook.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ n }) });
+      expect(reply.status).to.equal(202);
+    }
+    await until(() => batches.length > 0, 3_000);
+    expect(batches).to.deep.equal([[1, 2, 3]]);
   });
 
   it("inherits @Task methods from a base class", () => {

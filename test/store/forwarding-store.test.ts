@@ -38,4 +38,20 @@ describe("store wrappers (metrics, debug delivery log)", () => {
     expect(outer.enforcesFlow).to.equal(undefined);
     await outer.close();
   });
+
+  it("keep an engine's group claims (debounce, batch), and have none when the engine has none", async () => {
+    const store = new MemoryStore();
+    const outer = wrapped(store);
+    await outer.open();
+    await outer.enqueue("q", { id: "g1", payload: {}, attempts: 0, enqueuedAt: Date.now() - 1_000, groupKey: "" });
+    const claimed = await outer.claimGroups!("q", { kind: "batch", maxSize: 10, maxWaitMs: 10 }, 1);
+    expect(claimed.groups.map((g) => g.map((m) => m.id))).to.deep.equal([["g1"]]);
+    await outer.completeGroup!("q", ["g1"]);
+    expect(await outer.depth("q")).to.equal(0);
+    await outer.close();
+    const { claimGroups: _claimGroups, completeGroup: _completeGroup, ...without } = Object.getOwnPropertyDescriptors(MemoryStore.prototype);
+    const bare = Object.create(Object.getPrototypeOf(MemoryStore.prototype), without) as object;
+    const plain = Object.setPrototypeOf(new MemoryStore(), bare) as Store;
+    expect(wrapped(plain).claimGroups).to.equal(undefined);
+  });
 });

@@ -33,6 +33,10 @@ app.task({ source: changes, debounce: { periodMs: 500, key: (c) => c.product } }
   return price + all.length + wrong.length;
 });
 
+// A ctx annotated as a plain TaskContext does not make the event unknown.
+app.task({ source: changes }, async (ctx: TaskContext, change) => change.price);
+app.task({ source: changes, batch: { maxSize: 10, maxWaitMs: 100 } }, async (ctx: TaskContext, events) => events.map((c) => c.price));
+
 // @Task with a batch: the method takes an array.
 export class Handlers {
   @Task({ source: changes, batch: { maxSize: 10, maxWaitMs: 100 } })

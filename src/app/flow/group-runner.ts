@@ -1,24 +1,30 @@
 import type { ClaimedGroups, EmitRecord, GroupRule, QueuedMessage, Store } from "../../store/store";
 import { StoreRefusedError } from "../../store/store-errors";
-import { handedOnForm } from "../../store/payload-codec";
-import { errorMessage, type Logger } from "../../util/logger";
+import { errorMessage } from "../../util/logger";
 import type { AppObserver } from "../../observe/app-observer";
 import type { CoreApp } from "../core-app";
 import type { OutcomeRegistry } from "../outcome-registry";
 import type { RegisteredTask } from "../task-registry";
 import type { RunHistory } from "../run-history";
-import { backoffDelay } from "../retry-policy";
-import { PermanentError } from "../permanent-error";
 import { TaskTimeoutError } from "../task-timeout";
 import { RunObservation } from "../run-observation";
 import { RunContext } from "../run-context";
 import { RunDeadlines } from "../run-deadlines";
-import { revived, writeDeadLetter } from "../dead-letter-message";
-import { emittedId, type Settled } from "../task-runner";
-import { emitRecords, type PendingEmit } from "./run-emits";
+import { revived } from "../dead-letter-message";
+import type { Settled } from "../task-runner";
+import type { PendingEmit } from "./run-emits";
+import { failGroup, groupEmits } from "./group-outcome";
 
 /** Fallback poll for retries coming due and for work another process queued. */
 const POLL_MS = 1_000;
+
+/**
+ * Least time between two claims, and how many times the last claim's own duration must pass
+ * before the next: a group claim looks at every waiting event of the queue, and arrivals (which
+ * can only fill a batch) must not have it run after each request.
+ */
+const MIN_CLAIM_GAP_MS = 10;
+const CLAIM_GAP_FACTOR = 2;
 
 /** A group's run: its messages (oldest first) and the observation of the run, made for its newest. */
 interface GroupRun {
@@ -70,6 +76,8 @@ export class GroupRunner {
   private idleWaiters: Array<() => void> = [];
   /** After a store failure, no claiming before this time (ms since epoch). */
   private pausedUntil = 0;
+  /** No claim before this time (ms since epoch): see MIN_CLAIM_GAP_MS. */
+  private nextClaimAt = 0;
 
   constructor(
     private readonly task: RegisteredTask,
@@ -142,8 +150,10 @@ export class GroupRunner {
     }
     if (this.stopping || this.paused || this.inFlight >= this.task.concurrency) return;
     this.pumping = true;
-    // The next turn: the arrivals of one turn are looked at together.
-    setImmediate(() => void this.pump());
+    // At the earliest the next turn: the arrivals of one turn are looked at together.
+    const wait = this.nextClaimAt - Date.now();
+    if (wait > 0) setTimeout(() => void this.pump(), wait).unref();
+    else setImmediate(() => void this.pump());
   }
 
   private async pump(): Promise<void> {
@@ -152,11 +162,14 @@ export class GroupRunner {
         if (this.parts.store.failure !== undefined || Date.now() < this.pausedUntil) break;
         this.wanted = false;
         let claimed: ClaimedGroups;
+        const started = Date.now();
         try {
           claimed = await this.claimGroups(this.task.queue, this.rule, this.task.concurrency - this.inFlight);
         } catch (error) {
           this.task.logger.error({ err: error }, "cannot claim work from the store");
           break;
+        } finally {
+          this.nextClaimAt = Date.now() + Math.max(MIN_CLAIM_GAP_MS, (Date.now() - started) * CLAIM_GAP_FACTOR);
         }
         this.lastCollecting = claimed.collecting;
         if (claimed.nextDueAt !== undefined) this.wakeAt(claimed.nextDueAt);
@@ -257,7 +270,7 @@ export class GroupRunner {
     const newest = run.messages[run.messages.length - 1];
     let emit: EmitRecord[] | undefined;
     try {
-      emit = this.emitsOf(newest, result, sent, run.observation);
+      emit = groupEmits(this.task, this.parts.app, newest, result, sent, run.observation);
     } catch (error) {
       return this.recordFailure(run.messages, run.observation, error);
     }
@@ -277,31 +290,14 @@ export class GroupRunner {
     );
   }
 
-  /** What the group's run sends on: its return value to the task's emit queue, and what it passed to ctx.emit. */
-  private emitsOf(newest: QueuedMessage, result: unknown, sent: readonly PendingEmit[] | undefined, run: RunObservation): EmitRecord[] | undefined {
-    const { task, parts } = this;
-    let emit: EmitRecord[] | undefined;
-    if (sent !== undefined) emit = emitRecords(sent, (i) => emittedId(newest.id, `${task.name}\u0000emit\u0000${i}`), run.traceContext, (queue, m) => parts.app.copiesFor(queue, m));
-    if (task.emit !== undefined && result !== undefined) {
-      let payload: unknown;
-      try {
-        payload = handedOnForm(result);
-      } catch (error) {
-        throw new Error(`the task's result cannot be stored: ${errorMessage(error)}`);
-      }
-      const traceContext = run.traceContext;
-      const message: QueuedMessage = { id: emittedId(newest.id, task.name), payload, attempts: 0, enqueuedAt: Date.now(), ...(traceContext && { traceContext }) };
-      const copies = parts.app.copiesFor(task.emit, message);
-      emit = emit === undefined ? copies : [...copies, ...emit];
-    }
-    return emit;
-  }
-
   /** A thrown error, a timeout or an unstorable result: every message of the group is retried, or becomes a dead letter. */
   private recordFailure(messages: readonly QueuedMessage[], run: RunObservation, error: unknown): void {
     this.recording++;
-    this.failed(messages, run, error).then(
-      (settled) => this.settled(messages, run, settled, error),
+    failGroup(this.task, this.parts, messages, run, error).then(
+      (settled) => {
+        if (settled.retryAt !== undefined) this.wakeForRetry(settled.retryAt);
+        this.settled(messages, run, settled, error);
+      },
       (writeError: unknown) => {
         this.recording--;
         if (writeError instanceof StoreRefusedError) return this.storeFailed(messages, writeError);
@@ -311,35 +307,14 @@ export class GroupRunner {
     );
   }
 
-  private async failed(messages: readonly QueuedMessage[], run: RunObservation, error: unknown): Promise<Settled> {
-    const { task, parts } = this;
-    const { store, outcomes } = parts;
-    const attempts = Math.max(...messages.map((m) => m.attempts)) + 1;
-    const text = errorMessage(error);
-    const logger = run.logger;
-    const failure = error instanceof TaskTimeoutError ? "timeout" : undefined;
-    // A caller waiting for its event's result is told of the failure and sends again: its event leaves the group's retry.
-    const waiting = messages.filter((m) => outcomes.settle(m.id, { ok: false, error }));
-    for (const message of waiting) await store.complete(task.queue, message.id);
-    const rest = waiting.length === 0 ? messages : messages.filter((m) => !waiting.includes(m));
-    if (rest.length === 0) return { next: "answered", outcome: failure ?? "retry", error };
-    if (attempts >= task.retry.attempts || error instanceof PermanentError) {
-      logger.error({ err: error, attempts, events: rest.length }, error instanceof PermanentError ? "task failed permanently; every event of the group is kept as a dead letter" : "task failed for the last time; every event of the group is kept as a dead letter");
-      const stack = error instanceof Error && typeof error.stack === "string" ? error.stack : text;
-      for (const message of rest) await writeDeadLetter(store, task, { ...message, attempts: message.attempts + 1, lastError: stack }, text, logger);
-      return { next: "dead_letter", outcome: failure ?? "dead_letter", error };
-    }
-    const delay = backoffDelay(task.retry, attempts);
-    logger.warn({ err: error, retryInMs: delay, events: rest.length }, "task failed; retrying the whole group");
-    const retryAt = Date.now() + delay;
-    for (const message of rest) await store.retryLater(task.queue, { ...message, attempts: message.attempts + 1, lastError: text }, retryAt);
+  /** A retried group is due again at `at`: claim then (its messages come back whole). */
+  private wakeForRetry(at: number): void {
     const timer = setTimeout(() => {
       this.retryTimers.delete(timer);
       this.wake();
-    }, delay + 5);
+    }, Math.max(0, at - Date.now()) + 5);
     timer.unref();
     this.retryTimers.add(timer);
-    return { next: "retry", outcome: failure ?? "retry", retryAt, error };
   }
 
   /** The group's outcome is in the store: the run is reported once, and each of its events gets its run noted. */

@@ -62,6 +62,8 @@ describe("PostgresStore history: what the writer stores, and what it drops", fun
     await store.open();
     const h = store.history;
     const cases: Array<[string, unknown, Buffer]> = [
+      ["compact", { k: "v", n: [1, "é"] }, Buffer.from('{"k":"v","n":[1,"é"]}')],
+      ["reordered", { k: "v", n: 1 }, Buffer.from('{"n":1,"k":"v"}')],
       ["spaced", { k: "v", n: 1 }, Buffer.from('{ "k" : "v",\n "n": 1 }')],
       ["form", { k: "v" }, Buffer.from("k=v")],
       ["nul", { k: "v", z: "a\u0000b" }, Buffer.from('{"k":"v","z":"a\\u0000b"}')],
@@ -76,8 +78,30 @@ describe("PostgresStore history: what the writer stores, and what it drops", fun
       expect(event.payload, id).to.deep.equal({ body: expected, headers: { "x-id": id } });
       expect(event.raw!.equals(raw), id).to.equal(true);
     }
-    expect((await h.list({ search: "k=v" })).events.map((e) => e.id).sort()).to.deep.equal(["changed", "form", "latin1", "nul", "spaced"]);
-    expect((await h.list({ search: "n=1" })).events.map((e) => e.id)).to.deep.equal(["spaced"]);
+    expect((await h.list({ search: "k=v" })).events.map((e) => e.id).sort()).to.deep.equal(["changed", "compact", "form", "latin1", "nul", "reordered", "spaced"]);
+    expect((await h.list({ search: "n=1" })).events.map((e) => e.id).sort()).to.deep.equal(["reordered", "spaced"]);
+  });
+
+  it("writes rows already there once, losing nothing, and the rest of their batch (a batch sent again after its reply was lost)", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    const run = (eventId: string) => ({ eventId, run: { task: "t", attempt: 1, startedAt: T0, durationMs: 1, outcome: "success" as const }, status: "succeeded" as const });
+    h.noteEvent(note("first", { body: 1, headers: {} }));
+    h.noteRun(run("first"));
+    await h.flush();
+    const before = h.writes.batches;
+    h.noteEvent(note("first", { body: 1, headers: {} }));
+    h.noteRun(run("first"));
+    h.noteEvent(note("second", { body: 2, headers: {} }));
+    h.noteRun(run("second"));
+    await h.flush();
+    expect(h.writes.lost).to.equal(0);
+    // The plain try meets the row already there; the same batch then goes again, skipping it.
+    expect(h.writes.batches - before).to.equal(2);
+    expect((await h.list({})).events.map((e) => e.id).sort()).to.deep.equal(["first", "second"]);
+    expect((await h.get("first"))!.runs).to.have.length(1);
+    expect((await h.get("second"))!.runs).to.have.length(1);
   });
 
   it("drops what comes past its buffer's bound, counted and logged, and keeps the rest", async () => {

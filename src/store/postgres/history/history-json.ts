@@ -30,6 +30,8 @@ export function jsonText(value: unknown): string {
 
 /** JSON text with what jsonb refuses (U+0000, unpaired surrogates) made U+FFFD. */
 export function storableJsonText(text: string): string {
+  // JSON.stringify writes \u only for control characters and lone surrogates: most texts have none.
+  if (!text.includes("\\u")) return text;
   return text.includes("\\u0000") || /\\ud[89a-f]/i.test(text) ? text.replace(ESCAPES, fixEscape) : text;
 }
 

@@ -4,8 +4,11 @@ import type { Logger } from "../../../util/logger";
 import type { NoteRows } from "./note-rows";
 
 export interface HistoryWriterOptions {
-  /** Writes one batch in one statement (the rows as json arrays). */
-  readonly write: (events: string, runs: string) => Promise<void>;
+  /**
+   * Writes one batch in one statement (the rows as json arrays). `repeat`: rows of it may be
+   * in the database already (an earlier try may have committed), skip them instead of failing.
+   */
+  readonly write: (events: string, runs: string, repeat: boolean) => Promise<void>;
   readonly log: ThrottledLog;
   readonly logger: Logger | undefined;
   /** How long a note may wait for others to share its statement (default 100 ms). */
@@ -36,6 +39,7 @@ interface Buffered {
 }
 
 const LOST_LOG_MS = 5_000;
+const UNIQUE_VIOLATION = "23505";
 
 /**
  * The history's background writer. A note, already encoded (its JSON text is the note as it
@@ -182,14 +186,24 @@ export class HistoryWriter {
     if (batch.length === 0) return;
     const tries = this.closing ? 1 : this.tries;
     let pause = this.retryMs;
+    // A first try writes plainly (cheaper); once a try failed, its commit may have happened
+    // all the same (its reply lost), and later tries skip the rows already there.
+    let repeat = false;
     for (let attempt = 1; ; attempt++) {
       try {
         // A try that would only add a login to a database refusing them counts as failed.
         if (!this.closing && this.options.blocked?.() === true) throw new Error("the store cannot reach its database");
-        await this.send(batch);
+        await this.send(batch, repeat);
         this.options.log.recovered("history", "history notes are written again");
         return;
       } catch (error) {
+        if (!repeat && serverCode(error) === UNIQUE_VIOLATION) {
+          // A row of the batch is there already: not a failure, the same batch skipping it.
+          repeat = true;
+          attempt--;
+          continue;
+        }
+        repeat = true;
         if (refusesContent(error)) return this.writeOneByOne(batch, error);
         if (attempt >= tries || this.closing) {
           // What is queued behind it would meet the same database: dropped too, so that a
@@ -216,14 +230,14 @@ export class HistoryWriter {
     }
     for (const rows of batch) {
       try {
-        await this.send([rows]);
+        await this.send([rows], true);
       } catch (error) {
         this.dropped(1, error, "the database refused a history note; dropped");
       }
     }
   }
 
-  private async send(rows: readonly NoteRows[]): Promise<void> {
+  private async send(rows: readonly NoteRows[], repeat: boolean): Promise<void> {
     const events: string[] = [];
     const runs: string[] = [];
     for (const r of rows) {
@@ -231,7 +245,7 @@ export class HistoryWriter {
       for (const e of r.runs) runs.push(e);
     }
     this.batches++;
-    await this.options.write(`[${events.join(",")}]`, `[${runs.join(",")}]`);
+    await this.options.write(`[${events.join(",")}]`, `[${runs.join(",")}]`, repeat);
   }
 
   private settle(seq: number): void {

@@ -28,7 +28,10 @@ function bodyInRaw(note: EventNote): { readonly rest: Record<string, unknown> } 
   try {
     const text = STRICT_UTF8.decode(raw);
     if (storableJsonText(text) !== text) return undefined;
-    return JSON.stringify(JSON.parse(text)) === JSON.stringify(body) ? { rest } : undefined;
+    const bodyText = JSON.stringify(body);
+    // Compact JSON (what most senders send) is the body's own JSON text: no parse needed.
+    if (text === bodyText) return { rest };
+    return JSON.stringify(JSON.parse(text)) === bodyText ? { rest } : undefined;
   } catch {
     return undefined;
   }

@@ -44,7 +44,7 @@ export class PostgresHistory implements HistoryStore {
   private readonly tables: HistoryTables;
   private readonly writer: HistoryWriter;
   private orphansSweptAt = 0;
-  private readonly sql: { readonly write: string; readonly get: string; readonly activity: string; readonly older: string; readonly oldest: string; readonly orphans: string };
+  private readonly sql: { readonly write: string; readonly writeAgain: string; readonly get: string; readonly activity: string; readonly older: string; readonly oldest: string; readonly orphans: string };
 
   constructor(
     private readonly host: PostgresHistoryHost,
@@ -52,7 +52,8 @@ export class PostgresHistory implements HistoryStore {
   ) {
     this.tables = historyTables(host.schema);
     this.sql = {
-      write: writeNotesSql(this.tables),
+      write: writeNotesSql(this.tables, false),
+      writeAgain: writeNotesSql(this.tables, true),
       get: getEventSql(this.tables),
       activity: activitySql(this.tables),
       older: pruneOlderSql(this.tables),
@@ -64,8 +65,8 @@ export class PostgresHistory implements HistoryStore {
       log: host.log,
       logger: host.logger,
       blocked: host.blocked,
-      write: async (events, runs) => {
-        await host.write(this.sql.write, [events, runs]);
+      write: async (events, runs, repeat) => {
+        await host.write(repeat ? this.sql.writeAgain : this.sql.write, [events, runs]);
       },
     });
   }
