@@ -30,7 +30,10 @@ export function historyExists(dataDir: string): boolean {
  * Its own environment, not named databases of the queues' one: LMDB has one writer per
  * environment, so a batch of notes never holds up a queue write, and the history's pages never
  * count against the store's `maxBytes`. Durability is lmdb's default (synced commits): a batch
- * is on disk once its write resolves.
+ * is on disk once its write resolves. Not `noSync`, though the history is a record and not the
+ * work: it saved about a tenth of the history's CPU, but after a power loss LMDB no longer
+ * promises an intact environment, and lmdb-js crashes the process (SIGSEGV) on a damaged file
+ * rather than throwing: a damaged record must not keep the app from starting.
  *
  * 8 KiB pages: a page holds a whole number of events (about 700 bytes each), so 4 KiB pages
  * waste up to a fifth of each (915 bytes an event measured, 774 with 8 KiB); but each new id

@@ -1,11 +1,24 @@
-import type { EventNote, RunNote } from "../../history";
+import type { RunNote } from "../../history";
 import type { SummaryRecord } from "./history-records";
 import { RateLimit } from "../../../util/rate-limit";
 import type { Logger } from "../../../util/logger";
 
+/**
+ * What the batch needs of an event's note besides its record: the note itself (its payload,
+ * its raw bytes) is not held until the batch is written, so that it dies young.
+ */
+export interface EventHead {
+  readonly id: string;
+  readonly receivedAt: number;
+  /** The webhook source's label; "" for an event of a queue. */
+  readonly source: string;
+  readonly parentId?: string;
+  readonly replayOf?: string;
+}
+
 /** An event's note with its record made when noted (see EmbeddedHistory.noteEvent), or a run's. */
 export type Note =
-  | { readonly event: EventNote; readonly record: SummaryRecord; readonly run?: undefined }
+  | { readonly event: EventHead; readonly record: SummaryRecord; readonly run?: undefined }
   | { readonly run: RunNote; readonly event?: undefined };
 
 export interface NoteWriterOptions {
