@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { open, type Database, type RootDatabase } from "lmdb";
+import { open, type Database, type DatabaseOptions, type RootDatabase } from "lmdb";
 import { PAYLOAD_ENCODING } from "../../payload-codec";
+import { SUMMARY_CODEC } from "./summary-codec";
 import type { ActivityCounts, ActivityKey, EarlyKey, EarlyRun, IndexRecord, SummaryRecord, TimelineKey } from "./history-records";
 
 /** The history's LMDB environment and its named databases (see embedded-history.ts for the layout). */
@@ -16,6 +17,9 @@ export interface HistoryDbs {
   /** [minute, task, source, writer] → counts of deliveries per status, for the overview. */
   readonly activity: Database<ActivityCounts, ActivityKey>;
 }
+
+/** lmdb takes an `encoder` per database (its typings list it for the root only). */
+const TIMELINE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof SUMMARY_CODEC } = { name: "timeline", encoder: SUMMARY_CODEC };
 
 /** The history lives beside the queues in its own environment: `<data dir>/history/`. */
 export function historyDir(dataDir: string): string {
@@ -47,7 +51,7 @@ export function openHistoryEnvironment(dataDir: string): HistoryDbs {
   try {
     return {
       root,
-      timeline: root.openDB<SummaryRecord, TimelineKey>({ name: "timeline", ...PAYLOAD_ENCODING }),
+      timeline: root.openDB<SummaryRecord, TimelineKey>(TIMELINE_OPTIONS),
       index: root.openDB<IndexRecord, string>({ name: "index", ...PAYLOAD_ENCODING }),
       early: root.openDB<EarlyRun, EarlyKey>({ name: "early", ...PAYLOAD_ENCODING }),
       activity: root.openDB<ActivityCounts, ActivityKey>({ name: "activity", ...PAYLOAD_ENCODING }),
