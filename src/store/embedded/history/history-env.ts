@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type DatabaseOptions, type RootDatabase } from "lmdb";
-import { PAYLOAD_ENCODING } from "../../payload-codec";
-import { SUMMARY_CODEC } from "./summary-codec";
+import { HISTORY_CODEC } from "./history-codec";
 import type { ActivityCounts, ActivityKey, EarlyKey, EarlyRun, IndexRecord, SummaryRecord, TimelineKey } from "./history-records";
 
 /** The history's LMDB environment and its named databases (see embedded-history.ts for the layout). */
@@ -18,8 +17,10 @@ export interface HistoryDbs {
   readonly activity: Database<ActivityCounts, ActivityKey>;
 }
 
-/** lmdb takes an `encoder` per database (its typings list it for the root only). */
-const TIMELINE_OPTIONS: DatabaseOptions & { name: string; encoder: typeof SUMMARY_CODEC } = { name: "timeline", encoder: SUMMARY_CODEC };
+/** Each database's values by HISTORY_CODEC (lmdb takes an `encoder` per database; its typings list it for the root only). */
+function encoded(name: string): DatabaseOptions & { name: string; encoder: typeof HISTORY_CODEC } {
+  return { name, encoder: HISTORY_CODEC };
+}
 
 /** The history lives beside the queues in its own environment: `<data dir>/history/`. */
 export function historyDir(dataDir: string): string {
@@ -51,10 +52,10 @@ export function openHistoryEnvironment(dataDir: string): HistoryDbs {
   try {
     return {
       root,
-      timeline: root.openDB<SummaryRecord, TimelineKey>(TIMELINE_OPTIONS),
-      index: root.openDB<IndexRecord, string>({ name: "index", ...PAYLOAD_ENCODING }),
-      early: root.openDB<EarlyRun, EarlyKey>({ name: "early", ...PAYLOAD_ENCODING }),
-      activity: root.openDB<ActivityCounts, ActivityKey>({ name: "activity", ...PAYLOAD_ENCODING }),
+      timeline: root.openDB<SummaryRecord, TimelineKey>(encoded("timeline")),
+      index: root.openDB<IndexRecord, string>(encoded("index")),
+      early: root.openDB<EarlyRun, EarlyKey>(encoded("early")),
+      activity: root.openDB<ActivityCounts, ActivityKey>(encoded("activity")),
     };
   } catch (error) {
     void root.close();

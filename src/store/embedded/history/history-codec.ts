@@ -2,10 +2,10 @@ import { Packr } from "msgpackr";
 import { PAYLOAD_ENCODING } from "../../payload-codec";
 
 /**
- * The timeline's values (SummaryRecord) as MessagePack, written by hand: the records are
- * arrays, strings, numbers and one Buffer, and msgpackr's general encoder (its checks for every
- * kind of value, its buffer management per value) was a sixth of the history's main-thread
- * time. The bytes are the MessagePack msgpackr writes for the same record (integers in the
+ * The history's values as MessagePack, written by hand: its records (SummaryRecord, an index
+ * entry's time, counters) are arrays, strings, numbers and one Buffer, and msgpackr's general
+ * encoder (its checks for every kind of value, its buffer management per value) was a sixth of
+ * the history's main-thread time. The bytes are the MessagePack msgpackr writes for the same record (integers in the
  * smallest form, other numbers as float64, `undefined` as msgpackr's extension), but for maps
  * of fewer than 16 keys, written with the one-byte header where msgpackr always takes three:
  * a history written before reads the same, and reads decode with msgpackr.
@@ -26,8 +26,8 @@ const decoder = new Packr({ ...PAYLOAD_ENCODING, copyBuffers: true });
 /** A value of a kind a summary does not hold: the whole record goes to msgpackr. */
 class Unexpected extends Error {}
 
-/** lmdb's `encoder` option for the timeline. */
-export const SUMMARY_CODEC = {
+/** lmdb's `encoder` option for the history's databases. */
+export const HISTORY_CODEC = {
   encode(value: unknown): Buffer {
     start = pos;
     try {

@@ -6,7 +6,7 @@ import { open } from "lmdb";
 import { Packr } from "msgpackr";
 import { EmbeddedStore } from "../../../src/store/embedded/embedded-store";
 import { PAYLOAD_ENCODING } from "../../../src/store/payload-codec";
-import { SUMMARY_CODEC } from "../../../src/store/embedded/history/summary-codec";
+import { HISTORY_CODEC } from "../../../src/store/embedded/history/history-codec";
 import type { SummaryRecord } from "../../../src/store/embedded/history/history-records";
 
 /** What the timeline held before its values were encoded by hand: msgpackr with plain maps. */
@@ -31,20 +31,20 @@ function record(n: number, bodyBytes = 300): SummaryRecord {
   };
 }
 
-describe("the embedded history's timeline codec", () => {
+describe("the embedded history's codec", () => {
   it("decodes to what msgpackr gives for the same record, for every kind of value a record holds", () => {
     const numbers = [0, 1, 127, 128, 255, 256, 65_535, 65_536, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1, -1, -32, -33, -128, -129, -32_768, -32_769, -(2 ** 31), -(2 ** 31) - 1, 0.5, -2.25, Number.NaN, Infinity];
     const values: unknown[] = [record(1), record(2, 70_000), { numbers, flags: [true, false, null, undefined], long: "é".repeat(40_000), empty: "", keys: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])) }];
     for (const value of values) {
-      const bytes = Buffer.from(SUMMARY_CODEC.encode(value));
-      expect(SUMMARY_CODEC.decode(bytes)).to.deep.equal(msgpackr.unpack(msgpackr.pack(value)));
+      const bytes = Buffer.from(HISTORY_CODEC.encode(value));
+      expect(HISTORY_CODEC.decode(bytes)).to.deep.equal(msgpackr.unpack(msgpackr.pack(value)));
       expect(msgpackr.unpack(bytes), "plain MessagePack: msgpackr reads it too").to.deep.equal(msgpackr.unpack(msgpackr.pack(value)));
     }
   });
 
   it("reads what msgpackr wrote (a history written before), and hands back bodies that are copies", () => {
     const old = Buffer.from(msgpackr.pack(record(3)));
-    const decoded = SUMMARY_CODEC.decode(old) as SummaryRecord;
+    const decoded = HISTORY_CODEC.decode(old) as SummaryRecord;
     expect(decoded).to.deep.equal(record(3));
     old.fill(0);
     expect(decoded.b).to.deep.equal(Buffer.alloc(300, 3));
@@ -52,14 +52,14 @@ describe("the embedded history's timeline codec", () => {
 
   it("gives a value of another kind (a Map, a Date) to msgpackr whole", () => {
     const value = { o: "q", when: new Date(5), tags: new Map([["a", 1]]) };
-    expect(SUMMARY_CODEC.decode(SUMMARY_CODEC.encode(value))).to.deep.equal(msgpackr.unpack(msgpackr.pack(value)));
+    expect(HISTORY_CODEC.decode(HISTORY_CODEC.encode(value))).to.deep.equal(msgpackr.unpack(msgpackr.pack(value)));
   });
 
   it("leaves every value it handed out untouched while later ones fill new slabs", () => {
     const encoded: Buffer[] = [];
     // About 2 MiB: values go across several slabs, one of them larger than a slab.
-    for (let n = 0; n < 600; n++) encoded.push(SUMMARY_CODEC.encode(record(n, n === 300 ? 400_000 : 2_000)));
-    encoded.forEach((bytes, n) => expect(SUMMARY_CODEC.decode(bytes), `value ${n}`).to.deep.equal(record(n, n === 300 ? 400_000 : 2_000)));
+    for (let n = 0; n < 600; n++) encoded.push(HISTORY_CODEC.encode(record(n, n === 300 ? 400_000 : 2_000)));
+    encoded.forEach((bytes, n) => expect(HISTORY_CODEC.decode(bytes), `value ${n}`).to.deep.equal(record(n, n === 300 ? 400_000 : 2_000)));
   });
 
   it("opens a history whose timeline msgpackr wrote, and shows its events", async () => {
