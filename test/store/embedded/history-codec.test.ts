@@ -50,8 +50,17 @@ describe("the embedded history's codec", () => {
     expect(decoded.b).to.deep.equal(Buffer.alloc(300, 3));
   });
 
-  it("gives a value of another kind (a Map, a Date) to msgpackr whole", () => {
-    const value = { o: "q", when: new Date(5), tags: new Map([["a", 1]]) };
+  it("gives a value of another kind (a Map, a Date, a typed array other than a Buffer, an object of a class or without a prototype) to msgpackr whole", () => {
+    class Point {
+      constructor(readonly x: number) {}
+    }
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { a: 1 });
+    const values: unknown[] = [{ o: "q", when: new Date(5), tags: new Map([["a", 1]]) }, { bytes: new Uint8Array([1, 2, 3]) }, { at: new Point(3) }, { query: bare }];
+    for (const value of values) expect(HISTORY_CODEC.decode(HISTORY_CODEC.encode(value))).to.deep.equal(msgpackr.unpack(msgpackr.pack(value)));
+  });
+
+  it("encodes a webhook payload's record as msgpackr did (headers, query, raw bytes, trace id)", () => {
+    const value = { p: { headers: { "content-type": "application/json", "x-hub-signature-256": "[redacted]", "user-agent": "GitHub-Hookshot/8f9a2c1 ünï" }, query: { a: "1", list: ["x", "y"] }, method: "POST", path: "/github", client: "127.0.0.1", received_at: 1_764_100_000.123 }, r: Buffer.from('{"a":1}'), b: 1, t: "0af7651916cd43dd8448eb211c80319c" };
     expect(HISTORY_CODEC.decode(HISTORY_CODEC.encode(value))).to.deep.equal(msgpackr.unpack(msgpackr.pack(value)));
   });
 

@@ -3,7 +3,8 @@ import { PAYLOAD_ENCODING } from "../../payload-codec";
 
 /**
  * The history's values as MessagePack, written by hand: its records (SummaryRecord, an index
- * entry's time, counters) are arrays, strings, numbers and one Buffer, and msgpackr's general
+ * entry's time, counters) are arrays, strings, numbers and one Buffer, and a payload is mostly
+ * plain objects, strings and numbers (anything else goes to msgpackr whole); msgpackr's general
  * encoder (its checks for every kind of value, its buffer management per value) was a sixth of
  * the history's main-thread time. The bytes are the MessagePack msgpackr writes for the same record (integers in the
  * smallest form, other numbers as float64, `undefined` as msgpackr's extension), but for maps
@@ -26,7 +27,10 @@ const decoder = new Packr({ ...PAYLOAD_ENCODING, copyBuffers: true });
 /** A value of a kind a summary does not hold: the whole record goes to msgpackr. */
 class Unexpected extends Error {}
 
-/** lmdb's `encoder` option for the history's databases. */
+/**
+ * lmdb's `encoder` option for the history's databases, and the encoder of a payload's record.
+ * An encoded value is a view into a slab no later value overwrites: it needs no copy.
+ */
 export const HISTORY_CODEC = {
   encode(value: unknown): Buffer {
     start = pos;
@@ -78,7 +82,8 @@ function any(value: unknown): void {
         return;
       }
       if (Array.isArray(value)) return array(value);
-      if (value instanceof Uint8Array) return bin(value);
+      // A Buffer only: msgpackr writes other typed arrays as an extension of its own.
+      if (Buffer.isBuffer(value)) return bin(value);
       if (Object.getPrototypeOf(value) === Object.prototype) return map(value as Record<string, unknown>);
       throw new Unexpected();
     default:
