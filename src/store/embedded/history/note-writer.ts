@@ -102,7 +102,10 @@ export class NoteWriter {
   flush(): Promise<void> {
     if (this.settled >= this.added) return Promise.resolve();
     const upTo = this.added;
-    const done = new Promise<void>((resolve) => this.waiters.push({ upTo, resolve }));
+    // Held until written: lmdb's pending commit does not keep Node's event loop alive, and a
+    // process with nothing else to do (a script, the CLI) would end with the batch unwritten.
+    const alive = setInterval(() => undefined, 60_000);
+    const done = new Promise<void>((resolve) => this.waiters.push({ upTo, resolve })).finally(() => clearInterval(alive));
     this.clearTimer();
     void this.drain();
     return done;
