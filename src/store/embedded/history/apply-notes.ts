@@ -1,4 +1,4 @@
-import type { EventNote, RunNote } from "../../history";
+import type { RunNote } from "../../history";
 import type { HistoryDbs } from "./history-env";
 import {
   countSlot,
@@ -9,7 +9,7 @@ import {
   type RunRow,
   type SummaryRecord,
 } from "./history-records";
-import type { Note } from "./note-writer";
+import type { EventHead, Note } from "./note-writer";
 
 /** Width of the activity counters' buckets: the overview's chart is per minute. */
 export const ACTIVITY_BUCKET_MS = 60_000;
@@ -46,13 +46,18 @@ export function applyNotes(dbs: HistoryDbs, notes: readonly Note[], tag: string,
     if (note.event) applyEvent(batch, note.event, note.record);
     else applyRun(batch, note.run);
   }
-  for (const [id, { at, summary }] of touched) writes.push(dbs.timeline.put([at, id], summary));
+  for (const [id, { at, summary }] of touched) keep(writes, dbs.timeline.put([at, id], summary));
   for (const { key, delta } of deltas.values()) {
     const counts: ActivityCounts = dbs.activity.get(key) ?? [0, 0, 0, 0, 0];
     for (let i = 0; i < 5; i++) counts[i] = counts[i]! + delta[i]!;
-    writes.push(dbs.activity.put(key, counts));
+    keep(writes, dbs.activity.put(key, counts));
   }
   return { writes, touched };
+}
+
+/** Each write's promise, once: lmdb hands the same one to every unconditional write of a transaction. */
+function keep(writes: Promise<unknown>[], write: Promise<unknown>): void {
+  if (writes[writes.length - 1] !== write) writes.push(write);
 }
 
 interface Batch {
@@ -67,20 +72,24 @@ interface Batch {
   earlyRuns: boolean;
   /** Next number of an early run, per event, in this batch. */
   readonly earlyNext: Map<string, number>;
+  /** The counters deltaOf found last. */
+  lastDelta?: { readonly key: ActivityKey; readonly delta: number[] };
 }
 
-function applyEvent(batch: Batch, note: EventNote, summary: SummaryRecord): void {
+function applyEvent(batch: Batch, note: EventHead, summary: SummaryRecord): void {
   const { dbs, writes, touched } = batch;
-  if (touched.has(note.id) || dbs.index.get(note.id) !== undefined) return;
+  // Noted twice in this batch or the last one: written once. (The index is not read to find
+  // older duplicates: a process notes an event once, after its queue write, and another
+  // process's events have ids of their own; that read was a random B-tree page per event.)
+  if (touched.has(note.id) || batch.recent.has(note.id)) return;
   const at = note.receivedAt;
   touched.set(note.id, { at, summary });
-  writes.push(dbs.index.put(note.id, at));
+  keep(writes, dbs.index.put(note.id, at));
   // The parent (or original) keeps the link: usually in this batch already (the run that emitted a value is noted with it).
   if (note.parentId !== undefined) link(batch, note.parentId, "c", note.id);
   if (note.replayOf !== undefined) link(batch, note.replayOf, "y", note.id);
-  const source = note.origin.kind === "webhook" ? note.origin.source : "";
   for (const d of summary.d) {
-    const delta = deltaOf(batch, at, d[0], source);
+    const delta = deltaOf(batch, at, d[0], note.source);
     delta[0]!++;
     delta[4]!++;
   }
@@ -88,7 +97,7 @@ function applyEvent(batch: Batch, note: EventNote, summary: SummaryRecord): void
     // Runs noted before the event join it now, in the order noted.
     for (const { key, value } of dbs.early.getRange({ start: [note.id, 0], end: [note.id, Number.MAX_SAFE_INTEGER] })) {
       addRun(batch, at, summary, value[0], value[1]);
-      writes.push(dbs.early.remove(key));
+      keep(writes, dbs.early.remove(key));
     }
   }
 }
@@ -129,7 +138,7 @@ function keepEarly(batch: Batch, eventId: string, row: RunRow, status: number): 
     n = last === undefined ? 0 : last[1] + 1;
   }
   batch.earlyNext.set(eventId, n + 1);
-  batch.writes.push(batch.dbs.early.put([eventId, n], [row, status]));
+  keep(batch.writes, batch.dbs.early.put([eventId, n], [row, status]));
   batch.earlyRuns = true;
 }
 
@@ -155,8 +164,12 @@ function addRun(batch: Batch, at: number, summary: SummaryRecord, row: RunRow, s
 
 function deltaOf(batch: Batch, at: number, task: string, source: string): number[] {
   const bucket = activityBucket(at);
+  // Most notes of a batch fall in one minute and a few tasks: the last counter is usually the one.
+  const last = batch.lastDelta;
+  if (last !== undefined && last.key[0] === bucket && last.key[1] === task && last.key[2] === source) return last.delta;
   const id = `${bucket}\u0000${task}\u0000${source}`;
   let entry = batch.deltas.get(id);
   if (!entry) batch.deltas.set(id, (entry = { key: [bucket, task, source, batch.tag], delta: [0, 0, 0, 0, 0] }));
+  batch.lastDelta = entry;
   return entry.delta;
 }

@@ -6,12 +6,15 @@ import { StoreWriter } from "../store-writer";
 import { WriteHealth } from "../write-health";
 import { RateLimit } from "../../../util/rate-limit";
 import { applyNotes, type Touched } from "./apply-notes";
-import { summaryRecord, type SummaryRecord } from "./history-records";
+import { statusCode, summaryRecord, type SummaryRecord } from "./history-records";
+
+const PENDING = statusCode("pending");
+const FAILED = statusCode("failed");
 import { activityOf } from "./history-activity";
 import { entryCount, historyDatabases, historyExists, openHistoryEnvironment, type HistoryDbs } from "./history-env";
 import { pruneHistory } from "./history-prune";
 import { getEvent, listEvents } from "./history-reads";
-import { NoteWriter, type Note, type NoteWriterOptions } from "./note-writer";
+import { NoteWriter, type EventHead, type Note, type NoteWriterOptions } from "./note-writer";
 
 /**
  * A key of the index no event id takes: a number each batch writes, so that a writer finds out
@@ -97,7 +100,10 @@ export class EmbeddedHistory implements HistoryStore {
       if (pass) this.host.logger.error({ err: error, eventId: note.id, suppressed: pass.suppressed }, "the event history cannot keep an event: its payload cannot be encoded");
       return;
     }
-    this.writer.add({ event: note, record });
+    const event: { -readonly [K in keyof EventHead]: EventHead[K] } = { id: note.id, receivedAt: note.receivedAt, source: note.origin.kind === "webhook" ? note.origin.source : "" };
+    if (note.parentId !== undefined) event.parentId = note.parentId;
+    if (note.replayOf !== undefined) event.replayOf = note.replayOf;
+    this.writer.add({ event, record });
   }
 
   noteRun(note: RunNote): void {
@@ -187,7 +193,7 @@ export class EmbeddedHistory implements HistoryStore {
       return Promise.all([...batch.writes, dbs.index.put(WRITER_STAMP, stamp)]);
     });
     this.stamp = stamp;
-    this.recent = touched!;
+    this.recent = unsettled(touched!);
   }
 
   /** The environment, opened when it exists; undefined when no history was ever written here. */
@@ -199,6 +205,20 @@ export class EmbeddedHistory implements HistoryStore {
     }
     return this.dbs;
   }
+}
+
+/**
+ * Of a batch's events, those a later run may still change: a delivery pending or failed (it
+ * retries). The rest are not held for the next batch (a late run, a dead letter replayed, reads
+ * its event back): holding every event of a batch kept them alive long enough to be copied to
+ * the old generation of the heap.
+ */
+function unsettled(touched: ReadonlyMap<string, Touched>): Map<string, Touched> {
+  const kept = new Map<string, Touched>();
+  for (const [id, entry] of touched) {
+    if (entry.summary.d.some((d) => d[1] === PENDING || d[1] === FAILED)) kept.set(id, entry);
+  }
+  return kept;
 }
 
 /** Whether `work` settled within `ms` (a rejection counts as settled: the caller logs nothing more for it). */

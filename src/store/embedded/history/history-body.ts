@@ -4,6 +4,7 @@ import { charsetOf } from "../../../sources/webhook/content-type";
 import { modeFor, parseBody } from "../../../sources/webhook/parse-body";
 import type { EventNote } from "../../history";
 import { PAYLOAD_ENCODING } from "../../payload-codec";
+import { HISTORY_CODEC } from "./history-codec";
 
 /** What is kept of an event's payload, encoded apart from its summary (see SummaryRecord.b). */
 export interface BodyRecord {
@@ -72,9 +73,9 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 const bodyPackr = new Packr(PAYLOAD_ENCODING);
 
-/** A copy: msgpackr hands back a view into a buffer it reuses. */
+/** Encoded as the timeline's records are (see HISTORY_CODEC): no copy to make. */
 export function encodeBody(record: BodyRecord): Buffer {
-  return Buffer.from(bodyPackr.pack(record));
+  return HISTORY_CODEC.encode(record);
 }
 
 export function decodeBody(bytes: Buffer | Uint8Array): BodyRecord {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { open, type Database, type RootDatabase } from "lmdb";
-import { PAYLOAD_ENCODING } from "../../payload-codec";
+import { open, type Database, type DatabaseOptions, type RootDatabase } from "lmdb";
+import { HISTORY_CODEC } from "./history-codec";
 import type { ActivityCounts, ActivityKey, EarlyKey, EarlyRun, IndexRecord, SummaryRecord, TimelineKey } from "./history-records";
 
 /** The history's LMDB environment and its named databases (see embedded-history.ts for the layout). */
@@ -17,6 +17,11 @@ export interface HistoryDbs {
   readonly activity: Database<ActivityCounts, ActivityKey>;
 }
 
+/** Each database's values by HISTORY_CODEC (lmdb takes an `encoder` per database; its typings list it for the root only). */
+function encoded(name: string): DatabaseOptions & { name: string; encoder: typeof HISTORY_CODEC } {
+  return { name, encoder: HISTORY_CODEC };
+}
+
 /** The history lives beside the queues in its own environment: `<data dir>/history/`. */
 export function historyDir(dataDir: string): string {
   return join(dataDir, "history");
@@ -30,7 +35,10 @@ export function historyExists(dataDir: string): boolean {
  * Its own environment, not named databases of the queues' one: LMDB has one writer per
  * environment, so a batch of notes never holds up a queue write, and the history's pages never
  * count against the store's `maxBytes`. Durability is lmdb's default (synced commits): a batch
- * is on disk once its write resolves.
+ * is on disk once its write resolves. Not `noSync`, though the history is a record and not the
+ * work: it saved about a tenth of the history's CPU, but after a power loss LMDB no longer
+ * promises an intact environment, and lmdb-js crashes the process (SIGSEGV) on a damaged file
+ * rather than throwing: a damaged record must not keep the app from starting.
  *
  * 8 KiB pages: a page holds a whole number of events (about 700 bytes each), so 4 KiB pages
  * waste up to a fifth of each (915 bytes an event measured, 774 with 8 KiB); but each new id
@@ -44,10 +52,10 @@ export function openHistoryEnvironment(dataDir: string): HistoryDbs {
   try {
     return {
       root,
-      timeline: root.openDB<SummaryRecord, TimelineKey>({ name: "timeline", ...PAYLOAD_ENCODING }),
-      index: root.openDB<IndexRecord, string>({ name: "index", ...PAYLOAD_ENCODING }),
-      early: root.openDB<EarlyRun, EarlyKey>({ name: "early", ...PAYLOAD_ENCODING }),
-      activity: root.openDB<ActivityCounts, ActivityKey>({ name: "activity", ...PAYLOAD_ENCODING }),
+      timeline: root.openDB<SummaryRecord, TimelineKey>(encoded("timeline")),
+      index: root.openDB<IndexRecord, string>(encoded("index")),
+      early: root.openDB<EarlyRun, EarlyKey>(encoded("early")),
+      activity: root.openDB<ActivityCounts, ActivityKey>(encoded("activity")),
     };
   } catch (error) {
     void root.close();

@@ -1,11 +1,24 @@
-import type { EventNote, RunNote } from "../../history";
+import type { RunNote } from "../../history";
 import type { SummaryRecord } from "./history-records";
 import { RateLimit } from "../../../util/rate-limit";
 import type { Logger } from "../../../util/logger";
 
+/**
+ * What the batch needs of an event's note besides its record: the note itself (its payload,
+ * its raw bytes) is not held until the batch is written, so that it dies young.
+ */
+export interface EventHead {
+  readonly id: string;
+  readonly receivedAt: number;
+  /** The webhook source's label; "" for an event of a queue. */
+  readonly source: string;
+  readonly parentId?: string;
+  readonly replayOf?: string;
+}
+
 /** An event's note with its record made when noted (see EmbeddedHistory.noteEvent), or a run's. */
 export type Note =
-  | { readonly event: EventNote; readonly record: SummaryRecord; readonly run?: undefined }
+  | { readonly event: EventHead; readonly record: SummaryRecord; readonly run?: undefined }
   | { readonly run: RunNote; readonly event?: undefined };
 
 export interface NoteWriterOptions {
@@ -89,7 +102,10 @@ export class NoteWriter {
   flush(): Promise<void> {
     if (this.settled >= this.added) return Promise.resolve();
     const upTo = this.added;
-    const done = new Promise<void>((resolve) => this.waiters.push({ upTo, resolve }));
+    // Held until written: lmdb's pending commit does not keep Node's event loop alive, and a
+    // process with nothing else to do (a script, the CLI) would end with the batch unwritten.
+    const alive = setInterval(() => undefined, 60_000);
+    const done = new Promise<void>((resolve) => this.waiters.push({ upTo, resolve })).finally(() => clearInterval(alive));
     this.clearTimer();
     void this.drain();
     return done;
