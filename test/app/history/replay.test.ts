@@ -134,7 +134,11 @@ describe("event history: replay", () => {
     app.task({ source: hook, name: "first", concurrency: 1 }, first.handler);
     app.task({ source: hook, name: "second", concurrency: 1 }, second.handler);
     await app.start();
-    for (let n = 0; n < 5; n++) await postJson(hook.url, { n });
+    for (let n = 0; n < 5; n++) {
+      await postJson(hook.url, { n });
+      // Events of one millisecond are ordered by id: a tick between them keeps arrival order.
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
     await first.waitFor(5);
     await second.waitFor(5);
     const result = await app.events.replay({ source: "order" }, { task: "second", ratePerSecond: 1_000 });
