@@ -1,0 +1,97 @@
+import { expect } from "chai";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CoreApp, PermanentError, silentLogger, type TaskContext, type WebhookEvent } from "../../src/index";
+import { sleep, webhook } from "../helpers/app";
+import { postJson } from "../helpers/http-client";
+import { until } from "../helpers/wait";
+
+interface Sent { readonly key: string; readonly n: number }
+
+for (const engine of ["memory", "embedded"] as const) {
+  describe(`debounce and batch, edge cases (${engine})`, function () {
+    this.timeout(30_000);
+    const apps: CoreApp[] = [];
+    const dirs: string[] = [];
+    afterEach(async () => {
+      for (const app of apps.splice(0)) await app.stop({ timeoutMs: 2_000 });
+      for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    });
+    function newApp(dir?: string): CoreApp {
+      const dataDir = dir ?? mkdtempSync(join(tmpdir(), "groups-edges-"));
+      if (dir === undefined) dirs.push(dataDir);
+      const app = new CoreApp("edges", { store: engine, ...(engine === "embedded" ? { dataDir } : {}), logger: silentLogger, shutdownTimeoutMs: 2_000 });
+      apps.push(app);
+      return app;
+    }
+    async function post(url: string, value: Sent): Promise<string> {
+      const reply = await postJson(url, value);
+      expect(reply.status).to.equal(202);
+      return reply.json<{ id: string }>().id;
+    }
+
+    it("dead-letter replay of a keyed batch runs it again as a batch, keys kept apart", async () => {
+      const source = webhook();
+      const runs: Sent[][] = [];
+      let fail = true;
+      const app = newApp();
+      app.task({ source, name: "dl", batch: { maxSize: 4, maxWaitMs: 200, key: (e) => (e.body as Sent).key } }, async (_ctx, events: WebhookEvent[]) => {
+        runs.push(events.map((e) => e.body as Sent));
+        if (fail) throw new PermanentError("nope");
+      });
+      await app.start();
+      for (let n = 0; n < 2; n++) await post(source.url, { key: "a", n });
+      for (let n = 0; n < 2; n++) await post(source.url, { key: "b", n });
+      await until(async () => (await app.deadLetters.list("webhook:dl")).length === 4, 5_000);
+      fail = false;
+      runs.length = 0;
+      for (const l of await app.deadLetters.list("webhook:dl")) await app.deadLetters.replay(l.message.id);
+      await until(() => runs.flat().length === 4, 5_000);
+      await sleep(300);
+      for (const run of runs) expect(new Set(run.map((e) => e.key)).size, JSON.stringify(runs)).to.equal(1);
+      expect(runs.flat().length).to.equal(4);
+    });
+
+    it("app.events.replay by filter of a debounced task replays every event of the burst, superseded ones too", async () => {
+      const source = webhook();
+      const runs: Sent[][] = [];
+      const app = newApp();
+      app.task({ source, name: "rf", debounce: { periodMs: 100, key: (e) => (e.body as Sent).key } }, async (ctx: TaskContext<WebhookEvent>) => {
+        runs.push(ctx.batch.map((e) => e.body as Sent));
+      });
+      await app.start();
+      const ids: string[] = [];
+      for (let n = 0; n < 3; n++) ids.push(await post(source.url, { key: "k", n }));
+      await until(() => runs.length === 1, 5_000);
+      await until(async () => (await app.events.get(ids[0]))?.runs.length === 1, 5_000);
+      const result = await app.events.replay({ task: "rf" });
+      await until(() => runs.flat().length >= 6, 5_000);
+      await sleep(400);
+      expect(runs.flat().length, JSON.stringify({ runs, result })).to.equal(6);
+    });
+
+    it("debounce: events arriving while their key's burst waits for a retry join it, so the newest event runs last", async () => {
+      const source = webhook();
+      const runs: Array<{ attempt: number; ns: number[]; newest: number }> = [];
+      const app = newApp();
+      app.task({ source, name: "ord", debounce: { periodMs: 100, key: (e) => (e.body as Sent).key }, retry: { attempts: 3, initialDelayMs: 800 } }, async (ctx: TaskContext<WebhookEvent>, event: WebhookEvent) => {
+        runs.push({ attempt: ctx.attempt, ns: ctx.batch.map((e) => (e.body as Sent).n), newest: (event.body as Sent).n });
+        if (ctx.attempt === 1 && (event.body as Sent).n === 1) throw new Error("flaky");
+      });
+      await app.start();
+      await post(source.url, { key: "k", n: 0 });
+      await post(source.url, { key: "k", n: 1 });
+      await until(() => runs.length === 1, 5_000);
+      await sleep(100);
+      await post(source.url, { key: "k", n: 2 });
+      await until(() => runs.flatMap((r) => r.attempt > 1 || r.newest === 2 ? r.ns : []).length >= 3, 5_000);
+      await sleep(1_000);
+      // Event 2 waits for the retry of its key's burst and joins it: the newest event runs last.
+      expect(runs, JSON.stringify(runs)).to.deep.equal([
+        { attempt: 1, ns: [0, 1], newest: 1 },
+        { attempt: 2, ns: [0, 1, 2], newest: 2 },
+      ]);
+    });
+  });
+}
