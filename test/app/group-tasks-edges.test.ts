@@ -93,5 +93,18 @@ for (const engine of ["memory", "embedded"] as const) {
         { attempt: 2, ns: [0, 1, 2], newest: 2 },
       ]);
     });
+
+    it("a paused task's events that arrive while it is paused count as collecting in status", async () => {
+      const source = webhook();
+      const app = newApp();
+      app.task({ source, name: "pz", batch: { maxSize: 100, maxWaitMs: 60_000 } }, async () => undefined);
+      await app.start();
+      await app.pause("pz");
+      for (let n = 0; n < 5; n++) await post(source.url, { key: "c", n });
+      await sleep(300);
+      const q = (await app.status()).queues.find((x) => x.queue === "webhook:pz")!;
+      expect(q.waiting).to.equal(5);
+      expect(q.collecting, JSON.stringify(q)).to.equal(5);
+    });
   });
 }

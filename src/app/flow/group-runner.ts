@@ -101,9 +101,13 @@ export class GroupRunner {
     return undefined;
   }
 
-  /** Messages waiting in groups not yet due, as the last claim counted them. */
+  /**
+   * Messages waiting in groups not yet due, as the last claim counted them. A paused runner
+   * claims nothing, so its last count goes stale: every waiting message not delayed collects
+   * (the stats bound this by what waits).
+   */
   get collecting(): number {
-    return this.lastCollecting;
+    return this.paused ? Number.MAX_SAFE_INTEGER : this.lastCollecting;
   }
 
   get running(): number {
