@@ -2,12 +2,67 @@ import { expect } from "chai";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreApp, PermanentError, silentLogger, type TaskContext, type WebhookEvent } from "../../src/index";
+import { CoreApp, MemoryStore, PermanentError, silentLogger, type TaskContext, type WebhookEvent } from "../../src/index";
+import { ForwardingStore } from "../../src/store/forwarding-store";
+import type { DeadLetter, QueuedMessage } from "../../src/store/store";
 import { sleep, webhook } from "../helpers/app";
 import { postJson } from "../helpers/http-client";
 import { until } from "../helpers/wait";
 
 interface Sent { readonly key: string; readonly n: number }
+
+/** A store whose retry and dead-letter writes each take a while, counting how many are under way at once. */
+class SlowWritesStore extends ForwardingStore {
+  pending = 0;
+  mostAtOnce = 0;
+  override retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
+    return this.slow(() => super.retryLater(queue, message, visibleAt));
+  }
+  override deadLetter(letter: DeadLetter): Promise<void> {
+    return this.slow(() => super.deadLetter(letter));
+  }
+  private async slow(write: () => Promise<void>): Promise<void> {
+    this.pending++;
+    this.mostAtOnce = Math.max(this.mostAtOnce, this.pending);
+    try {
+      await sleep(20);
+      await write();
+    } finally {
+      this.pending--;
+    }
+  }
+}
+
+describe("debounce and batch: a failed group's writes", function () {
+  this.timeout(30_000);
+  const apps: CoreApp[] = [];
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.stop({ timeoutMs: 2_000 });
+  });
+
+  // One write after the other, a failed batch of 10,000 took 17 s to be retried on the embedded
+  // store and 40 s to become dead letters; started at once, the store commits them together.
+  for (const permanent of [false, true]) {
+    it(`a failed batch's ${permanent ? "dead letters" : "retries"} are written all at once, not one after the other`, async () => {
+      const store = new SlowWritesStore(new MemoryStore());
+      const source = webhook();
+      const runs: number[] = [];
+      const app = new CoreApp("writes", { store, logger: silentLogger });
+      apps.push(app);
+      app.task({ source, name: "w", batch: { maxSize: 50, maxWaitMs: 60_000 }, retry: { attempts: 2, initialDelayMs: 50 } }, async (ctx, events: WebhookEvent[]) => {
+        runs.push(events.length);
+        if (permanent) throw new PermanentError("refused");
+        if (ctx.attempt === 1) throw new Error("down");
+      });
+      await app.start();
+      await Promise.all(Array.from({ length: 50 }, (_, n) => postJson(source.url, { key: "w", n })));
+      if (permanent) await until(async () => (await app.deadLetters.list("webhook:w")).length === 50, 5_000);
+      else await until(() => runs.length === 2, 5_000);
+      expect(runs).to.deep.equal(permanent ? [50] : [50, 50]);
+      expect(store.mostAtOnce, "writes under way at once").to.equal(50);
+    });
+  }
+});
 
 for (const engine of ["memory", "embedded"] as const) {
   describe(`debounce and batch, edge cases (${engine})`, function () {
