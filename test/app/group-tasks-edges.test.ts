@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreApp, MemoryStore, PermanentError, silentLogger, type TaskContext, type WebhookEvent } from "../../src/index";
+import { CoreApp, MemoryStore, PermanentError, Queue, silentLogger, type TaskContext, type WebhookEvent } from "../../src/index";
 import { ForwardingStore } from "../../src/store/forwarding-store";
 import type { DeadLetter, QueuedMessage } from "../../src/store/store";
 import { sleep, webhook } from "../helpers/app";
@@ -73,10 +73,15 @@ for (const engine of ["memory", "embedded"] as const) {
       for (const app of apps.splice(0)) await app.stop({ timeoutMs: 2_000 });
       for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
     });
+    function newDir(): string {
+      const dir = mkdtempSync(join(tmpdir(), "groups-edges-"));
+      dirs.push(dir);
+      return dir;
+    }
+    /** An app on this engine; on the embedded store in `dir` (a fresh directory without it). */
     function newApp(dir?: string): CoreApp {
-      const dataDir = dir ?? mkdtempSync(join(tmpdir(), "groups-edges-"));
-      if (dir === undefined) dirs.push(dataDir);
-      const app = new CoreApp("edges", { store: engine, ...(engine === "embedded" ? { dataDir } : {}), logger: silentLogger, shutdownTimeoutMs: 2_000 });
+      const where = engine === "embedded" ? { dataDir: dir ?? newDir() } : {};
+      const app = new CoreApp("edges", { store: engine, ...where, logger: silentLogger, shutdownTimeoutMs: 2_000 });
       apps.push(app);
       return app;
     }
@@ -84,6 +89,83 @@ for (const engine of ["memory", "embedded"] as const) {
       const reply = await postJson(url, value);
       expect(reply.status).to.equal(202);
       return reply.json<{ id: string }>().id;
+    }
+
+    it("batch with maxSize 1: each event is a batch of its own", async () => {
+      const source = webhook();
+      const runs: number[][] = [];
+      const app = newApp();
+      app.task({ source, name: "single", batch: { maxSize: 1, maxWaitMs: 60_000 } }, async (_ctx, events: WebhookEvent[]) => void runs.push(events.map((e) => (e.body as Sent).n)));
+      await app.start();
+      for (let n = 0; n < 10; n++) await post(source.url, { key: "a", n });
+      await until(() => runs.length === 10, 5_000);
+      await sleep(200);
+      expect(runs.map((r) => r.length)).to.deep.equal(Array.from({ length: 10 }, () => 1));
+    });
+
+    it("what a batch sent with ctx.emit before failing is not sent: each value arrives once, from the run that succeeded", async () => {
+      const source = webhook();
+      const out = new Queue<{ n: number }>("out");
+      const got: number[] = [];
+      const app = newApp();
+      app.task({ source, name: "sender", batch: { maxSize: 5, maxWaitMs: 100 }, retry: { attempts: 3, initialDelayMs: 50 } }, async (ctx, events: WebhookEvent[]) => {
+        for (const e of events) await ctx.emit(out, { n: (e.body as Sent).n });
+        if (ctx.attempt === 1) throw new Error("failed after sending");
+      });
+      app.task({ source: out, name: "sink" }, async (_ctx, value: { n: number }) => void got.push(value.n));
+      await app.start();
+      for (let n = 0; n < 10; n++) await post(source.url, { key: "a", n });
+      await until(() => got.length >= 10, 5_000);
+      await sleep(500);
+      expect(got.sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 10 }, (_, n) => n));
+    });
+
+    if (engine === "embedded") {
+      it("a stop during a burst's run and while another collects: the next start runs both, whole", async () => {
+        const dir = newDir();
+        const seen: number[][] = [];
+        let release: () => void = () => undefined;
+        const first = newApp(dir);
+        const key = (e: WebhookEvent): string => (e.body as Sent).key;
+        let source = webhook();
+        first.task({ source, name: "cut", debounce: { periodMs: 100, key } }, async (ctx: TaskContext<WebhookEvent>) => {
+          seen.push(ctx.batch.map((e) => (e.body as Sent).n));
+          await new Promise<void>((resolve) => (release = resolve));
+        });
+        await first.start();
+        for (let n = 0; n < 3; n++) await post(source.url, { key: "running", n });
+        await until(() => seen.length === 1, 5_000);
+        for (let n = 10; n < 13; n++) await post(source.url, { key: "collecting", n });
+        await first.stop({ timeoutMs: 300 });
+        release();
+        source = webhook();
+        const again: number[][] = [];
+        const second = newApp(dir);
+        second.task({ source, name: "cut", debounce: { periodMs: 100, key } }, async (ctx: TaskContext<WebhookEvent>) => void again.push(ctx.batch.map((e) => (e.body as Sent).n)));
+        await second.start();
+        await until(() => again.flat().length >= 6, 5_000);
+        await sleep(500);
+        expect(again.map((r) => r.join(",")).sort()).to.deep.equal(["0,1,2", "10,11,12"]);
+      });
+
+      it("events queued for a plain task are handed out once the task is batched at the next start", async () => {
+        const dir = newDir();
+        let source = webhook();
+        const first = newApp(dir);
+        first.task({ source, name: "became" }, async () => undefined);
+        await first.start();
+        await first.pause("became");
+        for (let n = 0; n < 5; n++) await post(source.url, { key: "a", n });
+        await first.stop({ timeoutMs: 1_000 });
+        source = webhook();
+        const runs: number[][] = [];
+        const second = newApp(dir);
+        second.task({ source, name: "became", batch: { maxSize: 10, maxWaitMs: 200 } }, async (_ctx, events: WebhookEvent[]) => void runs.push(events.map((e) => (e.body as Sent).n)));
+        await second.start();
+        await second.resume("became");
+        await until(() => runs.flat().length === 5, 5_000);
+        expect(runs).to.deep.equal([[0, 1, 2, 3, 4]]);
+      });
     }
 
     it("dead-letter replay of a keyed batch runs it again as a batch, keys kept apart", async () => {
