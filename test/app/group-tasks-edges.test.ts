@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreApp, MemoryStore, PermanentError, Queue, silentLogger, type TaskContext, type WebhookEvent } from "../../src/index";
 import { ForwardingStore } from "../../src/store/forwarding-store";
-import type { DeadLetter, QueuedMessage } from "../../src/store/store";
+import type { ClaimedGroups, DeadLetter, GroupRule, QueuedMessage } from "../../src/store/store";
 import { sleep, webhook } from "../helpers/app";
 import { postJson } from "../helpers/http-client";
 import { until } from "../helpers/wait";
@@ -62,6 +62,50 @@ describe("debounce and batch: a failed group's writes", function () {
       expect(store.mostAtOnce, "writes under way at once").to.equal(50);
     });
   }
+});
+
+/** A store noting when each group claim starts and ends. */
+class ClaimTimesStore extends ForwardingStore {
+  readonly claims: Array<{ start: number; end: number }> = [];
+  override claimGroups = async (queue: string, rule: GroupRule, limit: number): Promise<ClaimedGroups> => {
+    const start = performance.now();
+    try {
+      return await this.inner.claimGroups!(queue, rule, limit);
+    } finally {
+      this.claims.push({ start, end: performance.now() });
+    }
+  };
+}
+
+describe("debounce and batch: the time between claims", function () {
+  this.timeout(30_000);
+  const apps: CoreApp[] = [];
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.stop({ timeoutMs: 500 });
+  });
+
+  // A group claim reads every waiting event: on a long backlog each takes long, and claims one
+  // after the other would hold the process (and the webhooks' answers) for several of them.
+  it("a claim that handed out a group is not followed by another at once, even with room for more runs", async () => {
+    const store = new ClaimTimesStore(new MemoryStore());
+    const source = webhook();
+    let started = 0;
+    const app = new CoreApp("gaps", { store, logger: silentLogger });
+    apps.push(app);
+    app.task({ source, name: "slow", batch: { maxSize: 1, maxWaitMs: 60_000 }, concurrency: 16 }, async () => {
+      started++;
+      await sleep(5_000);
+    });
+    await app.start();
+    for (let n = 0; n < 8; n++) {
+      await postJson(source.url, { key: "g", n });
+      await sleep(30);
+    }
+    await until(() => started === 8, 5_000);
+    const gaps = store.claims.slice(1).map((c, i) => c.start - store.claims[i].end);
+    // 10 ms is the least gap the runner leaves; timers may fire a millisecond early.
+    expect(Math.min(...gaps), `gaps between claims (ms): ${gaps.map((g) => g.toFixed(1)).join(", ")}`).to.be.at.least(9);
+  });
 });
 
 for (const engine of ["memory", "embedded"] as const) {
