@@ -61,7 +61,8 @@ export interface QueuedMessage<T = unknown> {
  * visible ones (not claimed, due), oldest first (by arrival).
  * - debounce: a key's group is due once `periodMs` passed since its newest message entered the
  *   queue, or `maxWaitMs` since its oldest did. It is handed out whole (its oldest `maxSize`
- *   when larger), and only while no other message of the key is claimed: one run per key at a time.
+ *   when larger), and only while no other message of the key is claimed or waits for a retry
+ *   (delayed, attempts above 0): one run per key at a time, a retried burst before newer events.
  * - batch: a key's group is due once it holds `maxSize` messages, or `maxWaitMs` passed since its
  *   oldest entered the queue; its oldest `maxSize` are handed out. Several groups of one key may
  *   be claimed at once.

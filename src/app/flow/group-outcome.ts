@@ -68,12 +68,23 @@ export async function failGroup(
   if (attempts >= task.retry.attempts || error instanceof PermanentError) {
     logger.error({ err: error, attempts, events: rest.length }, error instanceof PermanentError ? "task failed permanently; every event of the group is kept as a dead letter" : "task failed for the last time; every event of the group is kept as a dead letter");
     const stack = error instanceof Error && typeof error.stack === "string" ? error.stack : text;
-    for (const message of rest) await writeDeadLetter(store, task, { ...message, attempts: message.attempts + 1, lastError: stack }, text, logger);
+    await eachAtOnce(rest, (message) => writeDeadLetter(store, task, { ...message, attempts: message.attempts + 1, lastError: stack }, text, logger));
     return { next: "dead_letter", outcome: failure ?? "dead_letter", error };
   }
   const delay = backoffDelay(task.retry, attempts);
   logger.warn({ err: error, retryInMs: delay, events: rest.length }, "task failed; retrying the whole group");
   const retryAt = Date.now() + delay;
-  for (const message of rest) await store.retryLater(task.queue, { ...message, attempts: message.attempts + 1, lastError: text }, retryAt);
+  await eachAtOnce(rest, (message) => store.retryLater(task.queue, { ...message, attempts: message.attempts + 1, lastError: text }, retryAt));
   return { next: "retry", outcome: failure ?? "retry", retryAt, error };
+}
+
+/**
+ * One write per message, all started at once: an engine that commits the writes of one turn
+ * together (the embedded store) then writes a group of thousands in a few transactions rather
+ * than one after the other (seconds). Every write is tried; the first failure is thrown.
+ */
+async function eachAtOnce(messages: readonly QueuedMessage[], write: (message: QueuedMessage) => Promise<void>): Promise<void> {
+  const results = await Promise.allSettled(messages.map(write));
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
 }

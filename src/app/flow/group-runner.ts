@@ -101,9 +101,13 @@ export class GroupRunner {
     return undefined;
   }
 
-  /** Messages waiting in groups not yet due, as the last claim counted them. */
+  /**
+   * Messages waiting in groups not yet due, as the last claim counted them. A paused runner
+   * claims nothing, so its last count goes stale: every waiting message not delayed collects
+   * (the stats bound this by what waits).
+   */
   get collecting(): number {
-    return this.lastCollecting;
+    return this.paused ? Number.MAX_SAFE_INTEGER : this.lastCollecting;
   }
 
   get running(): number {
@@ -158,16 +162,18 @@ export class GroupRunner {
 
   private async pump(): Promise<void> {
     try {
-      while (!this.stopping && !this.paused && this.inFlight < this.task.concurrency) {
-        if (this.parts.store.failure !== undefined || Date.now() < this.pausedUntil) break;
+      // One claim a turn: the next comes through wake(), after the gap (MIN_CLAIM_GAP_MS).
+      if (!this.stopping && !this.paused && this.inFlight < this.task.concurrency) {
+        // Cleared first: a store refusing work is tried again by the poll, not in a tight loop.
         this.wanted = false;
+        if (this.parts.store.failure !== undefined || Date.now() < this.pausedUntil) return;
         let claimed: ClaimedGroups;
         const started = Date.now();
         try {
           claimed = await this.claimGroups(this.task.queue, this.rule, this.task.concurrency - this.inFlight);
         } catch (error) {
           this.task.logger.error({ err: error }, "cannot claim work from the store");
-          break;
+          return;
         } finally {
           this.nextClaimAt = Date.now() + Math.max(MIN_CLAIM_GAP_MS, (Date.now() - started) * CLAIM_GAP_FACTOR);
         }
@@ -176,10 +182,11 @@ export class GroupRunner {
         if (this.stopping || this.paused) {
           // Claimed but not started: back to the store at once, for the next start (or the resume).
           await this.release(claimed.groups);
-          break;
+          return;
         }
         for (const group of claimed.groups) this.run(group);
-        if (claimed.groups.length === 0 && !this.wanted) break;
+        // More may be due (slots left, or arrivals during the claim): wake() claims again, after the gap.
+        if (claimed.groups.length > 0) this.wanted = true;
       }
     } finally {
       this.pumping = false;

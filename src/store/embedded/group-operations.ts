@@ -4,7 +4,7 @@ import { checkStorable } from "../payload-codec";
 import { pickGroups } from "../group-pick";
 import { leftJournal } from "./journal-handoff";
 import { placeKeyed } from "./key-lines";
-import { dueRange, readyRange, type Location, type ReadyKey } from "./keys";
+import { dueRange, laterRange, readyRange, type Location, type ReadyKey } from "./keys";
 import type { Opened, QueueOperations } from "./queue-operations";
 import { messageRecord } from "./records";
 import { delayedAt, removeAt } from "./settle-operations";
@@ -49,6 +49,9 @@ export class GroupOperations {
     const busy = new Set<string>();
     if (rule.kind === "debounce") {
       for (const location of tracker.claimedLocations(queue)) if (location.in !== "journal") busy.add(location.groupKey ?? "");
+      // A key whose burst waits for its retry runs nothing newer before it.
+      const { start, end } = laterRange(queue, now);
+      for (const { value } of dbs.delayed.getRange({ start, end })) if (value.attempts > 0) busy.add(value.groupKey ?? "");
     }
     const placeOf = new Map<QueuedMessage, Placed>();
     for (const placed of visible) placeOf.set(placed.message, placed);

@@ -157,6 +157,8 @@ export class MemoryStore implements Store {
     promoteIfDue(q);
     const busy = new Set<string>();
     for (const message of q.claimed.values()) busy.add(message.groupKey ?? "");
+    // A debounced key whose burst waits for its retry runs nothing newer before it: the newest event runs last.
+    if (rule.kind === "debounce") for (const { message } of q.delayed) if (message.attempts > 0) busy.add(message.groupKey ?? "");
     const picked = pickGroups(q.ready, busy, rule, limit, Date.now());
     if (picked.groups.length === 0) return Promise.resolve(picked);
     const taken = new Set<QueuedMessage>();
