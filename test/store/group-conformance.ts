@@ -94,6 +94,27 @@ export function groupConformance(open: () => Promise<Store>): void {
       expect(ids(await store.claim("out", 10))).to.deep.equal(["sum"]);
     });
 
+    it("debounce: a key whose burst waits for a retry is busy; what arrives meanwhile joins the retried burst", async function () {
+      const store = await groupStore(this);
+      const now = Date.now();
+      // A delayed value that never failed (attempts 0), emitted by a run: it does not hold its key.
+      await store.enqueue("q", grouped("c0", "c", now - 2_000));
+      const [first] = (await store.claimGroups("q", debounce(100), 10)).groups;
+      expect(ids(first!)).to.deep.equal(["c0"]);
+      await store.completeGroup("q", ["c0"], { queue: "q", message: { ...grouped("b1", "b", now - 1_000), runAt: now + 60_000 } });
+      await store.enqueue("q", grouped("a1", "a", now - 2_000));
+      const [burst] = (await store.claimGroups("q", debounce(100), 10)).groups;
+      expect(ids(burst!)).to.deep.equal(["a1"]);
+      await store.retryLater("q", { ...burst![0]!, attempts: 1, lastError: "down" }, Date.now() + 300);
+      // A newer event of the key, due by its period, waits for the retry rather than running first.
+      await store.enqueue("q", grouped("a2", "a", Date.now() - 1_000));
+      await store.enqueue("q", grouped("b2", "b", Date.now() - 1_000));
+      expect((await store.claimGroups("q", debounce(100), 10)).groups.map(ids)).to.deep.equal([["b2"]]);
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      const [joined] = (await store.claimGroups("q", debounce(100), 10)).groups;
+      expect(ids(joined!)).to.deep.equal(["a1", "a2"]);
+    });
+
     it("a group retried comes back whole once due; a released group at once", async function () {
       const store = await groupStore(this);
       const now = Date.now();

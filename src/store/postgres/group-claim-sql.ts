@@ -45,9 +45,12 @@ export const GROUP_MIGRATION = `
       GROUP BY 1
     ),
     busy AS (
-      -- Keys being run: a debounce key is handed out again only once none of its messages is claimed.
+      -- Keys being run: a debounce key is handed out again only once none of its messages is
+      -- claimed, or waits for a retry (so a retried burst runs with what arrived meanwhile, its
+      -- newest event last). A delayed emit (attempts 0) does not hold the key.
       SELECT DISTINCT coalesce(b.group_key, '') AS gk FROM $schema.messages b
-      WHERE p_debounce AND b.queue = p_queue AND b.claimed_by IS NOT NULL
+      WHERE p_debounce AND b.queue = p_queue
+        AND (b.claimed_by IS NOT NULL OR (b.visible_at > p_now AND b.attempts > 0))
     ),
     timed AS (
       -- A key's groups: chunk 0 its oldest maxSize messages (by enqueued_at), chunk 1 the next
