@@ -23,7 +23,7 @@ export interface DebounceOptions<E = unknown> {
 export interface BatchOptions<E = unknown> {
   maxSize: number;
   maxWaitMs: number;
-  /** Events with different keys never share a batch; an undefined key is a group of its own. */
+  /** Events with different keys never share a batch; events whose key is undefined share one group with those whose key is "" (the task as a whole). */
   key?: (event: E) => string | undefined;
 }
 
