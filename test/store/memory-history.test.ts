@@ -74,3 +74,36 @@ describe("MemoryStore history order", () => {
     }
   });
 });
+
+describe("MemoryStore history order: batches", () => {
+  it("places batches of events, many in each millisecond with ids in no order, as a full sort would", async () => {
+    const store = new MemoryStore({}, { historyMaxEvents: 5_000 });
+    await store.open();
+    try {
+      const noted: Array<{ id: string; receivedAt: number }> = [];
+      let seed = 7;
+      const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+      for (let i = 0; i < 3_000; i++) {
+        // Mostly in order, a few milliseconds late now and then, about 40 events per millisecond.
+        const receivedAt = 1_000 + Math.floor(i / 40) - (random() < 0.1 ? Math.floor(random() * 5) : 0);
+        const id = `e${Math.floor(random() * 1e9).toString(36)}-${i}`;
+        noted.push({ id, receivedAt });
+        store.history.noteEvent({ id, origin: { kind: "webhook", source: "s" }, receivedAt, deliveries: [], payload: {} });
+        if (random() < 0.02) await new Promise((r) => setImmediate(r));
+      }
+      const expected = noted
+        .sort((a, b) => b.receivedAt - a.receivedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+        .map((e) => e.id);
+      const listed: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.history.list({ limit: 500, cursor });
+        listed.push(...page.events.map((e) => e.id));
+        cursor = page.next;
+      } while (cursor !== undefined);
+      expect(listed).to.deep.equal(expected);
+    } finally {
+      await store.close();
+    }
+  });
+});
