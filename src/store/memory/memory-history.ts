@@ -1,6 +1,6 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
 import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, isPast, matchesDeliveries, matchesSearch, newestFirst, worstStatus } from "../history-query";
-import { KeptEvent, runsBytes, snapshot } from "./memory-history-record";
+import { KeptEvent, runsBytes, type LinkKind } from "./memory-history-record";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
 export const DEFAULT_MEMORY_HISTORY_EVENTS = 10_000;
@@ -61,7 +61,7 @@ export class MemoryHistory implements HistoryStore {
       if (q.since !== undefined && kept.receivedAt < q.since) break;
       if (q.until !== undefined && kept.receivedAt >= q.until) continue;
       if (q.source !== undefined && (kept.origin.kind !== "webhook" || kept.origin.source !== q.source)) continue;
-      if (q.search !== undefined && !matchesSearch(q.search, kept.id, kept.origin, kept.payloadNow())) continue;
+      if (q.search !== undefined && !matchesSearch(q.search, kept.id, kept.origin, kept.payloadNow().payload)) continue;
       const summary = summaryOf(kept);
       if (!matchesDeliveries(summary.deliveries, q.task, q.status)) continue;
       if (events.length === q.limit) {
@@ -81,10 +81,10 @@ export class MemoryHistory implements HistoryStore {
     const event: HistoryEvent = {
       ...summaryOf(kept),
       // A copy: what the caller does to it stays with the caller.
-      payload: snapshot(kept.payloadNow()),
-      runs: kept.runs === undefined ? [] : kept.runs.map((r) => r.run),
-      replays: this.linked(kept.replays),
-      children: this.linked(kept.children),
+      payload: kept.payloadCopy(),
+      runs: kept.runList().map((r) => r.run),
+      replays: this.linked(kept.links("replays")),
+      children: this.linked(kept.links("children")),
     };
     const withRaw = kept.raw === undefined ? event : { ...event, raw: kept.raw };
     return kept.traceId === undefined ? withRaw : { ...withRaw, traceId: kept.traceId };
@@ -182,12 +182,12 @@ export class MemoryHistory implements HistoryStore {
     if (this.orphans.size > 0) {
       const runs = this.orphans.get(id);
       if (runs !== undefined) {
-        kept.runs = runs;
+        kept.adoptRuns(runs);
         this.orphans.delete(id);
       }
     }
-    if (this.looseChildren.size > 0) kept.children = take(this.looseChildren, id);
-    if (this.looseReplays.size > 0) kept.replays = take(this.looseReplays, id);
+    if (this.looseChildren.size > 0) adopt(kept, "children", this.looseChildren);
+    if (this.looseReplays.size > 0) adopt(kept, "replays", this.looseReplays);
     if (kept.parentId !== undefined) this.link(kept.parentId, id, "children", this.looseChildren);
     if (kept.replayOf !== undefined) this.link(kept.replayOf, id, "replays", this.looseReplays);
     return true;
@@ -218,22 +218,15 @@ export class MemoryHistory implements HistoryStore {
     else runs.push(note);
   }
 
-  private link(to: string, id: string, field: "children" | "replays", loose: Map<string, string[]>): void {
+  private link(to: string, id: string, kind: LinkKind, loose: Map<string, string[]>): void {
     const target = this.byId.get(to);
-    if (target === undefined) return push(loose, to, id);
-    const ids = target[field];
-    if (ids === undefined) target[field] = [id];
-    else ids.push(id);
+    if (target === undefined) push(loose, to, id);
+    else target.link(kind, id);
   }
 
-  private unlink(from: string, id: string, field: "children" | "replays", loose: Map<string, string[]>): void {
+  private unlink(from: string, id: string, kind: LinkKind, loose: Map<string, string[]>): void {
     const target = this.byId.get(from);
-    if (target !== undefined) {
-      const ids = target[field];
-      const at = ids?.indexOf(id) ?? -1;
-      if (at >= 0) ids!.splice(at, 1);
-      return;
-    }
+    if (target !== undefined) return target.unlink(kind, id);
     const ids = loose.get(from);
     if (ids === undefined) return;
     const at = ids.indexOf(id);
@@ -278,7 +271,7 @@ export class MemoryHistory implements HistoryStore {
 
 /** An event in a list, made when asked: fresh objects, so a caller's changes stay with the caller. */
 function summaryOf(kept: KeptEvent): EventSummary {
-  const runs = kept.runs ?? [];
+  const runs = kept.runList();
   const deliveries = kept.deliveries.map((d) => deliveryView(d, runs));
   const summary: { -readonly [K in keyof EventSummary]: EventSummary[K] } = {
     id: kept.id,
@@ -304,8 +297,10 @@ function push(index: Map<string, string[]>, key: string, id: string): void {
   else ids.push(id);
 }
 
-function take(index: Map<string, string[]>, key: string): string[] | undefined {
-  const ids = index.get(key);
-  if (ids !== undefined) index.delete(key);
-  return ids;
+/** Links noted before their target: handed to it when it comes. */
+function adopt(kept: KeptEvent, kind: LinkKind, loose: Map<string, string[]>): void {
+  const ids = loose.get(kept.id);
+  if (ids === undefined) return;
+  loose.delete(kept.id);
+  kept.adoptLinks(kind, ids);
 }
