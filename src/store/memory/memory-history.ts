@@ -199,7 +199,7 @@ export class MemoryHistory implements HistoryStore {
    * random: walking back for each event (and splicing it in) cost more than all the rest.
    */
   private place(batch: KeptEvent[]): void {
-    if (batch.length > 1) batch.sort((a, b) => (newer(a, b) ? 1 : newer(b, a) ? -1 : 0));
+    if (batch.length > 1) batch.sort(oldestFirst);
     const { ordered, head } = this;
     let i = ordered.length - 1;
     for (const kept of batch) ordered.push(kept);
@@ -284,6 +284,11 @@ function summaryOf(kept: KeptEvent): EventSummary {
   if (kept.parentId !== undefined) summary.parentId = kept.parentId;
   if (kept.replayOf !== undefined) summary.replayOf = kept.replayOf;
   return summary;
+}
+
+/** The list's order: by receipt time, then id. */
+function oldestFirst(a: KeptEvent, b: KeptEvent): number {
+  return a.receivedAt - b.receivedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /** Later in the list's order: received later, or in the same millisecond with a greater id. */
