@@ -107,3 +107,58 @@ describe("MemoryStore history order: batches", () => {
     }
   });
 });
+
+describe("MemoryStore history bound: bytes", () => {
+  const webhook = (id: string, receivedAt: number, bytes: number) => ({
+    id,
+    origin: { kind: "webhook" as const, source: "s" },
+    receivedAt,
+    deliveries: [{ task: "t", queue: "webhook:t", messageId: id }],
+    payload: { body: { text: "x".repeat(bytes) }, headers: { "content-type": "application/json" } },
+    raw: Buffer.from(JSON.stringify({ text: "x".repeat(bytes) })),
+    bodyFromRaw: true as const,
+  });
+
+  it("keeps at most about maxBytes of events, dropping the oldest in the background, whatever the count", async () => {
+    const store = new MemoryStore({}, { historyMaxEvents: 10_000, historyMaxBytes: 1_000_000 });
+    await store.open();
+    try {
+      // 200 events of about 20 KB: 4 MB, four times the bound, far below the count.
+      for (let i = 0; i < 200; i++) {
+        store.history.noteEvent(webhook(`big${i}`, 1_000 + i, 20_000));
+        if (i % 10 === 9) await new Promise((r) => setImmediate(r));
+      }
+      await store.history.flush();
+      const { events, bytes } = await store.history.size();
+      expect(bytes).to.be.at.most(1_000_000).and.above(800_000);
+      expect(events).to.be.above(30).and.below(60);
+      const newest = await store.history.get("big199");
+      expect((newest!.payload as { body: { text: string } }).body.text).to.have.length(20_000);
+      expect(await store.history.get("big0")).to.equal(undefined);
+      expect((await store.history.list({ limit: 500 })).events.map((e) => e.id).at(-1)).to.equal(`big${200 - events}`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("counts runs' errors in the bound, and keeps the newest event even when it alone is larger", async () => {
+    const store = new MemoryStore({}, { historyMaxEvents: 10_000, historyMaxBytes: 100_000 });
+    await store.open();
+    try {
+      store.history.noteEvent(webhook("small", 1_000, 10));
+      await store.history.flush();
+      const before = (await store.history.size()).bytes;
+      const error = { type: "Error", message: "boom", stack: "Error: boom\n" + "    at handler (app.js:1:1)\n".repeat(100) };
+      store.history.noteRun({ eventId: "small", run: { task: "t", attempt: 1, startedAt: 1_000, durationMs: 1, outcome: "retry", error }, status: "failed" });
+      await store.history.flush();
+      expect((await store.history.size()).bytes - before).to.be.above(error.stack.length);
+      store.history.noteEvent(webhook("huge", 2_000, 300_000));
+      await store.history.flush();
+      expect((await store.history.size()).events).to.equal(1);
+      expect(await store.history.get("small")).to.equal(undefined);
+      expect((await store.history.get("huge"))!.raw!.length).to.be.above(300_000);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -22,7 +22,12 @@ export class KeptEvent {
    */
   private readonly payload: unknown;
   private readonly json: boolean;
-  readonly raw: Buffer | undefined;
+  /**
+   * The request's bytes, one character a byte: a string is one object the collector copies
+   * and never looks into, where a Buffer kept is three (and memory outside the heap it
+   * tracks and sweeps apart). A copy too, so no one holding the message's Buffer changes it.
+   */
+  private readonly rawText: string | undefined;
   readonly fromRaw: boolean;
   readonly parentId: string | undefined;
   readonly replayOf: string | undefined;
@@ -32,8 +37,8 @@ export class KeptEvent {
   /** Ids of the events its runs emitted and of its replays, in the order noted: an id alone, or an array from the second on. */
   private children: string | string[] | undefined = undefined;
   private replays: string | string[] | undefined = undefined;
-  /** Estimated size of the payload, computed when first asked. */
-  private payloadBytes = -1;
+  /** About what it takes in memory: its raw bytes, its payload's JSON text, its runs' errors, some overhead. */
+  bytes: number;
 
   constructor(note: EventNote) {
     this.id = note.id;
@@ -41,10 +46,10 @@ export class KeptEvent {
     this.name = note.name;
     this.receivedAt = note.receivedAt;
     this.delivery = note.deliveries.length === 1 ? note.deliveries[0] : note.deliveries;
-    this.raw = note.raw;
+    this.rawText = note.raw?.toString("latin1");
     // Kept now: the task that receives the same object may change it before anyone reads it.
     // A body the raw bytes give back is not kept: it is parsed from them again when read.
-    const rest = note.bodyFromRaw === true && note.raw !== undefined ? withoutBody(note.payload) : undefined;
+    const rest = note.bodyFromRaw === true && this.rawText !== undefined ? withoutBody(note.payload) : undefined;
     this.fromRaw = rest !== undefined;
     const kept = rest ?? note.payload;
     const json = exactJson(kept);
@@ -53,6 +58,13 @@ export class KeptEvent {
     this.parentId = note.parentId;
     this.replayOf = note.replayOf;
     this.traceId = note.traceId;
+    const payloadBytes = this.json ? (this.payload as string).length : textBytes(this.payload);
+    this.bytes = EVENT_BYTES + (this.rawText?.length ?? 0) + payloadBytes + note.deliveries.length * DELIVERY_BYTES;
+  }
+
+  /** A new Buffer at each call: what the caller does to it stays with the caller. */
+  get raw(): Buffer | undefined {
+    return this.rawText === undefined ? undefined : Buffer.from(this.rawText, "latin1");
   }
 
   get deliveries(): readonly DeliveryNote[] {
@@ -63,13 +75,14 @@ export class KeptEvent {
   /** The payload as noted (the body left out parsed again from the raw bytes, as it arrived); fresh objects when `fresh`. */
   payloadNow(): { readonly payload: unknown; readonly fresh: boolean } {
     const kept = this.json ? (JSON.parse(this.payload as string) as unknown) : this.payload;
-    if (!this.fromRaw || this.raw === undefined) return { payload: kept, fresh: this.json };
+    const raw = this.fromRaw ? this.raw : undefined;
+    if (raw === undefined) return { payload: kept, fresh: this.json };
     const rest = kept as Record<string, unknown>;
     const headers = rest.headers as Record<string, unknown> | undefined;
     const contentType = typeof headers?.["content-type"] === "string" ? (headers["content-type"] as string) : undefined;
     let body: unknown;
     try {
-      body = parseBody("auto", this.raw, contentType);
+      body = parseBody("auto", raw, contentType);
     } catch {
       body = null; // it parsed when it came in: only a changed parser could fail here
     }
@@ -88,6 +101,7 @@ export class KeptEvent {
   }
 
   addRun(run: RunNote): void {
+    this.bytes += runBytes(run);
     const { runs } = this;
     if (runs === undefined) this.runs = run;
     else if (Array.isArray(runs)) runs.push(run);
@@ -97,6 +111,7 @@ export class KeptEvent {
   /** Runs noted before the event itself. */
   adoptRuns(runs: RunNote[]): void {
     this.runs = runs;
+    this.bytes += runsBytes(runs);
   }
 
   links(kind: LinkKind): readonly string[] {
@@ -125,11 +140,6 @@ export class KeptEvent {
     }
   }
 
-  /** About what the event would take written out: its raw bytes, its payload as JSON, its runs, some overhead. */
-  bytes(): number {
-    if (this.payloadBytes < 0) this.payloadBytes = payloadBytes(this.payloadNow().payload);
-    return 128 + (this.raw?.length ?? 0) + this.payloadBytes + this.deliveries.length * 64 + runsBytes(this.runList());
-  }
 }
 
 export type LinkKind = "children" | "replays";
@@ -138,16 +148,27 @@ function isList(delivery: DeliveryNote | readonly DeliveryNote[]): delivery is r
   return Array.isArray(delivery);
 }
 
-/** About what runs take: a fixed part and the error's text. */
+/** Fixed parts of an event, a delivery and a run, about as the heap holds them. */
+const EVENT_BYTES = 240;
+const DELIVERY_BYTES = 64;
+const RUN_BYTES = 160;
+
+/** About what a run takes: a fixed part and the error's text. */
+function runBytes(run: RunNote): number {
+  const error = run.run.error;
+  return RUN_BYTES + (error === undefined ? 0 : error.message.length + (error.stack?.length ?? 0));
+}
+
 export function runsBytes(runs: readonly RunNote[] | undefined): number {
   let bytes = 0;
-  if (runs !== undefined) for (const r of runs) bytes += 64 + (r.run.error?.stack?.length ?? r.run.error?.message.length ?? 0);
+  if (runs !== undefined) for (const run of runs) bytes += runBytes(run);
   return bytes;
 }
 
-function payloadBytes(payload: unknown): number {
+/** About what a value takes written out as JSON (a Buffer as base64); rare: most payloads are kept as JSON text. */
+function textBytes(value: unknown): number {
   try {
-    return JSON.stringify(payload, (_key, value: unknown) => (Buffer.isBuffer(value) ? value.toString("base64") : value))?.length ?? 0;
+    return JSON.stringify(value, (_key, inner: unknown) => (Buffer.isBuffer(inner) ? inner.toString("base64") : inner))?.length ?? 0;
   } catch {
     return 0;
   }

@@ -5,13 +5,20 @@ import { KeptEvent, runsBytes, type LinkKind } from "./memory-history-record";
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
 export const DEFAULT_MEMORY_HISTORY_EVENTS = 10_000;
 
+/**
+ * Bytes of events it keeps at most unless told otherwise (raw bodies, payloads, runs' errors):
+ * 10,000 large webhooks would otherwise hold gigabytes of the heap.
+ */
+export const DEFAULT_MEMORY_HISTORY_BYTES = 64 * 1024 * 1024;
+
 /** Runs of events not held kept at least (those noted a moment before their event must wait for it). */
 const MIN_ORPHAN_RUNS = 1_000;
 
 /**
  * The memory store's history. Notes are applied in the background (a turn of the event loop
  * later, in one batch), as a durable engine writes them: a request or a run never waits for
- * the history. Beyond `maxEvents` the oldest go, in that same background step.
+ * the history. Beyond `maxEvents`, or `maxBytes` of events, the oldest go, in that same
+ * background step (the newest event stays, however large).
  */
 export class MemoryHistory implements HistoryStore {
   /** Oldest first from `head`, by receipt time then id: lists walk it from the end. */
@@ -32,7 +39,13 @@ export class MemoryHistory implements HistoryStore {
   private pendingRuns: RunNote[] = [];
   private scheduled: NodeJS.Immediate | undefined;
 
-  constructor(private readonly maxEvents: number = DEFAULT_MEMORY_HISTORY_EVENTS) {}
+  /** Bytes of the events held (KeptEvent.bytes, runs included). */
+  private heldBytes = 0;
+
+  constructor(
+    private readonly maxEvents: number = DEFAULT_MEMORY_HISTORY_EVENTS,
+    private readonly maxBytes: number = DEFAULT_MEMORY_HISTORY_BYTES,
+  ) {}
 
   noteEvent(note: EventNote): void {
     // The record copies the payload now; placing it among the others waits for the batch.
@@ -86,7 +99,8 @@ export class MemoryHistory implements HistoryStore {
       replays: this.linked(kept.links("replays")),
       children: this.linked(kept.links("children")),
     };
-    const withRaw = kept.raw === undefined ? event : { ...event, raw: kept.raw };
+    const raw = kept.raw;
+    const withRaw = raw === undefined ? event : { ...event, raw };
     return kept.traceId === undefined ? withRaw : { ...withRaw, traceId: kept.traceId };
   }
 
@@ -129,8 +143,7 @@ export class MemoryHistory implements HistoryStore {
 
   async size(): Promise<{ events: number; bytes: number }> {
     this.apply();
-    let bytes = 0;
-    for (let i = this.head; i < this.ordered.length; i++) bytes += this.ordered[i].bytes();
+    let bytes = this.heldBytes;
     for (const runs of this.orphans.values()) bytes += runsBytes(runs);
     return { events: this.held, bytes };
   }
@@ -164,6 +177,7 @@ export class MemoryHistory implements HistoryStore {
     for (const run of runs) this.addRun(run);
     const slack = Math.max(1, Math.floor(this.maxEvents / 10));
     if (this.held > this.maxEvents + slack) this.removeOldest(this.held - this.maxEvents);
+    if (this.heldBytes > this.maxBytes) this.removeOldest(this.countOver(this.maxBytes - Math.floor(this.maxBytes / 10)));
     const orphansKept = Math.max(MIN_ORPHAN_RUNS, slack);
     if (this.orphans.size > orphansKept) {
       for (const id of this.orphans.keys()) {
@@ -188,6 +202,7 @@ export class MemoryHistory implements HistoryStore {
     }
     if (this.looseChildren.size > 0) adopt(kept, "children", this.looseChildren);
     if (this.looseReplays.size > 0) adopt(kept, "replays", this.looseReplays);
+    this.heldBytes += kept.bytes;
     if (kept.parentId !== undefined) this.link(kept.parentId, id, "children", this.looseChildren);
     if (kept.replayOf !== undefined) this.link(kept.replayOf, id, "replays", this.looseReplays);
     return true;
@@ -212,7 +227,12 @@ export class MemoryHistory implements HistoryStore {
 
   private addRun(note: RunNote): void {
     const kept = this.byId.get(note.eventId);
-    if (kept !== undefined) return kept.addRun(note);
+    if (kept !== undefined) {
+      const before = kept.bytes;
+      kept.addRun(note);
+      this.heldBytes += kept.bytes - before;
+      return;
+    }
     const runs = this.orphans.get(note.eventId);
     if (runs === undefined) this.orphans.set(note.eventId, [note]);
     else runs.push(note);
@@ -239,7 +259,10 @@ export class MemoryHistory implements HistoryStore {
     if (count <= 0) return 0;
     const { ordered } = this;
     const end = this.head + count;
-    for (let i = this.head; i < end; i++) this.byId.delete(ordered[i].id);
+    for (let i = this.head; i < end; i++) {
+      this.byId.delete(ordered[i].id);
+      this.heldBytes -= ordered[i].bytes;
+    }
     // Links to events going, from events staying (rare: a parent is older than its children).
     for (let i = this.head; i < end; i++) {
       const gone = ordered[i];
@@ -254,6 +277,14 @@ export class MemoryHistory implements HistoryStore {
     } else {
       ordered.fill(undefined as unknown as KeptEvent, end - count, end);
     }
+    return count;
+  }
+
+  /** How many of the oldest go for the others to take at most `bytes` (the newest always stays). */
+  private countOver(bytes: number): number {
+    let over = this.heldBytes - bytes;
+    let count = 0;
+    for (let i = this.head; over > 0 && i < this.ordered.length - 1; i++, count++) over -= this.ordered[i].bytes;
     return count;
   }
 
