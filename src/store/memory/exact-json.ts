@@ -3,10 +3,10 @@ const MAX_DEPTH = 64;
 
 /**
  * `value` as JSON text when parsing that text gives back exactly what copying it as plain data
- * (plainCopy) gives: the memory history keeps an event's payload as one flat string instead of
- * the dozen objects and strings a webhook event's headers, query and client make. The garbage
- * collector copies every object a history keeps once or twice before it settles in the old
- * generation, and never looks inside a string.
+ * (plainCopy) gives: the memory history keeps an emitted value as one flat string, whose length
+ * is its size, instead of the objects and strings it is made of. The garbage collector copies
+ * every object a history keeps once or twice before it settles in the old generation, and
+ * never looks inside a string.
  *
  * Undefined for anything JSON would not give back as it was: undefined (dropped, or null in an
  * array), -0, NaN and the infinities, lone surrogates, an own "__proto__" key, symbol keys, a

@@ -37,7 +37,7 @@ export class KeptEvent {
   /** Ids of the events its runs emitted and of its replays, in the order noted: an id alone, or an array from the second on. */
   private children: string | string[] | undefined = undefined;
   private replays: string | string[] | undefined = undefined;
-  /** About what it takes in memory: its raw bytes, its payload's JSON text, its runs' errors, some overhead. */
+  /** About what it takes in memory: its raw bytes, its payload, its runs' errors, some overhead. */
   bytes: number;
 
   constructor(note: EventNote) {
@@ -48,17 +48,19 @@ export class KeptEvent {
     this.delivery = note.deliveries.length === 1 ? note.deliveries[0] : note.deliveries;
     this.rawText = note.raw?.toString("latin1");
     // Kept now: the task that receives the same object may change it before anyone reads it.
-    // A body the raw bytes give back is not kept: it is parsed from them again when read.
+    // A body the raw bytes give back is not kept: it is parsed from them again when read, and
+    // what is left (headers, query, client...) is copied, which costs less than writing it out.
     const rest = note.bodyFromRaw === true && this.rawText !== undefined ? withoutBody(note.payload) : undefined;
     this.fromRaw = rest !== undefined;
-    const kept = rest ?? note.payload;
-    const json = exactJson(kept);
+    // Any other payload (an emitted value, a body no raw bytes give back) is kept as its JSON
+    // text when that gives it back exactly: one string, whose length is its size.
+    const json = rest === undefined ? exactJson(note.payload) : undefined;
     this.json = json !== undefined;
-    this.payload = json ?? snapshot(kept);
+    this.payload = json ?? snapshot(rest ?? note.payload);
     this.parentId = note.parentId;
     this.replayOf = note.replayOf;
     this.traceId = note.traceId;
-    const payloadBytes = this.json ? (this.payload as string).length : textBytes(this.payload);
+    const payloadBytes = json !== undefined ? json.length : rest !== undefined ? shallowBytes(this.payload) : textBytes(this.payload);
     this.bytes = EVENT_BYTES + (this.rawText?.length ?? 0) + payloadBytes + note.deliveries.length * DELIVERY_BYTES;
   }
 
@@ -162,6 +164,20 @@ function runBytes(run: RunNote): number {
 export function runsBytes(runs: readonly RunNote[] | undefined): number {
   let bytes = 0;
   if (runs !== undefined) for (const run of runs) bytes += runBytes(run);
+  return bytes;
+}
+
+/**
+ * About what a webhook event's payload without its body takes: the text of its values and of
+ * theirs (headers, query, client), a fixed part for each, deeper ones counted as a fixed part.
+ */
+function shallowBytes(value: unknown, depth = 0): number {
+  if (typeof value === "string") return 16 + value.length;
+  if (typeof value !== "object" || value === null) return 16;
+  if (depth === 2) return 64;
+  let bytes = 32;
+  if (Array.isArray(value)) for (const item of value) bytes += shallowBytes(item, depth + 1);
+  else for (const key in value) bytes += key.length + shallowBytes((value as Record<string, unknown>)[key], depth + 1);
   return bytes;
 }
 
