@@ -60,7 +60,7 @@ export class RunHistory {
     if (settled.outcome !== "success") record.error = runError(error);
     if (emitted !== undefined && emitted.length > 0) record.emitted = emitted.map((e) => e.message.id);
     this.history.noteRun({ eventId, run: record, status: STATUS_AFTER[settled.next] });
-    if (emitted !== undefined && emitted.length > 0 && this.emitOrigin !== undefined) this.noteEmitted(emittedId(message.id, this.task), eventId, emitted, this.emitOrigin);
+    if (emitted !== undefined && emitted.length > 0 && this.emitOrigin !== undefined) this.noteEmitted(settled.valueId ?? emittedId(message.id, this.task), eventId, emitted, this.emitOrigin);
   }
 
   /** The emitted value, as an event of its queue: one note for all its copies. */
