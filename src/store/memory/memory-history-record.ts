@@ -1,6 +1,5 @@
 import type { DeliveryNote, EventNote, EventOrigin, RunNote } from "../history";
 import { handedOnForm } from "../payload-codec";
-import { exactJson } from "./exact-json";
 import { parseBody } from "../../sources/webhook/parse-body";
 
 /**
@@ -16,12 +15,8 @@ export class KeptEvent {
   readonly receivedAt: number;
   /** The one delivery of most events as it is; an array only for several (or none). */
   private readonly delivery: DeliveryNote | readonly DeliveryNote[];
-  /**
-   * As it was when noted: its JSON text when that gives it back exactly (`json`), else a copy;
-   * without its body when `fromRaw` (the raw bytes give it back when read).
-   */
+  /** A copy made when noted; without its body when `fromRaw` (the raw bytes give it back when read). */
   private readonly payload: unknown;
-  private readonly json: boolean;
   /**
    * The request's bytes, one character a byte: a string is one object the collector copies
    * and never looks into, where a Buffer kept is three (and memory outside the heap it
@@ -48,20 +43,14 @@ export class KeptEvent {
     this.delivery = note.deliveries.length === 1 ? note.deliveries[0] : note.deliveries;
     this.rawText = note.raw?.toString("latin1");
     // Kept now: the task that receives the same object may change it before anyone reads it.
-    // A body the raw bytes give back is not kept: it is parsed from them again when read, and
-    // what is left (headers, query, client...) is copied, which costs less than writing it out.
+    // A body the raw bytes give back is not kept: it is parsed from them again when read.
     const rest = note.bodyFromRaw === true && this.rawText !== undefined ? withoutBody(note.payload) : undefined;
     this.fromRaw = rest !== undefined;
-    // Any other payload (an emitted value, a body no raw bytes give back) is kept as its JSON
-    // text when that gives it back exactly: one string, whose length is its size.
-    const json = rest === undefined ? exactJson(note.payload) : undefined;
-    this.json = json !== undefined;
-    this.payload = json ?? snapshot(rest ?? note.payload);
+    this.payload = snapshot(rest ?? note.payload);
     this.parentId = note.parentId;
     this.replayOf = note.replayOf;
     this.traceId = note.traceId;
-    const payloadBytes = json !== undefined ? json.length : rest !== undefined ? shallowBytes(this.payload) : textBytes(this.payload);
-    this.bytes = EVENT_BYTES + (this.rawText?.length ?? 0) + payloadBytes + note.deliveries.length * DELIVERY_BYTES;
+    this.bytes = EVENT_BYTES + (this.rawText?.length ?? 0) + valueBytes(this.payload, 0) + note.deliveries.length * DELIVERY_BYTES;
   }
 
   /** A new Buffer at each call: what the caller does to it stays with the caller. */
@@ -74,12 +63,11 @@ export class KeptEvent {
     return isList(delivery) ? delivery : [delivery];
   }
 
-  /** The payload as noted (the body left out parsed again from the raw bytes, as it arrived); fresh objects when `fresh`. */
-  payloadNow(): { readonly payload: unknown; readonly fresh: boolean } {
-    const kept = this.json ? (JSON.parse(this.payload as string) as unknown) : this.payload;
+  /** The payload as noted: a body left out is parsed again from the raw bytes, as it arrived. */
+  payloadNow(): unknown {
     const raw = this.fromRaw ? this.raw : undefined;
-    if (raw === undefined) return { payload: kept, fresh: this.json };
-    const rest = kept as Record<string, unknown>;
+    if (raw === undefined) return this.payload;
+    const rest = this.payload as Record<string, unknown>;
     const headers = rest.headers as Record<string, unknown> | undefined;
     const contentType = typeof headers?.["content-type"] === "string" ? (headers["content-type"] as string) : undefined;
     let body: unknown;
@@ -88,13 +76,7 @@ export class KeptEvent {
     } catch {
       body = null; // it parsed when it came in: only a changed parser could fail here
     }
-    return { payload: { body, ...rest }, fresh: this.json };
-  }
-
-  /** A copy of the payload the caller may change. */
-  payloadCopy(): unknown {
-    const { payload, fresh } = this.payloadNow();
-    return fresh ? payload : snapshot(payload);
+    return { body, ...rest };
   }
 
   runList(): readonly RunNote[] {
@@ -167,28 +149,20 @@ export function runsBytes(runs: readonly RunNote[] | undefined): number {
   return bytes;
 }
 
-/**
- * About what a webhook event's payload without its body takes: the text of its values and of
- * theirs (headers, query, client), a fixed part for each, deeper ones counted as a fixed part.
- */
-function shallowBytes(value: unknown, depth = 0): number {
+/** About what a value takes in the heap: its strings' and Buffers' lengths, a fixed part for each value. */
+function valueBytes(value: unknown, depth: number): number {
   if (typeof value === "string") return 16 + value.length;
   if (typeof value !== "object" || value === null) return 16;
-  if (depth === 2) return 64;
+  if (Buffer.isBuffer(value)) return 96 + value.length;
+  // Deeper than the copy goes (it left such a value to the codec): counted as a fixed part.
+  if (depth === MAX_COUNTED_DEPTH) return 64;
   let bytes = 32;
-  if (Array.isArray(value)) for (const item of value) bytes += shallowBytes(item, depth + 1);
-  else for (const key in value) bytes += key.length + shallowBytes((value as Record<string, unknown>)[key], depth + 1);
+  if (Array.isArray(value)) for (const item of value) bytes += 8 + valueBytes(item, depth + 1);
+  else for (const key in value) bytes += 8 + key.length + valueBytes((value as Record<string, unknown>)[key], depth + 1);
   return bytes;
 }
 
-/** About what a value takes written out as JSON (a Buffer as base64); rare: most payloads are kept as JSON text. */
-function textBytes(value: unknown): number {
-  try {
-    return JSON.stringify(value, (_key, inner: unknown) => (Buffer.isBuffer(inner) ? inner.toString("base64") : inner))?.length ?? 0;
-  } catch {
-    return 0;
-  }
-}
+const MAX_COUNTED_DEPTH = 64;
 
 /** A webhook event's payload without its parsed body (the values are the payload's own); undefined when it has no body. */
 function withoutBody(payload: unknown): Record<string, unknown> | undefined {

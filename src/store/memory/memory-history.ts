@@ -1,6 +1,6 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
 import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, isPast, matchesDeliveries, matchesSearch, newestFirst, worstStatus } from "../history-query";
-import { KeptEvent, runsBytes, type LinkKind } from "./memory-history-record";
+import { KeptEvent, runsBytes, snapshot, type LinkKind } from "./memory-history-record";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
 export const DEFAULT_MEMORY_HISTORY_EVENTS = 10_000;
@@ -74,7 +74,7 @@ export class MemoryHistory implements HistoryStore {
       if (q.since !== undefined && kept.receivedAt < q.since) break;
       if (q.until !== undefined && kept.receivedAt >= q.until) continue;
       if (q.source !== undefined && (kept.origin.kind !== "webhook" || kept.origin.source !== q.source)) continue;
-      if (q.search !== undefined && !matchesSearch(q.search, kept.id, kept.origin, kept.payloadNow().payload)) continue;
+      if (q.search !== undefined && !matchesSearch(q.search, kept.id, kept.origin, kept.payloadNow())) continue;
       const summary = summaryOf(kept);
       if (!matchesDeliveries(summary.deliveries, q.task, q.status)) continue;
       if (events.length === q.limit) {
@@ -94,7 +94,7 @@ export class MemoryHistory implements HistoryStore {
     const event: HistoryEvent = {
       ...summaryOf(kept),
       // A copy: what the caller does to it stays with the caller.
-      payload: kept.payloadCopy(),
+      payload: snapshot(kept.payloadNow()),
       runs: kept.runList().map((r) => r.run),
       replays: this.linked(kept.links("replays")),
       children: this.linked(kept.links("children")),
