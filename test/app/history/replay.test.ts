@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { MemoryStore, PermanentError, Queue, ReplayError, type TaskContext, type WebhookEvent } from "../../../src/index";
-import { Collector, useApps, webhook } from "../../helpers/app";
+import { Collector, sleep, useApps, webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
 import { until } from "../../helpers/wait";
 
@@ -134,7 +134,11 @@ describe("event history: replay", () => {
     app.task({ source: hook, name: "first", concurrency: 1 }, first.handler);
     app.task({ source: hook, name: "second", concurrency: 1 }, second.handler);
     await app.start();
-    for (let n = 0; n < 5; n++) await postJson(hook.url, { n });
+    // A millisecond apart: events of one millisecond are in the history's order by id, not by arrival.
+    for (let n = 0; n < 5; n++) {
+      await postJson(hook.url, { n });
+      await sleep(2);
+    }
     await first.waitFor(5);
     await second.waitFor(5);
     const result = await app.events.replay({ source: "order" }, { task: "second", ratePerSecond: 1_000 });
