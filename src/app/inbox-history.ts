@@ -1,5 +1,5 @@
 import type { RoutedEvent } from "../sources/source";
-import type { DeliveryNote, EventNote, HistoryStore } from "../store/history";
+import type { DeliveryNote, EventNote, EventOrigin, HistoryStore } from "../store/history";
 import type { Logger } from "../util/logger";
 import { redactSecretHeaders } from "../util/redact-headers";
 import type { ParserMode } from "../sources/webhook/webhook-event";
@@ -13,6 +13,8 @@ import { traceIdOf } from "./run-history";
  */
 export class InboxHistory {
   private readonly taskOfQueue: ReadonlyMap<string, string>;
+  /** One for all its notes: an engine keeps it as it is, and hands readers copies. */
+  private readonly origin: EventOrigin;
 
   constructor(
     private readonly history: HistoryStore,
@@ -24,6 +26,7 @@ export class InboxHistory {
     private readonly bodyParser: ParserMode | undefined = undefined,
   ) {
     this.taskOfQueue = new Map(subscribers.map((s) => [s.queue, s.name]));
+    this.origin = Object.freeze({ kind: "webhook", source });
   }
 
   /** Never throws (it runs in a promise callback nobody awaits): a failure is logged. */
@@ -55,7 +58,7 @@ export class InboxHistory {
     const payload = redactSecretHeaders(first.payload);
     const name = eventName(payload);
     const traceId = traceIdOf(first.traceContext);
-    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id: routed.id, origin: { kind: "webhook", source: this.source }, receivedAt: first.enqueuedAt, deliveries, payload };
+    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id: routed.id, origin: this.origin, receivedAt: first.enqueuedAt, deliveries, payload };
     if (first.raw !== undefined) {
       note.raw = first.raw;
       if (first.bodyFromRaw === true && this.parsedAsAuto(payload)) note.bodyFromRaw = true;

@@ -391,6 +391,7 @@ export class TaskRunner {
         return this.failed(message, error, run);
       }
     }
+    let valueId: string | undefined;
     if (task.emit !== undefined && result !== undefined) {
       let payload: unknown;
       try {
@@ -403,7 +404,8 @@ export class TaskRunner {
       }
       try {
         // One copy per consumer whose filter takes it, each with its consumer's ordering key.
-        const copies = this.app.copiesFor(task.emit, emitted(message.id, task.name, payload, run?.traceContext));
+        valueId = emittedId(message.id, task.name);
+        const copies = this.app.copiesFor(task.emit, emitted(valueId, payload, run?.traceContext));
         emit = emit === undefined ? copies : [...copies, ...emit];
       } catch (error) {
         // Nothing is stored with a wrong key or a failed filter: the task fails, and is retried like any failure.
@@ -418,12 +420,12 @@ export class TaskRunner {
         return this.completeFailed(message, error, run);
       }
       this.completed(message.id, result);
-      return emit === undefined || this.history === undefined ? DONE : { ...DONE, emitted: emit };
+      return emit === undefined || this.history === undefined ? DONE : { ...DONE, emitted: emit, valueId };
     }
     return store.complete(task.queue, message.id, emit).then(
       () => {
         this.completed(message.id, result);
-        return emit === undefined || this.history === undefined ? undefined : { ...DONE, emitted: emit };
+        return emit === undefined || this.history === undefined ? undefined : { ...DONE, emitted: emit, valueId };
       },
       (error: unknown) => this.completeFailed(message, error, run),
     );
@@ -490,13 +492,15 @@ export interface Settled {
   readonly retryAt?: number;
   /** What a successful run emitted (told to the history). */
   readonly emitted?: readonly EmitRecord[];
+  /** The id of the message its return value became (emittedId of the input and the task), when it returned one: the history's id for that value, not hashed twice. */
+  readonly valueId?: string;
   /** Why it failed: what the handler threw, or why its result could not be stored (told to the history). */
   readonly error?: unknown;
 }
 
 /** The message a task's result becomes; it carries the run's trace context when there is one. */
-function emitted(inputId: string, task: string, payload: unknown, traceContext: Record<string, string> | undefined): QueuedMessage {
-  const message = { id: emittedId(inputId, task), payload, attempts: 0, enqueuedAt: Date.now() };
+function emitted(id: string, payload: unknown, traceContext: Record<string, string> | undefined): QueuedMessage {
+  const message = { id, payload, attempts: 0, enqueuedAt: Date.now() };
   return traceContext === undefined ? message : { ...message, traceContext };
 }
 

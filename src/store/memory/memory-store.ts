@@ -16,13 +16,15 @@ import { DEFAULT_MEMORY_LIMITS, type StoreLimits } from "../store-limits";
 import { Fifo } from "../fifo";
 import { MemoryState, sweepExpired } from "./memory-state";
 import { QueueWatchers } from "../queue-watchers";
-import { DEFAULT_MEMORY_HISTORY_EVENTS, MemoryHistory } from "./memory-history";
+import { DEFAULT_MEMORY_HISTORY_BYTES, DEFAULT_MEMORY_HISTORY_EVENTS, MemoryHistory } from "./memory-history";
 import { MemoryPauses } from "./memory-pauses";
 import { pickGroups } from "../group-pick";
 
 export interface MemoryStoreOptions {
   /** Most events its history keeps (default 10,000): the oldest go first. */
   readonly historyMaxEvents?: number;
+  /** Most bytes of events its history keeps (default 64 MiB: raw bodies, payloads, runs' errors): the oldest go first. */
+  readonly historyMaxBytes?: number;
 }
 
 interface MemoryQueue {
@@ -61,7 +63,7 @@ export class MemoryStore implements Store {
 
   constructor(limits: Partial<StoreLimits> = {}, options: MemoryStoreOptions = {}) {
     this.limits = { ...DEFAULT_MEMORY_LIMITS, ...limits };
-    this.history = new MemoryHistory(options.historyMaxEvents ?? DEFAULT_MEMORY_HISTORY_EVENTS);
+    this.history = new MemoryHistory(options.historyMaxEvents ?? DEFAULT_MEMORY_HISTORY_EVENTS, options.historyMaxBytes ?? DEFAULT_MEMORY_HISTORY_BYTES);
     this.deadLetters = {
       list: async (queue) =>
         [...this.dead.values()].filter((l) => queue === undefined || l.queue === queue).sort((a, b) => a.diedAt - b.diedAt),
