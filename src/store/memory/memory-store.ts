@@ -15,6 +15,7 @@ import { MemoryState, sweepExpired } from "./memory-state";
 import { QueueWatchers } from "../queue-watchers";
 import { DEFAULT_MEMORY_HISTORY_EVENTS, MemoryHistory } from "./memory-history";
 import { MemoryPauses } from "./memory-pauses";
+import { ClaimedMessages } from "./claimed-messages";
 
 export interface MemoryStoreOptions {
   /** Most events its history keeps (default 10,000): the oldest go first. */
@@ -26,7 +27,7 @@ interface MemoryQueue {
   delayed: Array<{ visibleAt: number; message: QueuedMessage }>;
   /** The earliest `visibleAt` in `delayed` (Infinity when empty): a claim looks at them only from then on. */
   nextDue: number;
-  claimed: Map<string, QueuedMessage>;
+  claimed: ClaimedMessages;
   /**
    * Ordering keys with a message in the queue (ready, delayed or claimed: the key's head), each
    * with the later messages of that key, held back in arrival order until the head leaves.
@@ -234,7 +235,7 @@ export class MemoryStore implements Store {
 
   private queue(name: string): MemoryQueue {
     let q = this.queues.get(name);
-    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], nextDue: Infinity, claimed: new Map(), lines: new Map(), held: 0 }));
+    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], nextDue: Infinity, claimed: new ClaimedMessages(), lines: new Map(), held: 0 }));
     return q;
   }
 
