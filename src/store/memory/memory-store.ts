@@ -292,7 +292,7 @@ function leave(q: MemoryQueue, key: string): boolean {
 /** The next claimable message, now claimed. */
 function take(q: MemoryQueue): QueuedMessage | undefined {
   const message = q.ready.shift();
-  if (message !== undefined) q.claimed.set(message.id, message);
+  if (message !== undefined) q.claimed.add(message);
   return message;
 }
 
