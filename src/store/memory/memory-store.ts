@@ -19,6 +19,7 @@ import { QueueWatchers } from "../queue-watchers";
 import { DEFAULT_MEMORY_HISTORY_BYTES, DEFAULT_MEMORY_HISTORY_EVENTS, MemoryHistory } from "./memory-history";
 import { MemoryPauses } from "./memory-pauses";
 import { pickGroups } from "../group-pick";
+import { ClaimedMessages } from "./claimed-messages";
 
 export interface MemoryStoreOptions {
   /** Most events its history keeps (default 10,000): the oldest go first. */
@@ -32,7 +33,7 @@ interface MemoryQueue {
   delayed: Array<{ visibleAt: number; message: QueuedMessage }>;
   /** The earliest `visibleAt` in `delayed` (Infinity when empty): a claim looks at them only from then on. */
   nextDue: number;
-  claimed: Map<string, QueuedMessage>;
+  claimed: ClaimedMessages;
   /**
    * Ordering keys with a message in the queue (ready, delayed or claimed: the key's head), each
    * with the later messages of that key, held back in arrival order until the head leaves.
@@ -167,7 +168,7 @@ export class MemoryStore implements Store {
     for (const group of picked.groups) {
       for (const message of group) {
         taken.add(message);
-        q.claimed.set(message.id, message);
+        q.claimed.add(message);
       }
     }
     const rest = new Fifo<QueuedMessage>();
@@ -272,7 +273,7 @@ export class MemoryStore implements Store {
 
   private queue(name: string): MemoryQueue {
     let q = this.queues.get(name);
-    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], nextDue: Infinity, claimed: new Map(), lines: new Map(), held: 0 }));
+    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], nextDue: Infinity, claimed: new ClaimedMessages(), lines: new Map(), held: 0 }));
     return q;
   }
 
@@ -329,7 +330,7 @@ function leave(q: MemoryQueue, key: string): boolean {
 /** The next claimable message, now claimed. */
 function take(q: MemoryQueue): QueuedMessage | undefined {
   const message = q.ready.shift();
-  if (message !== undefined) q.claimed.set(message.id, message);
+  if (message !== undefined) q.claimed.add(message);
   return message;
 }
 
