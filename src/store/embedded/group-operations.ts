@@ -1,11 +1,12 @@
 import { emitList, type ClaimedGroups, type EmitRecord, type GroupRule, type QueuedMessage } from "../store";
 import { StoreRefusedError } from "../store-errors";
 import { checkStorable } from "../payload-codec";
-import { pickGroups } from "../group-pick";
+import type { GroupIndex } from "../group-index";
 import { leftJournal } from "./journal-handoff";
 import { placeKeyed } from "./key-lines";
-import { dueRange, readyRange, type Location, type ReadyKey } from "./keys";
-import type { Opened, QueueOperations } from "./queue-operations";
+import { queueDelayedRange, readyRange, type Location, type ReadyKey } from "./keys";
+import type { EmbeddedDbs } from "./lmdb-env";
+import { groupItem, type Opened, type QueueOperations } from "./queue-operations";
 import { messageRecord } from "./records";
 import { delayedAt, removeAt } from "./settle-operations";
 
@@ -15,21 +16,26 @@ export interface GroupHost {
   opened(): Opened | undefined;
 }
 
-/** A visible message and where it sits, for claiming it once picked. */
-interface Placed {
-  readonly message: QueuedMessage;
-  readonly location: Location & { readonly in: "ready" | "delayed" };
-}
+/** How often a group claim looks for messages another process (the CLI replaying a dead letter) put in the queue. */
+const FOREIGN_SCAN_MS = 10_000;
 
 /**
  * The embedded store's debounce and batch claims. A grouped message never enters the journal
- * (queue-operations.ts sends it to the B-tree), so the waiting messages of a group are the
- * queue's B-tree messages and its due retries, read here in one pass; which groups are due is
- * group-pick.ts. One process consumes the directory (consumer-lock.ts): its claims need no
- * lock of their own. What is claimed here is settled by `completeGroup`, or one by one by
- * retryLater, deadLetter and release, as single claims are.
+ * (queue-operations.ts sends it to the B-tree). The queue's group index (group-index.ts, kept by
+ * the tracker) says which groups are due; a claim reads from disk only the messages it hands
+ * out. The index is built by the queue's first group claim of an opening, from one read of the
+ * queue's messages (claims are not stored: what was claimed before a restart waits again), and
+ * kept up to date by this process's arrivals, retries, releases and settlements; what another
+ * process adds is picked up by a walk of the queue's keys every FOREIGN_SCAN_MS. One process
+ * consumes the directory (consumer-lock.ts): its claims need no lock of their own. What is
+ * claimed here is settled by `completeGroup`, or one by one by retryLater, deadLetter and
+ * release, as single claims are.
  */
 export class GroupOperations {
+  /** Messages group claims read from disk (tests check that a claim does not read the backlog). */
+  messagesRead = 0;
+  private readonly scannedAt = new Map<string, number>();
+
   constructor(
     private readonly host: GroupHost,
     private readonly ops: QueueOperations,
@@ -39,33 +45,57 @@ export class GroupOperations {
     const { dbs } = this.host.use();
     const { tracker } = this.ops;
     const now = Date.now();
-    const visible: Placed[] = [];
-    for (const { key, value } of dbs.ready.getRange(readyRange(queue, 0))) {
-      if (!tracker.claimedAt(queue, value.id)) visible.push({ message: value, location: { in: "ready", key: key as ReadyKey } });
-    }
-    for (const { key, value } of dbs.delayed.getRange(dueRange(queue, now))) {
-      if (!tracker.claimedAt(queue, value.id)) visible.push({ message: value, location: { in: "delayed", key } });
-    }
-    const busy = new Set<string>();
-    if (rule.kind === "debounce") {
-      for (const location of tracker.claimedLocations(queue)) if (location.in !== "journal") busy.add(location.groupKey ?? "");
-    }
-    const placeOf = new Map<QueuedMessage, Placed>();
-    for (const placed of visible) placeOf.set(placed.message, placed);
-    const picked = pickGroups(
-      visible.map((p) => p.message),
-      busy,
-      rule,
-      limit,
-      now,
-    );
+    let index = tracker.groupIndex(queue);
+    if (index === undefined) index = this.build(dbs, queue, now);
+    else if (now - (this.scannedAt.get(queue) ?? 0) >= FOREIGN_SCAN_MS) this.addForeign(dbs, queue, index, now);
+    const picked = index.claim(rule, limit, now);
+    const groups: QueuedMessage[][] = [];
     for (const group of picked.groups) {
-      for (const message of group) {
-        const { location } = placeOf.get(message)!;
-        tracker.claim(queue, message.id, { ...location, groupKey: message.groupKey ?? "" });
+      const messages: QueuedMessage[] = [];
+      for (const { id, groupKey, ref } of group) {
+        const message = ref.in === "ready" ? dbs.ready.get(ref.key) : ref.in === "delayed" ? dbs.delayed.get(ref.key) : undefined;
+        this.messagesRead++;
+        // Gone from the disk, or claimed one by one (a plain claim of this queue): not the index's to hand out.
+        if (message === undefined || tracker.claimedAt(queue, id) !== undefined) {
+          index.settle(id);
+          continue;
+        }
+        tracker.claim(queue, id, ref.in === "journal" ? ref : { ...ref, groupKey });
+        messages.push(message);
       }
+      if (messages.length > 0) groups.push(messages);
     }
-    return picked;
+    const { collecting, nextDueAt } = picked;
+    return nextDueAt === undefined ? { groups, collecting } : { groups, nextDueAt, collecting };
+  }
+
+  /** The queue's index, from its messages on disk: waiting ones and retries (claimed ones, if any, were claimed one by one). */
+  private build(dbs: EmbeddedDbs, queue: string, now: number): GroupIndex<Location> {
+    const { tracker } = this.ops;
+    const index = tracker.newGroupIndex(queue);
+    for (const { key, value } of dbs.ready.getRange(readyRange(queue, 0))) {
+      this.messagesRead++;
+      if (!tracker.claimedAt(queue, value.id)) index.add(groupItem(value, { in: "ready", key: key as ReadyKey }), 0, now);
+    }
+    for (const { key, value } of dbs.delayed.getRange(queueDelayedRange(queue))) {
+      this.messagesRead++;
+      if (!tracker.claimedAt(queue, value.id)) index.add(groupItem(value, { in: "delayed", key }), key[1], now);
+    }
+    this.scannedAt.set(queue, now);
+    return index;
+  }
+
+  /** Messages another process put in the queue: its keys are walked, only the unknown ones read. */
+  private addForeign(dbs: EmbeddedDbs, queue: string, index: GroupIndex<Location>, now: number): void {
+    this.scannedAt.set(queue, now);
+    const { tracker } = this.ops;
+    for (const key of dbs.ready.getKeys(readyRange(queue, 0))) {
+      const location: Location = { in: "ready", key: key as ReadyKey };
+      if (index.knows(location)) continue;
+      const value = dbs.ready.get(key);
+      this.messagesRead++;
+      if (value !== undefined && !tracker.claimedAt(queue, value.id)) index.add(groupItem(value, location), 0, now);
+    }
   }
 
   /** The group's messages leave and what its run emitted arrives, in one transaction. */

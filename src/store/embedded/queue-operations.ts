@@ -9,6 +9,7 @@ import type { EmbeddedDbs } from "./lmdb-env";
 import { embeddedQueueStats } from "./queue-stats";
 import type { PeekedQueue } from "./journal/peek-journal";
 import type { QueueTracker } from "./queue-tracker";
+import type { GroupItem } from "../group-index";
 import { messageRecord } from "./records";
 import { heldBytes, heldForm } from "./held-message";
 import { checkStorable } from "../payload-codec";
@@ -216,7 +217,7 @@ export class QueueOperations implements ClaimBook {
   async release(queue: string, ids: readonly string[]): Promise<void> {
     let any = false;
     for (const id of ids) {
-      const location = this.tracker.unclaim(queue, id);
+      const location = this.tracker.unclaim(queue, id, true);
       this.unclaimed(queue, location);
       any ||= location !== undefined;
     }
@@ -281,6 +282,9 @@ export class QueueOperations implements ClaimBook {
       this.handoffBytes += bytes;
     }
     this.tracker.rewind(queue, seq);
+    // A grouped queue's index learns of the arrival (before its first group claim, that claim reads the disk).
+    const tag = this.host.opened()?.tag;
+    if (tag !== undefined) this.tracker.groupIndex(queue)?.add(groupItem(message, { in: "ready", key: [queue, seq, tag] }));
     this.notify(queue);
   }
 
@@ -299,7 +303,7 @@ export class QueueOperations implements ClaimBook {
 
   /** A write about a claimed message failed: hand the message out again later rather than lose it. */
   abandon(queue: string, id: string): void {
-    const location = this.tracker.unclaim(queue, id);
+    const location = this.tracker.unclaim(queue, id, true);
     this.unclaimed(queue, location);
     if (location) this.notify(queue);
   }
@@ -314,6 +318,11 @@ export class QueueOperations implements ClaimBook {
   notify(queue: string): void {
     this.host.watchers.notify(queue);
   }
+}
+
+/** A message as a group index holds it: what decides its group and where it is on disk. */
+export function groupItem(message: QueuedMessage, ref: Location): GroupItem<Location> {
+  return { id: message.id, enqueuedAt: message.enqueuedAt, groupKey: message.groupKey ?? "", ref };
 }
 
 function asRefusal(error: unknown): StoreRefusedError {

@@ -1,3 +1,4 @@
+import { GroupIndex } from "../group-index";
 import type { Location } from "./keys";
 
 /**
@@ -31,9 +32,24 @@ interface QueueBook {
  */
 export class QueueTracker {
   private readonly books = new Map<string, QueueBook>();
+  /** Grouped queues' waiting messages by group key (group-operations.ts), from the first group claim of this opening on. */
+  private readonly groups = new Map<string, GroupIndex<Location>>();
 
   reset(): void {
     this.books.clear();
+    this.groups.clear();
+  }
+
+  /** The queue's group index; undefined until a group claim built it. */
+  groupIndex(queue: string): GroupIndex<Location> | undefined {
+    return this.groups.get(queue);
+  }
+
+  /** A new, empty group index for the queue, for a group claim to fill from the disk. */
+  newGroupIndex(queue: string): GroupIndex<Location> {
+    const index = new GroupIndex<Location>(locationToken);
+    this.groups.set(queue, index);
+    return index;
   }
 
   /** Records what a scan of the disk found at open. */
@@ -80,11 +96,16 @@ export class QueueTracker {
     this.book(queue).claimed.set(id, location);
   }
 
-  /** Forgets a claim; returns where the message was. */
-  unclaim(queue: string, id: string): Location | undefined {
+  /** Forgets a claim; returns where the message was. `back`: it is waiting again where it was (not settled). */
+  unclaim(queue: string, id: string, back = false): Location | undefined {
     const claimed = this.books.get(queue)?.claimed;
     const location = claimed?.get(id);
     if (location) claimed?.delete(id);
+    if (location !== undefined && location.in !== "journal" && location.groupKey !== undefined) {
+      const index = this.groups.get(queue);
+      if (back) index?.release(id);
+      else index?.settle(id);
+    }
     return location;
   }
 
@@ -144,4 +165,10 @@ export class QueueTracker {
     if (!book) this.books.set(queue, (book = { nextSeq: 1, count: 0, cursor: 0, rescanAt: 0, readyMayWait: true, dueAt: 0, claimed: new Map() }));
     return book;
   }
+}
+
+/** A message's place on disk, as the group index tells arrivals apart. */
+function locationToken(location: Location): string {
+  if (location.in === "journal") return `j\u0000${location.entryId}`;
+  return `${location.in}\u0000${location.key.slice(1).join("\u0000")}`;
 }

@@ -108,6 +108,8 @@ export class SettleOperations {
       throw error;
     }
     await leftJournal(this.host.opened()?.journal?.lane, from);
+    // A grouped message waits in its group index, invisible until visibleAt.
+    this.ops.tracker.groupIndex(queue)?.retry(message.id, { in: "delayed", key }, visibleAt);
     this.ops.tracker.delayedDueAt(queue, visibleAt);
     if (!(from && this.ops.tracker.unclaim(queue, message.id))) this.ops.tracker.adjust(queue, 1);
     if (visibleAt <= Date.now()) this.ops.notify(queue);
