@@ -16,17 +16,15 @@ export interface GroupHost {
   opened(): Opened | undefined;
 }
 
-/** How often a group claim looks for messages another process (the CLI replaying a dead letter) put in the queue. */
-const FOREIGN_SCAN_MS = 10_000;
-
 /**
  * The embedded store's debounce and batch claims. A grouped message never enters the journal
  * (queue-operations.ts sends it to the B-tree). The queue's group index (group-index.ts, kept by
  * the tracker) says which groups are due; a claim reads from disk only the messages it hands
  * out. The index is built by the queue's first group claim of an opening, from one read of the
  * queue's messages (claims are not stored: what was claimed before a restart waits again), and
- * kept up to date by this process's arrivals, retries, releases and settlements; what another
- * process adds is picked up by a walk of the queue's keys every FOREIGN_SCAN_MS. One process
+ * kept up to date by this process's arrivals, retries, releases and settlements. Another process
+ * adds messages only by replaying dead letters (the CLI): when the dead letters are fewer than
+ * this process expects, a claim walks the queue's keys for the ones it does not know. One process
  * consumes the directory (consumer-lock.ts): its claims need no lock of their own. What is
  * claimed here is settled by `completeGroup`, or one by one by retryLater, deadLetter and
  * release, as single claims are.
@@ -34,7 +32,8 @@ const FOREIGN_SCAN_MS = 10_000;
 export class GroupOperations {
   /** Messages group claims read from disk (tests check that a claim does not read the backlog). */
   messagesRead = 0;
-  private readonly scannedAt = new Map<string, number>();
+  /** The dead letters' count at the last group claim (lmdb keeps it: reading it costs no walk). */
+  private deadSeen: number | undefined;
 
   constructor(
     private readonly host: GroupHost,
@@ -45,9 +44,13 @@ export class GroupOperations {
     const { dbs } = this.host.use();
     const { tracker } = this.ops;
     const now = Date.now();
+    const dead = deadLetterCount(dbs);
+    const replayedElsewhere = this.deadSeen !== undefined && dead < this.deadSeen + tracker.deadLetterDelta;
+    this.deadSeen = dead;
+    tracker.deadLetterDelta = 0;
     let index = tracker.groupIndex(queue);
     if (index === undefined) index = this.build(dbs, queue, now);
-    else if (now - (this.scannedAt.get(queue) ?? 0) >= FOREIGN_SCAN_MS) this.addForeign(dbs, queue, index, now);
+    else if (replayedElsewhere) this.addForeign(dbs, queue, index, now);
     const picked = index.claim(rule, limit, now);
     const groups: QueuedMessage[][] = [];
     for (const group of picked.groups) {
@@ -81,15 +84,16 @@ export class GroupOperations {
       this.messagesRead++;
       if (!tracker.claimedAt(queue, value.id)) index.add(groupItem(value, { in: "delayed", key }), key[1], now);
     }
-    this.scannedAt.set(queue, now);
     return index;
   }
 
   /** Messages another process put in the queue: its keys are walked, only the unknown ones read. */
   private addForeign(dbs: EmbeddedDbs, queue: string, index: GroupIndex<Location>, now: number): void {
-    this.scannedAt.set(queue, now);
     const { tracker } = this.ops;
+    const tag = this.host.opened()?.tag;
     for (const key of dbs.ready.getKeys(readyRange(queue, 0))) {
+      // This process's own messages are known from their arrival.
+      if ((key as ReadyKey)[2] === tag) continue;
       const location: Location = { in: "ready", key: key as ReadyKey };
       if (index.knows(location)) continue;
       const value = dbs.ready.get(key);
@@ -138,4 +142,10 @@ export class GroupOperations {
     // The key's next burst (a debounce waits for its run to end) may be claimed now.
     this.ops.notify(queue);
   }
+}
+
+/** How many dead letters the store holds, as lmdb counts them (NaN if it does not say: no walk is then made). */
+function deadLetterCount(dbs: EmbeddedDbs): number {
+  const { entryCount } = dbs.dead.getStats() as { entryCount?: unknown };
+  return typeof entryCount === "number" ? entryCount : NaN;
 }

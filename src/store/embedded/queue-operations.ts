@@ -251,6 +251,7 @@ export class QueueOperations implements ClaimBook {
     if (message.orderingKey !== undefined) claimable = placeKeyed(dbs, [queue, seq, tag], message, (above) => this.seqAbove(queue, above));
     else void dbs.ready.put([queue, seq, tag], record);
     return () => {
+      this.tracker.deadLetterDelta--;
       this.tracker.adjust(queue, 1);
       if (claimable) this.inserted(queue, seq, record);
     };

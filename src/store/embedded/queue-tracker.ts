@@ -32,11 +32,17 @@ interface QueueBook {
  */
 export class QueueTracker {
   private readonly books = new Map<string, QueueBook>();
+  /**
+   * Dead letters this process added minus those it replayed, since a group claim last read the
+   * dead letters' count: a count lower than that says another process replayed (or purged) some.
+   */
+  deadLetterDelta = 0;
   /** Grouped queues' waiting messages by group key (group-operations.ts), from the first group claim of this opening on. */
   private readonly groups = new Map<string, GroupIndex<Location>>();
 
   reset(): void {
     this.books.clear();
+    this.deadLetterDelta = 0;
     this.groups.clear();
   }
 

@@ -136,6 +136,7 @@ export class SettleOperations {
       this.ops.abandon(queue, id);
       throw error;
     }
+    this.ops.tracker.deadLetterDelta++;
     await leftJournal(this.host.opened()?.journal?.lane, from);
     if (from && this.ops.tracker.unclaim(queue, id)) this.ops.tracker.adjust(queue, -1);
     if (promoted) this.promoted(queue, promoted);

@@ -74,4 +74,24 @@ describe("EmbeddedStore group claims", function () {
     expect(last.collecting).to.equal(1);
     expect(await again.depth("q")).to.equal(3);
   });
+
+  it("picks up a dead letter another process (the CLI) replayed into a grouped queue while the app runs", async () => {
+    const dir = join(fixture.tempDir(), "data");
+    const app = await fixture.openStore({ dir });
+    const now = Date.now();
+    const rule: GroupRule = { kind: "batch", maxSize: 3, maxWaitMs: 60_000 };
+    await app.enqueue("q", grouped("dead", "k", now - 3));
+    const [[dead]] = (await app.claimGroups("q", { kind: "batch", maxSize: 1, maxWaitMs: 0 }, 1)).groups as [[QueuedMessage]];
+    await app.deadLetter({ queue: "q", task: "t", message: dead, error: "e", attempts: 1, diedAt: 1 });
+    await app.enqueue("q", grouped("live", "k", now - 2));
+    expect((await app.claimGroups("q", rule, 5)).collecting).to.equal(1);
+
+    const cli = await fixture.openStore({ dir, consumer: false });
+    expect(await cli.deadLetters.replay("dead")).to.equal(true);
+    await fixture.closeStore(cli);
+    await app.enqueue("q", grouped("last", "k", now - 1));
+    const claimed = await app.claimGroups("q", rule, 5);
+    expect(claimed.groups.map(ids)).to.deep.equal([["dead", "live", "last"]]);
+    expect(claimed.collecting).to.equal(0);
+  });
 });
