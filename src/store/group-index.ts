@@ -56,8 +56,8 @@ export class GroupIndex<R> {
   private readonly claimed = new Map<string, Slot<R>>();
   private readonly delayed = new MinHeap<{ readonly visibleAt: number; readonly slot: Slot<R> }>((a, b) => a.visibleAt < b.visibleAt);
   private readonly due = new MinHeap<DueEntry<R>>((a, b) => a.at < b.at);
-  /** Where each message is stored, for engines that may be told twice of one arrival. */
-  private readonly known = new Set<string>();
+  /** Where each message is stored (tokenOf: a writer and a number), for engines that may be told twice of one arrival. */
+  private readonly known = new Map<string, Set<number>>();
   private rule: GroupRule | undefined;
   private visibleCount = 0;
   private nextOrder = 0;
@@ -65,7 +65,7 @@ export class GroupIndex<R> {
   steps = 0;
 
   /** `tokenOf` names a message's place (the embedded store's key); an arrival whose place is already known is ignored. */
-  constructor(private readonly tokenOf?: (ref: R) => string) {}
+  constructor(private readonly tokenOf?: (ref: R) => readonly [string, number]) {}
 
   /** Messages visible (not claimed, not delayed). */
   get visible(): number {
@@ -85,11 +85,15 @@ export class GroupIndex<R> {
   /** A message arrives, visible from `visibleAt` (0: now). False when its place was known already. */
   add(item: GroupItem<R>, visibleAt = 0, now = Date.now()): boolean {
     if (this.tokenOf) {
-      const token = this.tokenOf(item.ref);
-      if (this.known.has(token)) return false;
-      this.known.add(token);
+      const [writer, n] = this.tokenOf(item.ref);
+      let numbers = this.known.get(writer);
+      if (numbers === undefined) this.known.set(writer, (numbers = new Set()));
+      if (numbers.has(n)) return false;
+      numbers.add(n);
     }
-    const slot = { item, order: this.nextOrder++ };
+    // One string per key, however many messages decoded their own copy of it.
+    const line = this.lines.get(item.groupKey);
+    const slot = { item: line === undefined ? item : { ...item, groupKey: line.key }, order: this.nextOrder++ };
     if (visibleAt > now) this.delayed.push({ visibleAt, slot });
     else this.show(slot);
     return true;
@@ -97,7 +101,9 @@ export class GroupIndex<R> {
 
   /** Whether the index holds a message stored at `ref` (engines with a `tokenOf`). */
   knows(ref: R): boolean {
-    return this.tokenOf !== undefined && this.known.has(this.tokenOf(ref));
+    if (this.tokenOf === undefined) return false;
+    const [writer, n] = this.tokenOf(ref);
+    return this.known.get(writer)?.has(n) === true;
   }
 
   /** A claimed message is done (completed or dead): it leaves. Returns it, or undefined when it was not claimed here. */
@@ -105,7 +111,10 @@ export class GroupIndex<R> {
     const slot = this.claimed.get(id);
     if (slot === undefined) return undefined;
     this.claimed.delete(id);
-    if (this.tokenOf) this.known.delete(this.tokenOf(slot.item.ref));
+    if (this.tokenOf) {
+      const [writer, n] = this.tokenOf(slot.item.ref);
+      this.known.get(writer)?.delete(n);
+    }
     const line = this.lines.get(slot.item.groupKey)!;
     line.claimed--;
     this.touch(line);

@@ -65,7 +65,7 @@ describe("GroupIndex", () => {
   });
 
   it("ignores an arrival whose place it knows already (an engine told twice)", () => {
-    const index = new GroupIndex<string>((ref) => ref);
+    const index = new GroupIndex<string>((ref) => ["w", Number(ref.slice(1))]);
     expect(index.add(item("m1", "", 1))).to.equal(true);
     expect(index.add(item("m1", "", 1))).to.equal(false);
     expect(index.knows("m1")).to.equal(true);
@@ -90,5 +90,18 @@ describe("MemoryStore group claims", () => {
     expect((await store.claimGroups("q", { kind: "batch", maxSize: 100_000, maxWaitMs: 3_600_000 }, 1)).collecting).to.equal(50_000 - 101 * 100);
     expect(await store.depth("q")).to.equal(50_000 - 100 * 100); // the first group is still claimed
     expect((await store.stats("q")).waiting).to.equal(50_000 - 101 * 100);
+  });
+
+  it("hand out an event emitted with a delay into a grouped queue once its time comes", async () => {
+    const store = new MemoryStore();
+    const now = Date.now();
+    const rule: GroupRule = { kind: "batch", maxSize: 1, maxWaitMs: 0 };
+    await store.enqueue("in", { id: "input", payload: 0, attempts: 0, enqueuedAt: now, groupKey: "" });
+    const [[input]] = (await store.claimGroups("in", rule, 1)).groups;
+    await store.completeGroup("in", [input!.id], { queue: "grouped", message: { id: "later", payload: 1, attempts: 0, enqueuedAt: now, groupKey: "k", runAt: Date.now() + 150 } });
+    expect((await store.claimGroups("grouped", rule, 1)).groups).to.deep.equal([]);
+    expect((await store.stats("grouped")).delayed).to.equal(1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await store.claimGroups("grouped", rule, 1)).groups.map((g) => g.map((m) => m.id))).to.deep.equal([["later"]]);
   });
 });

@@ -34,6 +34,7 @@ export class GroupOperations {
   messagesRead = 0;
   /** The dead letters' count at the last group claim (lmdb keeps it: reading it costs no walk). */
   private deadSeen: number | undefined;
+  private readonly tags = new Map<string, string>();
 
   constructor(
     private readonly host: GroupHost,
@@ -78,13 +79,20 @@ export class GroupOperations {
     const index = tracker.newGroupIndex(queue);
     for (const { key, value } of dbs.ready.getRange(readyRange(queue, 0))) {
       this.messagesRead++;
-      if (!tracker.claimedAt(queue, value.id)) index.add(groupItem(value, { in: "ready", key: key as ReadyKey }), 0, now);
+      if (!tracker.claimedAt(queue, value.id)) index.add(groupItem(value, { in: "ready", key: this.shared(queue, key as ReadyKey) }), 0, now);
     }
     for (const { key, value } of dbs.delayed.getRange(queueDelayedRange(queue))) {
       this.messagesRead++;
       if (!tracker.claimedAt(queue, value.id)) index.add(groupItem(value, { in: "delayed", key }), key[1], now);
     }
     return index;
+  }
+
+  /** The key with the queue's name and its writer tag shared by every message (each decoded key has its own copies). */
+  private shared(queue: string, [, seq, writer]: ReadyKey): ReadyKey {
+    let tag = this.tags.get(writer);
+    if (tag === undefined) this.tags.set(writer, (tag = writer));
+    return [queue, seq, tag];
   }
 
   /** Messages another process put in the queue: its keys are walked, only the unknown ones read. */
@@ -94,7 +102,7 @@ export class GroupOperations {
     for (const key of dbs.ready.getKeys(readyRange(queue, 0))) {
       // This process's own messages are known from their arrival.
       if ((key as ReadyKey)[2] === tag) continue;
-      const location: Location = { in: "ready", key: key as ReadyKey };
+      const location: Location = { in: "ready", key: this.shared(queue, key as ReadyKey) };
       if (index.knows(location)) continue;
       const value = dbs.ready.get(key);
       this.messagesRead++;
@@ -137,7 +145,7 @@ export class GroupOperations {
     }
     for (const e of emitted) {
       if (e.claimable) this.ops.inserted(e.queue, e.key[1], e.message);
-      else if (e.message.runAt !== undefined) tracker.delayedDueAt(e.queue, e.message.runAt);
+      else if (e.message.runAt !== undefined) this.ops.delayedInserted(e.queue, delayedAt(e.key, e.message.runAt), e.message);
     }
     // The key's next burst (a debounce waits for its run to end) may be claimed now.
     this.ops.notify(queue);

@@ -4,7 +4,7 @@ import type { QueueWatchers } from "../queue-watchers";
 import type { DiskRoom } from "./disk-room";
 import { laneClaimer, type ClaimBook, type OpenedJournal } from "./journal-handoff";
 import { placeKeyed } from "./key-lines";
-import { dueRange, laterRange, readyRange, type Location, type ReadyKey } from "./keys";
+import { dueRange, laterRange, readyRange, type DelayedKey, type Location, type ReadyKey } from "./keys";
 import type { EmbeddedDbs } from "./lmdb-env";
 import { embeddedQueueStats } from "./queue-stats";
 import type { PeekedQueue } from "./journal/peek-journal";
@@ -287,6 +287,12 @@ export class QueueOperations implements ClaimBook {
     const tag = this.host.opened()?.tag;
     if (tag !== undefined) this.tracker.groupIndex(queue)?.add(groupItem(message, { in: "ready", key: [queue, seq, tag] }));
     this.notify(queue);
+  }
+
+  /** A committed message waits in `delayed` until its time: claims look there from then on, and a grouped queue's index holds it. */
+  delayedInserted(queue: string, key: DelayedKey, message: QueuedMessage): void {
+    this.tracker.delayedDueAt(queue, key[1]);
+    this.tracker.groupIndex(queue)?.add(groupItem(message, { in: "delayed", key }), key[1]);
   }
 
   /** Messages and bytes the hand-off holds (for tests and the docs' memory figures). */

@@ -174,7 +174,8 @@ export class QueueTracker {
 }
 
 /** A message's place on disk, as the group index tells arrivals apart. */
-function locationToken(location: Location): string {
-  if (location.in === "journal") return `j\u0000${location.entryId}`;
-  return `${location.in}\u0000${location.key.slice(1).join("\u0000")}`;
+function locationToken(location: Location): readonly [string, number] {
+  if (location.in === "journal") return ["journal", location.entryId];
+  // Sequence numbers are unique per writer tag within a queue, ready and delayed alike.
+  return location.in === "ready" ? [location.key[2], location.key[1]] : [location.key[3], location.key[2]];
 }

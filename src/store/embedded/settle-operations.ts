@@ -80,7 +80,7 @@ export class SettleOperations {
     if (promoted) this.promoted(queue, promoted);
     for (const e of emitted) {
       if (e.claimable) this.ops.inserted(e.queue, e.key[1], e.message);
-      else if (e.message.runAt !== undefined) this.ops.tracker.delayedDueAt(e.queue, e.message.runAt);
+      else if (e.message.runAt !== undefined) this.ops.delayedInserted(e.queue, delayedAt(e.key, e.message.runAt), e.message);
     }
   }
 

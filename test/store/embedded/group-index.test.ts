@@ -94,4 +94,17 @@ describe("EmbeddedStore group claims", function () {
     expect(claimed.groups.map(ids)).to.deep.equal([["dead", "live", "last"]]);
     expect(claimed.collecting).to.equal(0);
   });
+
+  it("hands out an event emitted with a delay into a grouped queue once its time comes", async () => {
+    const store = await fixture.openStore({ dir: join(fixture.tempDir(), "data") });
+    const now = Date.now();
+    const rule: GroupRule = { kind: "batch", maxSize: 1, maxWaitMs: 0 };
+    await store.enqueue("in", grouped("input", "", now));
+    await store.claimGroups("grouped", rule, 1); // the grouped queue's index exists before the emit
+    const [[input]] = (await store.claimGroups("in", rule, 1)).groups as [[QueuedMessage]];
+    await store.completeGroup("in", [input.id], { queue: "grouped", message: { ...grouped("later", "k", now), runAt: Date.now() + 150 } });
+    expect((await store.claimGroups("grouped", rule, 1)).groups).to.deep.equal([]);
+    await sleep(200);
+    expect((await store.claimGroups("grouped", rule, 1)).groups.map(ids)).to.deep.equal([["later"]]);
+  });
 });
