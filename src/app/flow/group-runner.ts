@@ -20,8 +20,10 @@ const POLL_MS = 1_000;
 
 /**
  * Least time between two claims, and how many times the last claim's own duration must pass
- * before the next: a group claim looks at every waiting event of the queue, and arrivals (which
- * can only fill a batch) must not have it run after each request.
+ * before the next. On PostgreSQL a group claim counts every waiting event of the queue, and
+ * arrivals (which can only fill a batch) must not have it run after each request; on the memory
+ * and embedded stores a claim costs what it hands out (group-index.ts), so this only groups the
+ * arrivals of a few milliseconds into one claim.
  */
 const MIN_CLAIM_GAP_MS = 10;
 const CLAIM_GAP_FACTOR = 2;
