@@ -98,6 +98,9 @@ describe("PostgresStore", function () {
       await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN group_key`);
       await pool.query(`DROP INDEX "${schema}".history_events_by_first_task, "${schema}".history_events_by_tasks`);
       await pool.query(`CREATE INDEX history_events_by_task ON "${schema}".history_events USING gin (tasks)`);
+      await pool.query(`DROP INDEX "${schema}".history_events_by_time, "${schema}".history_events_by_source`);
+      await pool.query(`CREATE INDEX history_events_by_time ON "${schema}".history_events (received_at, id)`);
+      await pool.query(`CREATE INDEX history_events_by_source ON "${schema}".history_events (source, received_at, id) WHERE source IS NOT NULL`);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 3`);
       expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([4, 5]);
       const store = await open({ schema });
@@ -112,7 +115,7 @@ describe("PostgresStore", function () {
       expect(groups.map(ids)).to.deep.equal([["dead", "keyless"], ["grouped"]]);
     });
 
-    it("migrates a history of version 4 (one GIN index on tasks) in place: its events keep their task filter", async () => {
+    it("migrates a history of version 4 (its first indexes) in place: its events keep their order, pages and filters", async () => {
       const schema = fixture.schema();
       const first = await open({ schema });
       const at = Date.now() - 10_000;
@@ -120,7 +123,8 @@ describe("PostgresStore", function () {
         first.history.noteEvent({ id, origin: { kind: "queue", queue: "q" }, receivedAt: at + offset, deliveries: tasks.map((task) => ({ task, queue: "q", messageId: `${id}@${task}` })), payload: { id } });
       event("one", ["a"], 1);
       event("two", ["b", "a"], 2);
-      event("none", [], 3);
+      // Two events of one millisecond: ordered by id, a page's cursor between them.
+      event("none", [], 2);
       event("other", ["c"], 4);
       await first.history.flush();
       await first.close();
@@ -129,6 +133,9 @@ describe("PostgresStore", function () {
       // Back to version 4, as the previous release left it, with its events.
       await pool.query(`DROP INDEX "${schema}".history_events_by_first_task, "${schema}".history_events_by_tasks`);
       await pool.query(`CREATE INDEX history_events_by_task ON "${schema}".history_events USING gin (tasks)`);
+      await pool.query(`DROP INDEX "${schema}".history_events_by_time, "${schema}".history_events_by_source`);
+      await pool.query(`CREATE INDEX history_events_by_time ON "${schema}".history_events (received_at, id)`);
+      await pool.query(`CREATE INDEX history_events_by_source ON "${schema}".history_events (source, received_at, id) WHERE source IS NOT NULL`);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 4`);
       expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([5]);
       const indexes = await pool.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'history_events_by_%task%' ORDER BY 1`, [schema]);
@@ -139,6 +146,11 @@ describe("PostgresStore", function () {
       expect(await listed("b")).to.deep.equal(["two"]);
       expect(await listed("c")).to.deep.equal(["other"]);
       expect(await listed("d")).to.deep.equal([]);
+      const page = await store.history.list({ limit: 2 });
+      expect(page.events.map((e) => e.id)).to.deep.equal(["other", "two"]);
+      expect((await store.history.list({ limit: 2, cursor: page.next })).events.map((e) => e.id)).to.deep.equal(["none", "one"]);
+      const byTime = await pool.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'history_events_by_time'`, [schema]);
+      expect(byTime.rows[0].indexdef).to.match(/\(received_at\)$/);
     });
 
     it("finds an event by any of its tasks through the task indexes, without walking the history", async () => {
