@@ -46,6 +46,15 @@ describe("PostgresStore", function () {
   }
 
   describe("schema and migrations", () => {
+    /** The history's indexes as versions 2 to 4 made them (migration 5 replaces them). */
+    async function historyIndexesOfVersion4(pool: pg.Pool, schema: string): Promise<void> {
+      const events = `"${schema}".history_events`;
+      await pool.query(`DROP INDEX "${schema}".history_events_by_first_task, "${schema}".history_events_by_tasks, "${schema}".history_events_by_time, "${schema}".history_events_by_source`);
+      await pool.query(`CREATE INDEX history_events_by_task ON ${events} USING gin (tasks)`);
+      await pool.query(`CREATE INDEX history_events_by_time ON ${events} (received_at, id)`);
+      await pool.query(`CREATE INDEX history_events_by_source ON ${events} (source, received_at, id) WHERE source IS NOT NULL`);
+    }
+
     it("creates its tables in its own schema and records the migration once, however often it opens", async () => {
       const schema = fixture.schema();
       const first = await open({ schema });
@@ -96,11 +105,7 @@ describe("PostgresStore", function () {
       await pool.query(`DROP FUNCTION "${schema}".claim_groups`);
       await pool.query(`ALTER TABLE "${schema}".messages DROP COLUMN group_key`);
       await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN group_key`);
-      await pool.query(`DROP INDEX "${schema}".history_events_by_first_task, "${schema}".history_events_by_tasks`);
-      await pool.query(`CREATE INDEX history_events_by_task ON "${schema}".history_events USING gin (tasks)`);
-      await pool.query(`DROP INDEX "${schema}".history_events_by_time, "${schema}".history_events_by_source`);
-      await pool.query(`CREATE INDEX history_events_by_time ON "${schema}".history_events (received_at, id)`);
-      await pool.query(`CREATE INDEX history_events_by_source ON "${schema}".history_events (source, received_at, id) WHERE source IS NOT NULL`);
+      await historyIndexesOfVersion4(pool, schema);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 3`);
       expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([4, 5]);
       const store = await open({ schema });
@@ -131,11 +136,7 @@ describe("PostgresStore", function () {
       const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL });
       pools.push(pool);
       // Back to version 4, as the previous release left it, with its events.
-      await pool.query(`DROP INDEX "${schema}".history_events_by_first_task, "${schema}".history_events_by_tasks`);
-      await pool.query(`CREATE INDEX history_events_by_task ON "${schema}".history_events USING gin (tasks)`);
-      await pool.query(`DROP INDEX "${schema}".history_events_by_time, "${schema}".history_events_by_source`);
-      await pool.query(`CREATE INDEX history_events_by_time ON "${schema}".history_events (received_at, id)`);
-      await pool.query(`CREATE INDEX history_events_by_source ON "${schema}".history_events (source, received_at, id) WHERE source IS NOT NULL`);
+      await historyIndexesOfVersion4(pool, schema);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 4`);
       expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([5]);
       const indexes = await pool.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'history_events_by_%task%' ORDER BY 1`, [schema]);
