@@ -5,6 +5,8 @@ import { handedOnForm } from "../store/payload-codec";
 import type { BulkReplayResult, ReplayResult } from "./events-api";
 import { copyId } from "./fan-out";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
+import { withFlowKeys } from "./flow/flow-keys";
+import type { TaskFlow } from "./flow/flow-options";
 import { withGroupKey, type TaskGroup } from "./flow/group-options";
 
 /**
@@ -29,6 +31,8 @@ export interface ReplayCopyTarget {
   readonly sharesEvents: boolean;
   /** Known when the app is: a replay then gets the key the task gives it now. */
   readonly orderingKey?: OrderingKeyFn<never> | undefined;
+  /** A task's shared flow limits: its copy is counted in its concurrency and rate groups, as an arriving event is. */
+  readonly flow?: TaskFlow | undefined;
   /** A debounced or batched task's grouping: its copy needs its group key, or no claim hands it out. */
   readonly group?: TaskGroup | undefined;
 }
@@ -53,6 +57,7 @@ export async function queueReplay(store: Store, history: HistoryStore, event: Hi
       const orderingKey = computeOrderingKey(target.orderingKey, payload, target.name);
       if (orderingKey !== undefined) message = { ...message, orderingKey };
     }
+    if (target.flow !== undefined) message = withFlowKeys(target.flow, message, payload, target.name);
     if (target.group !== undefined) message = withGroupKey(target.group, message, payload, target.name);
     copies.push({ queue: target.queue, message });
     deliveries.push({ task: target.name, queue: target.queue, messageId: message.id });

@@ -48,6 +48,24 @@ describe("event history: replay", () => {
     expect(got.count).to.equal(3);
   });
 
+  it("gives a replay the task's concurrency and rate keys, as an arriving event gets them", async () => {
+    const app = newApp();
+    const hook = webhook({ path: "/limited" });
+    const got = new Collector<WebhookEvent<{ shop: string }>>();
+    app.task<WebhookEvent<{ shop: string }>>(
+      { source: hook, name: "limited", concurrency: { limit: 1, key: (event) => event.body.shop }, rateLimit: { limit: 100, periodMs: 1_000, key: (event) => `r-${event.body.shop}` } },
+      got.handler,
+    );
+    await app.start();
+    const id = (await postJson(hook.url, { shop: "a" })).json<{ id: string }>().id;
+    await got.waitFor(1);
+    await app.pause("limited");
+    const replay = await app.events.replay(id);
+    const [queue] = await app.store.queueNames();
+    const [queued] = await app.store.claim(queue!, 10);
+    expect(queued).to.deep.include({ id: replay.id, concurrencyKey: "a", rateKey: "r-a" });
+  });
+
   it("replays a fanned-out event to every task, or to the one named", async () => {
     const app = newApp();
     const hook = webhook({ path: "/fan" });
