@@ -142,6 +142,7 @@ export class AppHistory {
         input: task.input,
         sharesEvents: source !== undefined ? subscribers.length > 1 : task.input !== undefined && registry.consumersOf(task.input).length > 1,
         orderingKey: task.orderingKey,
+        accepts: task.accepts,
         group: task.group,
       });
     }

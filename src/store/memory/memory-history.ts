@@ -1,7 +1,7 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
 import { handedOnForm } from "../payload-codec";
 import { parseBody } from "../../sources/webhook/parse-body";
-import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, isPast, matchesDeliveries, matchesSearch, newestFirst, worstStatus } from "../history-query";
+import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, eventStatus, isPast, matchesSearch, matchesStatus, newestFirst } from "../history-query";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
 export const DEFAULT_MEMORY_HISTORY_EVENTS = 10_000;
@@ -69,7 +69,7 @@ export class MemoryHistory implements HistoryStore {
       if (q.source !== undefined && (note.origin.kind !== "webhook" || note.origin.source !== q.source)) continue;
       if (q.search !== undefined && !matchesSearch(q.search, note.id, note.origin, payloadOf(note))) continue;
       const summary = this.summary(note);
-      if (!matchesDeliveries(summary.deliveries, q.task, q.status)) continue;
+      if (!matchesStatus(summary, q.task, q.status)) continue;
       if (events.length === q.limit) {
         const last = events[events.length - 1];
         next = encodeCursor(last);
@@ -223,7 +223,7 @@ export class MemoryHistory implements HistoryStore {
       id: note.id,
       origin: note.origin,
       receivedAt: note.receivedAt,
-      status: worstStatus(deliveries.map((d) => d.status)),
+      status: eventStatus(note.origin, deliveries),
       deliveries,
     };
     if (note.name !== undefined) summary.name = note.name;
