@@ -113,7 +113,7 @@ export class EventHistory implements EventsApi {
       }
     });
     if (targets.length > 0) return targets;
-    const tasks = onSource.length === 0 ? "no task of this app is on it" : `none of its tasks (${onSource.map((t) => `"${t.name}"`).join(", ")}) takes it now`;
+    const tasks = onSource.length === 0 ? `this app has no task on ${describeOrigin(origin)}` : `none of the tasks on ${describeOrigin(origin)} (${onSource.map((t) => `"${t.name}"`).join(", ")}) takes it now`;
     throw new ReplayError(`cannot replay event "${event.id}": it was unrouted (no task took it), and ${tasks}; add a task whose on and filter take it, or name one with { task }`);
   }
 
