@@ -87,7 +87,10 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
     case "bulk-replay": {
       const rate = request.ratePerSecond ?? DEFAULT_REPLAY_RATE;
       const { task } = request;
-      const result = await replayEach(history, request.filter, {
+      // --task names the events' task, and so narrows the filter; unrouted events have none: it only names where they go.
+      const { task: _target, ...untasked } = request.filter;
+      const query = request.filter.status === "unrouted" ? untasked : request.filter;
+      const result = await replayEach(history, query, {
         dryRun: request.dryRun,
         ratePerSecond: rate,
         // Unrouted events (--status unrouted) were handed to no task: with --task, each goes to it (its source checked per event).
