@@ -5,22 +5,13 @@ import { join } from "node:path";
 import { CoreApp, MemoryStore, ReplayError, silentLogger, WebhookSource, type CoreAppOptions, type WebhookEvent } from "../../../src/index";
 import { Collector, sleep, useApps, webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
-import { recordingLogger, until, type LogLine } from "../../helpers/wait";
+import { recordingLogger, rejection, until, type LogLine } from "../../helpers/wait";
 import { PostgresFixture } from "../../store/postgres/postgres-fixture";
 
 type Kind = { kind: string; n?: number };
 const kindOf = (e: WebhookEvent) => (e.body as Kind).kind;
 type Engine = "memory" | "embedded" | "postgres";
 const UNROUTED = { accepted: true, routed: false };
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a rejection");
-}
 
 /** The first value `get` gives that is not undefined, within 5 s. */
 async function eventually<T>(get: () => Promise<T | undefined>): Promise<T> {
