@@ -1,5 +1,5 @@
 import type { RoutedEvent } from "../sources/source";
-import type { DeliveryNote, EventNote, HistoryStore } from "../store/history";
+import type { DeliveryNote, EventNote, EventOrigin, HistoryStore } from "../store/history";
 import type { QueuedMessage } from "../store/store";
 import type { Logger } from "../util/logger";
 import { redactSecretHeaders } from "../util/redact-headers";
@@ -14,6 +14,8 @@ import { traceIdOf } from "./run-history";
  */
 export class InboxHistory {
   private readonly taskOfQueue: ReadonlyMap<string, string>;
+  /** One for all its notes: an engine keeps it as it is, and hands readers copies. */
+  private readonly origin: EventOrigin;
 
   constructor(
     private readonly history: HistoryStore,
@@ -25,6 +27,7 @@ export class InboxHistory {
     private readonly bodyParser: ParserMode | undefined = undefined,
   ) {
     this.taskOfQueue = new Map(subscribers.map((s) => [s.queue, s.name]));
+    this.origin = Object.freeze({ kind: "webhook", source });
   }
 
   /** Never throws (it runs in a promise callback nobody awaits): a failure is logged. */
@@ -69,7 +72,7 @@ export class InboxHistory {
     const payload = redactSecretHeaders(first.payload);
     const name = eventName(payload);
     const traceId = traceIdOf(first.traceContext);
-    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id, origin: { kind: "webhook", source: this.source }, receivedAt: first.enqueuedAt, deliveries, payload };
+    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id, origin: this.origin, receivedAt: first.enqueuedAt, deliveries, payload };
     if (first.raw !== undefined) {
       note.raw = first.raw;
       if (first.bodyFromRaw === true && this.parsedAsAuto(payload)) note.bodyFromRaw = true;

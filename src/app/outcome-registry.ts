@@ -42,7 +42,8 @@ export class OutcomeRegistry {
 
   /** Whether settling `id` would tell anyone: callers skip building the outcome when not. */
   awaits(id: string): boolean {
-    return this.observers.size > 0 || this.waiters.has(id);
+    // Most apps have no waiter at all: the id is not hashed then.
+    return this.observers.size > 0 || (this.waiters.size > 0 && this.waiters.has(id));
   }
 
   settle(id: string, outcome: DeliveryOutcome): boolean {

@@ -1,8 +1,16 @@
 import { performance } from "node:perf_hooks";
 
-/** What a deadline list needs of a run: when it started (performance.now() milliseconds). */
+/**
+ * What a deadline list needs of a run: when it started (performance.now() milliseconds), and
+ * two links the list sets (a run is in one list at most).
+ */
 export interface TimedRun {
   readonly started: number;
+  /** The list's links: the run started before and after this one (undefined at either end). */
+  deadlinePrev: TimedRun | undefined;
+  deadlineNext: TimedRun | undefined;
+  /** True while the list tracks the run. */
+  deadlineTracked: boolean;
 }
 
 /**
@@ -10,10 +18,17 @@ export interface TimedRun {
  * (a run-to-run cost on the hot path). Every run of a task has the same timeout, so runs kept
  * in start order expire in that order: the timer waits for the oldest run still going, and when
  * it fires it expires what is due and waits again for the new oldest.
+ *
+ * The runs are linked through their own fields rather than kept in a Set: a Set with an entry
+ * added and removed per run replaces its hash table again and again, and V8 links each
+ * replaced table to the next one; once one of them reached the old generation it kept every
+ * later table, and the events they referenced, alive through minor collections (every event
+ * was copied twice and promoted, then freed only by a full collection).
  */
 export class RunDeadlines<R extends TimedRun> {
-  /** Runs still going, in start order (a Set iterates in insertion order). */
-  private readonly runs = new Set<R>();
+  /** The oldest run still going and the newest. */
+  private head: R | undefined;
+  private tail: R | undefined;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -23,13 +38,28 @@ export class RunDeadlines<R extends TimedRun> {
   ) {}
 
   add(run: R): void {
-    this.runs.add(run);
+    run.deadlinePrev = this.tail;
+    run.deadlineNext = undefined;
+    run.deadlineTracked = true;
+    if (this.tail === undefined) this.head = run;
+    else this.tail.deadlineNext = run;
+    this.tail = run;
     if (this.timer === undefined) this.arm(this.timeoutMs);
   }
 
   /** The run ended: true when it was still tracked, false when it had expired already. */
   delete(run: R): boolean {
-    return this.runs.delete(run);
+    if (!run.deadlineTracked) return false;
+    const prev = run.deadlinePrev as R | undefined;
+    const next = run.deadlineNext as R | undefined;
+    if (prev === undefined) this.head = next;
+    else prev.deadlineNext = next;
+    if (next === undefined) this.tail = prev;
+    else next.deadlinePrev = prev;
+    // Unlinked for good: a finished run must not keep the runs around it alive.
+    run.deadlinePrev = run.deadlineNext = undefined;
+    run.deadlineTracked = false;
+    return true;
   }
 
   private arm(ms: number): void {
@@ -42,10 +72,10 @@ export class RunDeadlines<R extends TimedRun> {
   private readonly check = (): void => {
     this.timer = undefined;
     const now = performance.now();
-    for (const run of this.runs) {
+    for (let run = this.head; run !== undefined; run = this.head) {
       const due = run.started + this.timeoutMs;
       if (due > now) return this.arm(Math.max(1, Math.ceil(due - now)));
-      this.runs.delete(run);
+      this.delete(run);
       this.expire(run);
     }
   };

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { DeliveryNote, DeliveryStatus, EventNote, HistoryStore, RunError, RunRecord } from "../store/history";
+import type { DeliveryNote, DeliveryStatus, EventNote, EventOrigin, HistoryStore, RunError, RunRecord } from "../store/history";
 import type { EmitRecord, QueuedMessage } from "../store/store";
 import { redactSecretHeaders } from "../util/redact-headers";
 import type { Logger } from "../util/logger";
@@ -16,6 +16,8 @@ const STATUS_AFTER: Readonly<Record<Settled["next"], DeliveryStatus>> = { done: 
  */
 export class RunHistory {
   private readonly copySuffix: string;
+  /** Of the values it emits, one for all their notes. */
+  private readonly emitOrigin: EventOrigin | undefined;
 
   constructor(
     private readonly history: HistoryStore,
@@ -29,6 +31,7 @@ export class RunHistory {
     private readonly logger: Logger,
   ) {
     this.copySuffix = `@${task}`;
+    this.emitOrigin = emitQueue === undefined ? undefined : Object.freeze({ kind: "queue", queue: emitQueue });
   }
 
   /** The history id of the event a message of this task's queue is a copy of. */
@@ -70,11 +73,11 @@ export class RunHistory {
     if (settled.outcome !== "success") record.error = runError(error);
     if (emitted !== undefined && emitted.length > 0) record.emitted = emitted.map((e) => e.message.id);
     this.history.noteRun({ eventId, run: record, status: STATUS_AFTER[settled.next] });
-    if (emitted !== undefined && emitted.length > 0 && this.emitQueue !== undefined) this.noteEmitted(emittedId(message.id, this.task), eventId, emitted, this.emitQueue);
+    if (emitted !== undefined && emitted.length > 0 && this.emitOrigin !== undefined) this.noteEmitted(settled.valueId ?? emittedId(message.id, this.task), eventId, emitted, this.emitOrigin);
   }
 
   /** The emitted value, as an event of its queue: one note for all its copies. */
-  private noteEmitted(id: string, parentId: string, copies: readonly EmitRecord[], queue: string): void {
+  private noteEmitted(id: string, parentId: string, copies: readonly EmitRecord[], origin: EventOrigin): void {
     const first = copies[0].message;
     const deliveries: DeliveryNote[] = [];
     for (const copy of copies) {
@@ -83,7 +86,7 @@ export class RunHistory {
       if (task !== undefined) deliveries.push({ task, queue: copy.queue, messageId: copy.message.id });
     }
     // An emitted value may carry its input's headers on: they are redacted as a webhook event's are.
-    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id, origin: { kind: "queue", queue }, receivedAt: first.enqueuedAt, deliveries, payload: redactSecretHeaders(first.payload), parentId };
+    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id, origin, receivedAt: first.enqueuedAt, deliveries, payload: redactSecretHeaders(first.payload), parentId };
     const traceId = traceIdOf(first.traceContext);
     if (traceId !== undefined) note.traceId = traceId;
     this.history.noteEvent(note);

@@ -8,11 +8,15 @@ import { eventIdOfCopy } from "./fan-out";
 import { safeLogger } from "./safe-logger";
 import type { RegisteredTask } from "./task-registry";
 import type { Settled } from "./task-runner";
+import type { TimedRun } from "./run-deadlines";
 
 /** What the runner keeps about one run: its timing, its span, its logger. A class: one allocation per run. */
-export class RunObservation {
+export class RunObservation implements TimedRun {
   /** performance.now() when the run started (its timeout counts from here). */
-  readonly started = performance.now();
+  readonly started: number;
+  deadlinePrev: TimedRun | undefined = undefined;
+  deadlineNext: TimedRun | undefined = undefined;
+  deadlineTracked = false;
   private handlerEnded: number | undefined;
   private childLogger: Logger | undefined;
   private readonly traced: StartedSpan | undefined;
@@ -22,7 +26,10 @@ export class RunObservation {
     readonly message: QueuedMessage,
     tracing: boolean,
     private readonly observer?: AppObserver,
+    /** performance.now() at the start; the runs one claim starts share one reading of the clock. */
+    started = performance.now(),
   ) {
+    this.started = started;
     this.traced = tracing ? startTaskSpan(task.name, task.queue, message, message.attempts + 1) : undefined;
     // Undefined unless the debug delivery log is on: one property read per run otherwise.
     observer?.onTaskStart?.({ task: task.name, queue: task.queue, eventId: message.id, attempt: message.attempts + 1 });

@@ -1,4 +1,5 @@
 import { hash } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { StoreRefusedError } from "../store/store-errors";
 import { handedOnForm } from "../store/payload-codec";
@@ -81,6 +82,8 @@ export class TaskRunner {
   private rateTimerAt = 0;
   /** Claimed messages the gate may hold before the runner stops claiming. */
   private readonly maxGateHeld: number;
+  /** Whether anything reads a run's duration (the history, the observer's onTaskRun). */
+  private readonly timesRuns: boolean;
 
   constructor(
     private readonly task: RegisteredTask,
@@ -101,6 +104,7 @@ export class TaskRunner {
     this.gate = flow !== undefined && !store.enforcesFlow ? new FlowGate(flow, () => this.wake()) : undefined;
     this.claimFlow = flow !== undefined && store.enforcesFlow ? claimFlow(flow, (at) => this.wakeAt(at)) : undefined;
     this.maxGateHeld = Math.max(1_000, task.concurrency * 64);
+    this.timesRuns = history !== undefined || observer?.onTaskRun !== undefined;
   }
 
   get flow(): RegisteredTask["flow"] {
@@ -240,7 +244,8 @@ export class TaskRunner {
       this.wanted = false;
       const asked = this.task.concurrency - this.inFlight;
       if (this.gate !== undefined && this.gate.ready.length > 0) {
-        for (let i = 0; i < asked && this.gate.ready.length > 0; i++) this.run(this.gate.ready.shift()!);
+        const now = performance.now();
+        for (let i = 0; i < asked && this.gate.ready.length > 0; i++) this.run(this.gate.ready.shift()!, now);
         continue;
       }
       // A gate full of held-back messages (a few keys with long backlogs) stops claiming until they drain.
@@ -254,7 +259,8 @@ export class TaskRunner {
       // A short batch means an empty queue, unless something arrived while the claim was out.
       this.mayHaveMore = batch.length === asked || this.signals !== signals;
       this.claimedThisTurn += batch.length;
-      for (const message of this.gate === undefined ? batch : this.gate.admit(batch)) this.run(message);
+      const now = batch.length === 0 ? 0 : performance.now();
+      for (const message of this.gate === undefined ? batch : this.gate.admit(batch)) this.run(message, now);
     }
   }
 
@@ -265,6 +271,8 @@ export class TaskRunner {
   private fillNow(): void {
     if (this.paused || this.store.failure !== undefined || (this.pausedUntil !== 0 && Date.now() < this.pausedUntil)) return;
     const { store, task } = this;
+    // The runs started here share one reading of the clock (their timeouts count from it).
+    let now = -1;
     try {
       while (!this.stopping && !this.paused && this.mayHaveMore && this.inFlight < task.concurrency && this.recording < this.maxRecording) {
         this.wanted = false;
@@ -274,14 +282,15 @@ export class TaskRunner {
           return;
         }
         this.claimedThisTurn++;
-        this.run(message);
+        if (now === -1) now = performance.now();
+        this.run(message, now);
       }
     } catch (error) {
       this.logger.error({ err: error }, "cannot claim work from the store");
     }
   }
 
-  private run(claimed: QueuedMessage): void {
+  private run(claimed: QueuedMessage, now: number): void {
     if (claimed.attempts >= this.task.retry.attempts) {
       // Its attempts were all used by runs that never reported back (their process died or
       // stalled and the lease was taken back): running it again may take this process down too.
@@ -300,7 +309,7 @@ export class TaskRunner {
     }
     this.inFlight++;
     const { task } = this;
-    const run = new RunObservation(task, message, this.tracing, this.observer);
+    const run = new RunObservation(task, message, this.tracing, this.observer, now);
     this.deadlines.add(run);
     let pending: Promise<unknown>;
     const ctx = new RunContext(this.app, task, message, run);
@@ -319,7 +328,8 @@ export class TaskRunner {
   private handlerDone(run: RunObservation, ok: boolean, value: unknown, emits: readonly PendingEmit[] | undefined): void {
     // Once timed out, the abandoned handler's late result or failure settles nothing.
     if (!this.deadlines.delete(run)) return;
-    run.handlerDone();
+    // The end of the handler is read only by those told of the run's duration.
+    if (this.timesRuns) run.handlerDone();
     this.inFlight--;
     this.gate?.finished(run.message);
     this.record(run.message, ok, value, run, emits);
@@ -391,6 +401,7 @@ export class TaskRunner {
         return this.failed(message, error, run);
       }
     }
+    let valueId: string | undefined;
     if (task.emit !== undefined && result !== undefined) {
       let payload: unknown;
       try {
@@ -403,7 +414,8 @@ export class TaskRunner {
       }
       try {
         // One copy per consumer whose filter takes it, each with its consumer's ordering key.
-        const copies = this.app.copiesFor(task.emit, emitted(message.id, task.name, payload, run?.traceContext));
+        valueId = emittedId(message.id, task.name);
+        const copies = this.app.copiesFor(task.emit, emitted(valueId, payload, run?.traceContext));
         emit = emit === undefined ? copies : [...copies, ...emit];
       } catch (error) {
         // Nothing is stored with a wrong key or a failed filter: the task fails, and is retried like any failure.
@@ -418,12 +430,12 @@ export class TaskRunner {
         return this.completeFailed(message, error, run);
       }
       this.completed(message.id, result);
-      return emit === undefined || this.history === undefined ? DONE : { ...DONE, emitted: emit };
+      return emit === undefined || this.history === undefined ? DONE : { ...DONE, emitted: emit, valueId };
     }
     return store.complete(task.queue, message.id, emit).then(
       () => {
         this.completed(message.id, result);
-        return emit === undefined || this.history === undefined ? undefined : { ...DONE, emitted: emit };
+        return emit === undefined || this.history === undefined ? undefined : { ...DONE, emitted: emit, valueId };
       },
       (error: unknown) => this.completeFailed(message, error, run),
     );
@@ -490,13 +502,15 @@ export interface Settled {
   readonly retryAt?: number;
   /** What a successful run emitted (told to the history). */
   readonly emitted?: readonly EmitRecord[];
+  /** The id of the message its return value became (emittedId of the input and the task), when it returned one: the history's id for that value, not hashed twice. */
+  readonly valueId?: string;
   /** Why it failed: what the handler threw, or why its result could not be stored (told to the history). */
   readonly error?: unknown;
 }
 
 /** The message a task's result becomes; it carries the run's trace context when there is one. */
-function emitted(inputId: string, task: string, payload: unknown, traceContext: Record<string, string> | undefined): QueuedMessage {
-  const message = { id: emittedId(inputId, task), payload, attempts: 0, enqueuedAt: Date.now() };
+function emitted(id: string, payload: unknown, traceContext: Record<string, string> | undefined): QueuedMessage {
+  const message = { id, payload, attempts: 0, enqueuedAt: Date.now() };
   return traceContext === undefined ? message : { ...message, traceContext };
 }
 

@@ -74,3 +74,91 @@ describe("MemoryStore history order", () => {
     }
   });
 });
+
+describe("MemoryStore history order: batches", () => {
+  it("places batches of events, many in each millisecond with ids in no order, as a full sort would", async () => {
+    const store = new MemoryStore({}, { historyMaxEvents: 5_000 });
+    await store.open();
+    try {
+      const noted: Array<{ id: string; receivedAt: number }> = [];
+      let seed = 7;
+      const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+      for (let i = 0; i < 3_000; i++) {
+        // Mostly in order, a few milliseconds late now and then, about 40 events per millisecond.
+        const receivedAt = 1_000 + Math.floor(i / 40) - (random() < 0.1 ? Math.floor(random() * 5) : 0);
+        const id = `e${Math.floor(random() * 1e9).toString(36)}-${i}`;
+        noted.push({ id, receivedAt });
+        store.history.noteEvent({ id, origin: { kind: "webhook", source: "s" }, receivedAt, deliveries: [], payload: {} });
+        if (random() < 0.02) await new Promise((r) => setImmediate(r));
+      }
+      const expected = noted
+        .sort((a, b) => b.receivedAt - a.receivedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+        .map((e) => e.id);
+      const listed: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await store.history.list({ limit: 500, cursor });
+        listed.push(...page.events.map((e) => e.id));
+        cursor = page.next;
+      } while (cursor !== undefined);
+      expect(listed).to.deep.equal(expected);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe("MemoryStore history bound: bytes", () => {
+  const webhook = (id: string, receivedAt: number, bytes: number) => ({
+    id,
+    origin: { kind: "webhook" as const, source: "s" },
+    receivedAt,
+    deliveries: [{ task: "t", queue: "webhook:t", messageId: id }],
+    payload: { body: { text: "x".repeat(bytes) }, headers: { "content-type": "application/json" } },
+    raw: Buffer.from(JSON.stringify({ text: "x".repeat(bytes) })),
+    bodyFromRaw: true as const,
+  });
+
+  it("keeps at most about maxBytes of events, dropping the oldest in the background, whatever the count", async () => {
+    const store = new MemoryStore({}, { historyMaxEvents: 10_000, historyMaxBytes: 1_000_000 });
+    await store.open();
+    try {
+      // 200 events of about 20 KB: 4 MB, four times the bound, far below the count.
+      for (let i = 0; i < 200; i++) {
+        store.history.noteEvent(webhook(`big${i}`, 1_000 + i, 20_000));
+        if (i % 10 === 9) await new Promise((r) => setImmediate(r));
+      }
+      await store.history.flush();
+      const { events, bytes } = await store.history.size();
+      expect(bytes).to.be.at.most(1_000_000).and.above(800_000);
+      expect(events).to.be.above(30).and.below(60);
+      const newest = await store.history.get("big199");
+      expect((newest!.payload as { body: { text: string } }).body.text).to.have.length(20_000);
+      expect(await store.history.get("big0")).to.equal(undefined);
+      expect((await store.history.list({ limit: 500 })).events.map((e) => e.id).at(-1)).to.equal(`big${200 - events}`);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("counts runs' errors in the bound, and keeps the newest event even when it alone is larger", async () => {
+    const store = new MemoryStore({}, { historyMaxEvents: 10_000, historyMaxBytes: 100_000 });
+    await store.open();
+    try {
+      store.history.noteEvent(webhook("small", 1_000, 10));
+      await store.history.flush();
+      const before = (await store.history.size()).bytes;
+      const error = { type: "Error", message: "boom", stack: "Error: boom\n" + "    at handler (app.js:1:1)\n".repeat(100) };
+      store.history.noteRun({ eventId: "small", run: { task: "t", attempt: 1, startedAt: 1_000, durationMs: 1, outcome: "retry", error }, status: "failed" });
+      await store.history.flush();
+      expect((await store.history.size()).bytes - before).to.be.above(error.stack.length);
+      store.history.noteEvent(webhook("huge", 2_000, 300_000));
+      await store.history.flush();
+      expect((await store.history.size()).events).to.equal(1);
+      expect(await store.history.get("small")).to.equal(undefined);
+      expect((await store.history.get("huge"))!.raw!.length).to.be.above(300_000);
+    } finally {
+      await store.close();
+    }
+  });
+});

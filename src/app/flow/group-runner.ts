@@ -9,7 +9,7 @@ import type { RunHistory } from "../run-history";
 import { TaskTimeoutError } from "../task-timeout";
 import { RunObservation } from "../run-observation";
 import { RunContext } from "../run-context";
-import { RunDeadlines } from "../run-deadlines";
+import { RunDeadlines, type TimedRun } from "../run-deadlines";
 import { revived } from "../dead-letter-message";
 import type { Settled } from "../task-runner";
 import type { PendingEmit } from "./run-emits";
@@ -20,18 +20,18 @@ const POLL_MS = 1_000;
 
 /**
  * Least time between two claims, and how many times the last claim's own duration must pass
- * before the next: a group claim looks at every waiting event of the queue, and arrivals (which
- * can only fill a batch) must not have it run after each request.
+ * before the next. On PostgreSQL a group claim counts every waiting event of the queue, and
+ * arrivals (which can only fill a batch) must not have it run after each request; on the memory
+ * and embedded stores a claim costs what it hands out (group-index.ts), so this only groups the
+ * arrivals of a few milliseconds into one claim.
  */
 const MIN_CLAIM_GAP_MS = 10;
 const CLAIM_GAP_FACTOR = 2;
 
 /** A group's run: its messages (oldest first) and the observation of the run, made for its newest. */
-interface GroupRun {
+interface GroupRun extends TimedRun {
   readonly messages: readonly QueuedMessage[];
   readonly observation: RunObservation;
-  /** performance.now() at the start, for RunDeadlines. */
-  readonly started: number;
   readonly ctx: RunContext;
 }
 
@@ -237,7 +237,7 @@ export class GroupRunner {
     const payloads = messages.map((m) => m.payload);
     const observation = new RunObservation(task, newest, this.parts.tracing === true, this.parts.observer);
     const ctx = new RunContext(this.parts.app, task, newest, observation, payloads);
-    const run: GroupRun = { messages, observation, started: observation.started, ctx };
+    const run: GroupRun = { messages, observation, started: observation.started, ctx, deadlinePrev: undefined, deadlineNext: undefined, deadlineTracked: false };
     this.inFlight++;
     this.deadlines.add(run);
     let pending: Promise<unknown>;

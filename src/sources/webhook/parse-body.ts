@@ -25,14 +25,15 @@ export class BodyParseError extends Error {
  * `maxDepth` is refused (`body_too_deep`); bodies read back from the store pass no limit.
  */
 export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | undefined, maxDepth = Infinity): unknown {
-  const effective = mode === "auto" ? modeFor(contentType) : mode;
+  if (contentType !== undefined && contentType !== seenType) see(contentType);
+  const effective = mode !== "auto" ? mode : contentType === undefined ? "raw" : seenMode;
   if (effective === "raw") return raw;
   if (raw.length === 0) return null;
-  const charset = contentType === undefined ? undefined : charsetOf(contentType);
+  const charset = contentType === undefined ? undefined : seenCharset;
   const text = decode(raw, charset, effective);
   switch (effective) {
     case "json":
-      if (maxDepth !== Infinity && (isUtf8Name(charset) ? utf8JsonNestsDeeperThan(raw, maxDepth) : jsonNestsDeeperThan(text, maxDepth))) throw new BodyParseError(400, "body_too_deep", `the JSON body nests deeper than ${maxDepth} levels`);
+      if (nestsTooDeep(raw, text, charset, maxDepth)) throw new BodyParseError(400, "body_too_deep", `the JSON body nests deeper than ${maxDepth} levels`);
       try {
         return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       } catch (error) {
@@ -49,6 +50,29 @@ export function parseBody(mode: ParserMode, raw: Buffer, contentType: string | u
     default:
       return text;
   }
+}
+
+/**
+ * The last Content-Type parsed and what it says: senders send the same header with every
+ * delivery, so it is read once, not per request.
+ */
+let seenType: string | undefined;
+let seenMode: Exclude<ParserMode, "auto"> = "raw";
+let seenCharset: string | undefined;
+
+function see(contentType: string): void {
+  seenMode = modeFor(contentType);
+  seenCharset = charsetOf(contentType);
+  seenType = contentType;
+}
+
+/**
+ * Whether the JSON nests deeper than `maxDepth`. Nesting that deep takes more than `maxDepth`
+ * opening brackets, one character each: a shorter body is not scanned.
+ */
+function nestsTooDeep(raw: Buffer, text: string, charset: string | undefined, maxDepth: number): boolean {
+  if (isUtf8Name(charset)) return raw.length > maxDepth && utf8JsonNestsDeeperThan(raw, maxDepth);
+  return text.length > maxDepth && jsonNestsDeeperThan(text, maxDepth);
 }
 
 export function modeFor(contentType: string | undefined): Exclude<ParserMode, "auto"> {

@@ -287,6 +287,11 @@ export class EmbeddedStore implements Store {
     return this.queues.stats(queue);
   }
 
+  /** Messages group claims read from disk since this store was made (for tests: a claim reads what it hands out, not the backlog). */
+  get groupMessagesRead(): number {
+    return this.grouping.messagesRead;
+  }
+
   queueNames(): Promise<string[]> {
     return this.queues.queueNames();
   }

@@ -45,6 +45,11 @@ export function dueRange(queue: string, now: number): { start: [string]; end: [s
   return { start: [queue], end: [queue, now, Infinity] };
 }
 
+/** Range of all a queue's retries, visible or not. */
+export function queueDelayedRange(queue: string): { start: [string]; end: [string, number] } {
+  return { start: [queue], end: [queue, Infinity] };
+}
+
 /** Range of a queue's retries not yet visible at `now`, the earliest first (one is enough). */
 export function laterRange(queue: string, now: number): { start: [string, number, number]; end: [string, number]; limit: number } {
   return { start: [queue, now, Infinity], end: [queue, Infinity], limit: 1 };

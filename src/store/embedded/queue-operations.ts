@@ -4,11 +4,12 @@ import type { QueueWatchers } from "../queue-watchers";
 import type { DiskRoom } from "./disk-room";
 import { laneClaimer, type ClaimBook, type OpenedJournal } from "./journal-handoff";
 import { placeKeyed } from "./key-lines";
-import { dueRange, laterRange, readyRange, type Location, type ReadyKey } from "./keys";
+import { dueRange, laterRange, readyRange, type DelayedKey, type Location, type ReadyKey } from "./keys";
 import type { EmbeddedDbs } from "./lmdb-env";
 import { embeddedQueueStats } from "./queue-stats";
 import type { PeekedQueue } from "./journal/peek-journal";
 import type { QueueTracker } from "./queue-tracker";
+import type { GroupItem } from "../group-index";
 import { messageRecord } from "./records";
 import { heldBytes, heldForm } from "./held-message";
 import { checkStorable } from "../payload-codec";
@@ -216,7 +217,7 @@ export class QueueOperations implements ClaimBook {
   async release(queue: string, ids: readonly string[]): Promise<void> {
     let any = false;
     for (const id of ids) {
-      const location = this.tracker.unclaim(queue, id);
+      const location = this.tracker.unclaim(queue, id, true);
       this.unclaimed(queue, location);
       any ||= location !== undefined;
     }
@@ -250,6 +251,7 @@ export class QueueOperations implements ClaimBook {
     if (message.orderingKey !== undefined) claimable = placeKeyed(dbs, [queue, seq, tag], message, (above) => this.seqAbove(queue, above));
     else void dbs.ready.put([queue, seq, tag], record);
     return () => {
+      this.tracker.deadLetterDelta--;
       this.tracker.adjust(queue, 1);
       if (claimable) this.inserted(queue, seq, record);
     };
@@ -281,7 +283,16 @@ export class QueueOperations implements ClaimBook {
       this.handoffBytes += bytes;
     }
     this.tracker.rewind(queue, seq);
+    // A grouped queue's index learns of the arrival (before its first group claim, that claim reads the disk).
+    const tag = this.host.opened()?.tag;
+    if (tag !== undefined) this.tracker.groupIndex(queue)?.add(groupItem(message, { in: "ready", key: [queue, seq, tag] }));
     this.notify(queue);
+  }
+
+  /** A committed message waits in `delayed` until its time: claims look there from then on, and a grouped queue's index holds it. */
+  delayedInserted(queue: string, key: DelayedKey, message: QueuedMessage): void {
+    this.tracker.delayedDueAt(queue, key[1]);
+    this.tracker.groupIndex(queue)?.add(groupItem(message, { in: "delayed", key }), key[1]);
   }
 
   /** Messages and bytes the hand-off holds (for tests and the docs' memory figures). */
@@ -299,7 +310,7 @@ export class QueueOperations implements ClaimBook {
 
   /** A write about a claimed message failed: hand the message out again later rather than lose it. */
   abandon(queue: string, id: string): void {
-    const location = this.tracker.unclaim(queue, id);
+    const location = this.tracker.unclaim(queue, id, true);
     this.unclaimed(queue, location);
     if (location) this.notify(queue);
   }
@@ -314,6 +325,11 @@ export class QueueOperations implements ClaimBook {
   notify(queue: string): void {
     this.host.watchers.notify(queue);
   }
+}
+
+/** A message as a group index holds it: what decides its group and where it is on disk. */
+export function groupItem(message: QueuedMessage, ref: Location): GroupItem<Location> {
+  return { id: message.id, enqueuedAt: message.enqueuedAt, groupKey: message.groupKey ?? "", ref };
 }
 
 function asRefusal(error: unknown): StoreRefusedError {

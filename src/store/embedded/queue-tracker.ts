@@ -1,3 +1,4 @@
+import { GroupIndex } from "../group-index";
 import type { Location } from "./keys";
 
 /**
@@ -31,9 +32,30 @@ interface QueueBook {
  */
 export class QueueTracker {
   private readonly books = new Map<string, QueueBook>();
+  /**
+   * Dead letters this process added minus those it replayed, since a group claim last read the
+   * dead letters' count: a count lower than that says another process replayed (or purged) some.
+   */
+  deadLetterDelta = 0;
+  /** Grouped queues' waiting messages by group key (group-operations.ts), from the first group claim of this opening on. */
+  private readonly groups = new Map<string, GroupIndex<Location>>();
 
   reset(): void {
     this.books.clear();
+    this.deadLetterDelta = 0;
+    this.groups.clear();
+  }
+
+  /** The queue's group index; undefined until a group claim built it. */
+  groupIndex(queue: string): GroupIndex<Location> | undefined {
+    return this.groups.get(queue);
+  }
+
+  /** A new, empty group index for the queue, for a group claim to fill from the disk. */
+  newGroupIndex(queue: string): GroupIndex<Location> {
+    const index = new GroupIndex<Location>(locationToken);
+    this.groups.set(queue, index);
+    return index;
   }
 
   /** Records what a scan of the disk found at open. */
@@ -80,11 +102,16 @@ export class QueueTracker {
     this.book(queue).claimed.set(id, location);
   }
 
-  /** Forgets a claim; returns where the message was. */
-  unclaim(queue: string, id: string): Location | undefined {
+  /** Forgets a claim; returns where the message was. `back`: it is waiting again where it was (not settled). */
+  unclaim(queue: string, id: string, back = false): Location | undefined {
     const claimed = this.books.get(queue)?.claimed;
     const location = claimed?.get(id);
     if (location) claimed?.delete(id);
+    if (location !== undefined && location.in !== "journal" && location.groupKey !== undefined) {
+      const index = this.groups.get(queue);
+      if (back) index?.release(id);
+      else index?.settle(id);
+    }
     return location;
   }
 
@@ -144,4 +171,11 @@ export class QueueTracker {
     if (!book) this.books.set(queue, (book = { nextSeq: 1, count: 0, cursor: 0, rescanAt: 0, readyMayWait: true, dueAt: 0, claimed: new Map() }));
     return book;
   }
+}
+
+/** A message's place on disk, as the group index tells arrivals apart. */
+function locationToken(location: Location): readonly [string, number] {
+  if (location.in === "journal") return ["journal", location.entryId];
+  // Sequence numbers are unique per writer tag within a queue, ready and delayed alike.
+  return location.in === "ready" ? [location.key[2], location.key[1]] : [location.key[3], location.key[2]];
 }

@@ -80,7 +80,7 @@ export class SettleOperations {
     if (promoted) this.promoted(queue, promoted);
     for (const e of emitted) {
       if (e.claimable) this.ops.inserted(e.queue, e.key[1], e.message);
-      else if (e.message.runAt !== undefined) this.ops.tracker.delayedDueAt(e.queue, e.message.runAt);
+      else if (e.message.runAt !== undefined) this.ops.delayedInserted(e.queue, delayedAt(e.key, e.message.runAt), e.message);
     }
   }
 
@@ -108,6 +108,8 @@ export class SettleOperations {
       throw error;
     }
     await leftJournal(this.host.opened()?.journal?.lane, from);
+    // A grouped message waits in its group index, invisible until visibleAt.
+    this.ops.tracker.groupIndex(queue)?.retry(message.id, { in: "delayed", key }, visibleAt);
     this.ops.tracker.delayedDueAt(queue, visibleAt);
     if (!(from && this.ops.tracker.unclaim(queue, message.id))) this.ops.tracker.adjust(queue, 1);
     if (visibleAt <= Date.now()) this.ops.notify(queue);
@@ -134,6 +136,7 @@ export class SettleOperations {
       this.ops.abandon(queue, id);
       throw error;
     }
+    this.ops.tracker.deadLetterDelta++;
     await leftJournal(this.host.opened()?.journal?.lane, from);
     if (from && this.ops.tracker.unclaim(queue, id)) this.ops.tracker.adjust(queue, -1);
     if (promoted) this.promoted(queue, promoted);

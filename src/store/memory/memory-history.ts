@@ -1,54 +1,60 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
-import { handedOnForm } from "../payload-codec";
-import { parseBody } from "../../sources/webhook/parse-body";
 import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, eventStatus, isPast, matchesSearch, matchesStatus, newestFirst } from "../history-query";
+import { KeptEvent, runsBytes, snapshot, type LinkKind } from "./memory-history-record";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
 export const DEFAULT_MEMORY_HISTORY_EVENTS = 10_000;
 
+/**
+ * Bytes of events it keeps at most unless told otherwise (raw bodies, payloads, runs' errors):
+ * 10,000 large webhooks would otherwise hold gigabytes of the heap.
+ */
+export const DEFAULT_MEMORY_HISTORY_BYTES = 64 * 1024 * 1024;
+
 /** Runs of events not held kept at least (those noted a moment before their event must wait for it). */
 const MIN_ORPHAN_RUNS = 1_000;
-
-interface Kept {
-  readonly note: EventNote;
-  /** Estimated size, computed when first asked. */
-  bytes?: number;
-}
 
 /**
  * The memory store's history. Notes are applied in the background (a turn of the event loop
  * later, in one batch), as a durable engine writes them: a request or a run never waits for
- * the history. Beyond `maxEvents` the oldest go, in that same background step.
+ * the history. Beyond `maxEvents`, or `maxBytes` of events, the oldest go, in that same
+ * background step (the newest event stays, however large).
  */
 export class MemoryHistory implements HistoryStore {
-  /** Oldest first, by receipt time then id: lists walk it from the end. */
-  private readonly ordered: Kept[] = [];
-  private readonly byId = new Map<string, Kept>();
-  /** Runs by event id, in the order noted; kept even before their event is known. */
-  private readonly runs = new Map<string, RunNote[]>();
+  /** Oldest first from `head`, by receipt time then id: lists walk it from the end. */
+  private ordered: KeptEvent[] = [];
+  /** Entries before it were dropped (the array is compacted now and then, not at each drop). */
+  private head = 0;
+  private readonly byId = new Map<string, KeptEvent>();
   /**
-   * Ids in `runs` whose event is not held, oldest first: runs noted a moment before their event,
-   * and runs of events the bound dropped before they ran (a backlog). Only the newest few are
-   * kept: the others would grow the heap past `maxEvents` until the retention cut.
+   * Runs of events not held, oldest first: runs noted a moment before their event, and runs of
+   * events the bound dropped before they ran (a backlog). Only the newest few are kept: the
+   * others would grow the heap past `maxEvents` until the retention cut.
    */
-  private readonly orphans = new Set<string>();
-  private readonly childrenOf = new Map<string, Set<string>>();
-  private readonly replaysOf = new Map<string, Set<string>>();
-  private pending: Array<EventNote | RunNote> = [];
+  private readonly orphans = new Map<string, RunNote[]>();
+  /** Links to events not held (a child or a replay noted before its parent or original, or after it went). */
+  private readonly looseChildren = new Map<string, string[]>();
+  private readonly looseReplays = new Map<string, string[]>();
+  private pendingEvents: KeptEvent[] = [];
+  private pendingRuns: RunNote[] = [];
   private scheduled: NodeJS.Immediate | undefined;
 
-  constructor(private readonly maxEvents: number = DEFAULT_MEMORY_HISTORY_EVENTS) {}
+  /** Bytes of the events held (KeptEvent.bytes, runs included). */
+  private heldBytes = 0;
+
+  constructor(
+    private readonly maxEvents: number = DEFAULT_MEMORY_HISTORY_EVENTS,
+    private readonly maxBytes: number = DEFAULT_MEMORY_HISTORY_BYTES,
+  ) {}
 
   noteEvent(note: EventNote): void {
-    // Copied now: the task that receives the same object may change it before the note is applied.
-    // A body the raw bytes give back is not copied: it is parsed from them again when read.
-    const payload = note.bodyFromRaw === true && note.raw !== undefined ? withoutBody(note.payload) : undefined;
-    this.pending.push(payload === undefined ? { ...note, payload: snapshot(note.payload), bodyFromRaw: undefined } : { ...note, payload: snapshot(payload) });
+    // The record copies the payload now; placing it among the others waits for the batch.
+    this.pendingEvents.push(new KeptEvent(note));
     this.schedule();
   }
 
   noteRun(note: RunNote): void {
-    this.pending.push(note);
+    this.pendingRuns.push(note);
     this.schedule();
   }
 
@@ -61,14 +67,15 @@ export class MemoryHistory implements HistoryStore {
     this.apply();
     const events: EventSummary[] = [];
     let next: string | undefined;
-    for (let i = this.ordered.length - 1; i >= 0; i--) {
-      const { note } = this.ordered[i];
-      if (q.after !== undefined && !isPast(note, q.after)) continue;
-      if (q.since !== undefined && note.receivedAt < q.since) break;
-      if (q.until !== undefined && note.receivedAt >= q.until) continue;
-      if (q.source !== undefined && (note.origin.kind !== "webhook" || note.origin.source !== q.source)) continue;
-      if (q.search !== undefined && !matchesSearch(q.search, note.id, note.origin, payloadOf(note))) continue;
-      const summary = this.summary(note);
+    const { ordered } = this;
+    for (let i = ordered.length - 1; i >= this.head; i--) {
+      const kept = ordered[i];
+      if (q.after !== undefined && !isPast(kept, q.after)) continue;
+      if (q.since !== undefined && kept.receivedAt < q.since) break;
+      if (q.until !== undefined && kept.receivedAt >= q.until) continue;
+      if (q.source !== undefined && (kept.origin.kind !== "webhook" || kept.origin.source !== q.source)) continue;
+      if (q.search !== undefined && !matchesSearch(q.search, kept.id, kept.origin, kept.payloadNow())) continue;
+      const summary = summaryOf(kept);
       if (!matchesStatus(summary, q.task, q.status)) continue;
       if (events.length === q.limit) {
         const last = events[events.length - 1];
@@ -84,29 +91,28 @@ export class MemoryHistory implements HistoryStore {
     this.apply();
     const kept = this.byId.get(id);
     if (kept === undefined) return undefined;
-    const { note } = kept;
-    const runs = this.runs.get(id) ?? [];
     const event: HistoryEvent = {
-      ...this.summary(note),
+      ...summaryOf(kept),
       // A copy: what the caller does to it stays with the caller.
-      payload: snapshot(payloadOf(note)),
-      runs: runs.map((r) => r.run),
-      replays: this.linked(this.replaysOf.get(id)),
-      children: this.linked(this.childrenOf.get(id)),
+      payload: snapshot(kept.payloadNow()),
+      runs: kept.runList().map((r) => r.run),
+      replays: this.linked(kept.links("replays")),
+      children: this.linked(kept.links("children")),
     };
-    const withRaw = note.raw === undefined ? event : { ...event, raw: note.raw };
-    return note.traceId === undefined ? withRaw : { ...withRaw, traceId: note.traceId };
+    const raw = kept.raw;
+    const withRaw = raw === undefined ? event : { ...event, raw };
+    return kept.traceId === undefined ? withRaw : { ...withRaw, traceId: kept.traceId };
   }
 
   async activity(since: number, bucketMs: number): Promise<ActivityRow[]> {
     this.apply();
     const rows = new Map<string, { -readonly [K in keyof ActivityRow]: ActivityRow[K] }>();
-    for (let i = this.ordered.length - 1; i >= 0; i--) {
-      const { note } = this.ordered[i];
-      if (note.receivedAt < since) break;
-      const source = note.origin.kind === "webhook" ? note.origin.source : undefined;
-      const bucketStart = bucketOf(note.receivedAt, bucketMs);
-      for (const delivery of this.summary(note).deliveries) {
+    for (let i = this.ordered.length - 1; i >= this.head; i--) {
+      const kept = this.ordered[i];
+      if (kept.receivedAt < since) break;
+      const source = kept.origin.kind === "webhook" ? kept.origin.source : undefined;
+      const bucketStart = bucketOf(kept.receivedAt, bucketMs);
+      for (const delivery of summaryOf(kept).deliveries) {
         const key = `${delivery.task}\u0000${source ?? ""}\u0000${bucketStart}`;
         let row = rows.get(key);
         if (row === undefined) {
@@ -123,26 +129,27 @@ export class MemoryHistory implements HistoryStore {
 
   async prune(before: number, maxEvents?: number): Promise<number> {
     this.apply();
-    let cut = 0;
-    while (cut < this.ordered.length && this.ordered[cut].note.receivedAt < before) cut++;
-    if (maxEvents !== undefined) cut = Math.max(cut, this.ordered.length - maxEvents);
+    let cut = this.head;
+    while (cut < this.ordered.length && this.ordered[cut].receivedAt < before) cut++;
+    cut -= this.head;
+    if (maxEvents !== undefined) cut = Math.max(cut, this.held - maxEvents);
     const removed = this.removeOldest(cut);
     // Runs whose event is gone (or never came) and that are as old as what was pruned.
-    for (const [id, runs] of this.runs) {
-      if (!this.byId.has(id) && runs.every((r) => r.run.startedAt < before)) {
-        this.runs.delete(id);
-        this.orphans.delete(id);
-      }
+    for (const [id, runs] of this.orphans) {
+      if (runs.every((r) => r.run.startedAt < before)) this.orphans.delete(id);
     }
     return removed;
   }
 
   async size(): Promise<{ events: number; bytes: number }> {
     this.apply();
-    let bytes = 0;
-    for (const kept of this.ordered) bytes += (kept.bytes ??= estimateBytes(kept.note));
-    for (const runs of this.runs.values()) for (const r of runs) bytes += 64 + (r.run.error?.stack?.length ?? r.run.error?.message.length ?? 0);
-    return { events: this.ordered.length, bytes };
+    let bytes = this.heldBytes;
+    for (const runs of this.orphans.values()) bytes += runsBytes(runs);
+    return { events: this.held, bytes };
+  }
+
+  private get held(): number {
+    return this.ordered.length - this.head;
   }
 
   private schedule(): void {
@@ -155,145 +162,181 @@ export class MemoryHistory implements HistoryStore {
 
   /** Applies the notes made so far, then drops the oldest events beyond the bound (with some slack, so it is rare). */
   private apply(): void {
-    if (this.pending.length > 0) this.applyPending();
+    if (this.pendingEvents.length > 0 || this.pendingRuns.length > 0) this.applyPending();
   }
 
   private applyPending(): void {
-    const notes = this.pending;
-    this.pending = [];
-    for (const note of notes) {
-      if ("eventId" in note) this.addRun(note);
-      else this.addEvent(note);
-    }
+    const events = this.pendingEvents;
+    const runs = this.pendingRuns;
+    this.pendingEvents = [];
+    this.pendingRuns = [];
+    // Events first: a run noted in the same batch as its event joins it at once.
+    const added: KeptEvent[] = [];
+    for (const kept of events) if (this.addEvent(kept)) added.push(kept);
+    if (added.length > 0) this.place(added);
+    for (const run of runs) this.addRun(run);
     const slack = Math.max(1, Math.floor(this.maxEvents / 10));
-    if (this.ordered.length > this.maxEvents + slack) {
-      this.removeOldest(this.ordered.length - this.maxEvents);
-    }
+    if (this.held > this.maxEvents + slack) this.removeOldest(this.held - this.maxEvents);
+    if (this.heldBytes > this.maxBytes) this.removeOldest(this.countOver(this.maxBytes - Math.floor(this.maxBytes / 10)));
     const orphansKept = Math.max(MIN_ORPHAN_RUNS, slack);
-    for (const id of this.orphans) {
-      if (this.orphans.size <= orphansKept) break;
-      this.orphans.delete(id);
-      this.runs.delete(id);
+    if (this.orphans.size > orphansKept) {
+      for (const id of this.orphans.keys()) {
+        if (this.orphans.size <= orphansKept) break;
+        this.orphans.delete(id);
+      }
     }
   }
 
-  private addEvent(note: EventNote): void {
+  /** Indexes and links a new event (placed in order by the caller); false for an id already held. */
+  private addEvent(kept: KeptEvent): boolean {
     // The first note of an id is the event; a later one (a sender's repeat stored again) adds nothing.
-    if (this.byId.has(note.id)) return;
-    const kept: Kept = { note };
-    this.byId.set(note.id, kept);
-    this.orphans.delete(note.id);
-    // In its place, found from the end: an event out of order (an emitted value in the same
-    // millisecond with a smaller id, a slow writer) is nearly always among the last few. Sorting
-    // the whole list instead, at each batch, took a third of the received path's time.
-    const { ordered } = this;
-    let at = ordered.length;
-    while (at > 0 && newestFirst(ordered[at - 1].note, note) < 0) at--;
-    if (at === ordered.length) ordered.push(kept);
-    else ordered.splice(at, 0, kept);
-    if (note.parentId !== undefined) link(this.childrenOf, note.parentId, note.id);
-    if (note.replayOf !== undefined) link(this.replaysOf, note.replayOf, note.id);
+    const { id } = kept;
+    if (this.byId.has(id)) return false;
+    this.byId.set(id, kept);
+    if (this.orphans.size > 0) {
+      const runs = this.orphans.get(id);
+      if (runs !== undefined) {
+        kept.adoptRuns(runs);
+        this.orphans.delete(id);
+      }
+    }
+    if (this.looseChildren.size > 0) adopt(kept, "children", this.looseChildren);
+    if (this.looseReplays.size > 0) adopt(kept, "replays", this.looseReplays);
+    this.heldBytes += kept.bytes;
+    if (kept.parentId !== undefined) this.link(kept.parentId, id, "children", this.looseChildren);
+    if (kept.replayOf !== undefined) this.link(kept.replayOf, id, "replays", this.looseReplays);
+    return true;
+  }
+
+  /**
+   * A batch of new events, each in its place: sorted, then merged into the list from its end.
+   * Events arrive nearly in order, but ties in a millisecond are ordered by id, which is
+   * random: walking back for each event (and splicing it in) cost more than all the rest.
+   */
+  private place(batch: KeptEvent[]): void {
+    if (batch.length > 1) batch.sort(oldestFirst);
+    const { ordered, head } = this;
+    let i = ordered.length - 1;
+    for (const kept of batch) ordered.push(kept);
+    let to = ordered.length - 1;
+    for (let j = batch.length - 1; j >= 0 && to > i; to--) {
+      if (i >= head && newer(ordered[i], batch[j])) ordered[to] = ordered[i--];
+      else ordered[to] = batch[j--];
+    }
   }
 
   private addRun(note: RunNote): void {
-    if (!this.byId.has(note.eventId)) this.orphans.add(note.eventId);
-    const runs = this.runs.get(note.eventId);
-    if (runs === undefined) this.runs.set(note.eventId, [note]);
+    const kept = this.byId.get(note.eventId);
+    if (kept !== undefined) {
+      const before = kept.bytes;
+      kept.addRun(note);
+      this.heldBytes += kept.bytes - before;
+      return;
+    }
+    const runs = this.orphans.get(note.eventId);
+    if (runs === undefined) this.orphans.set(note.eventId, [note]);
     else runs.push(note);
   }
 
-  private removeOldest(count: number): number {
-    if (count <= 0) return 0;
-    const gone = this.ordered.splice(0, count);
-    for (const { note } of gone) {
-      this.byId.delete(note.id);
-      this.runs.delete(note.id);
-      if (note.parentId !== undefined) unlink(this.childrenOf, note.parentId, note.id);
-      if (note.replayOf !== undefined) unlink(this.replaysOf, note.replayOf, note.id);
-      this.childrenOf.delete(note.id);
-      this.replaysOf.delete(note.id);
-    }
-    return gone.length;
+  private link(to: string, id: string, kind: LinkKind, loose: Map<string, string[]>): void {
+    const target = this.byId.get(to);
+    if (target === undefined) push(loose, to, id);
+    else target.link(kind, id);
   }
 
-  private summary(note: EventNote): EventSummary {
-    const runs = this.runs.get(note.id) ?? [];
-    const deliveries = note.deliveries.map((d) => deliveryView(d, runs));
-    const summary: { -readonly [K in keyof EventSummary]: EventSummary[K] } = {
-      id: note.id,
-      origin: note.origin,
-      receivedAt: note.receivedAt,
-      status: eventStatus(note.origin, deliveries),
-      deliveries,
-    };
-    if (note.name !== undefined) summary.name = note.name;
-    if (note.parentId !== undefined) summary.parentId = note.parentId;
-    if (note.replayOf !== undefined) summary.replayOf = note.replayOf;
-    return summary;
+  private unlink(from: string, id: string, kind: LinkKind, loose: Map<string, string[]>): void {
+    const target = this.byId.get(from);
+    if (target !== undefined) return target.unlink(kind, id);
+    const ids = loose.get(from);
+    if (ids === undefined) return;
+    const at = ids.indexOf(id);
+    if (at >= 0) ids.splice(at, 1);
+    if (ids.length === 0) loose.delete(from);
+  }
+
+  private removeOldest(count: number): number {
+    count = Math.min(count, this.held);
+    if (count <= 0) return 0;
+    const { ordered } = this;
+    const end = this.head + count;
+    for (let i = this.head; i < end; i++) {
+      this.byId.delete(ordered[i].id);
+      this.heldBytes -= ordered[i].bytes;
+    }
+    // Links to events going, from events staying (rare: a parent is older than its children).
+    for (let i = this.head; i < end; i++) {
+      const gone = ordered[i];
+      if (gone.parentId !== undefined) this.unlink(gone.parentId, gone.id, "children", this.looseChildren);
+      if (gone.replayOf !== undefined) this.unlink(gone.replayOf, gone.id, "replays", this.looseReplays);
+    }
+    this.head = end;
+    // Compacted once half of it is dropped entries: each event is moved about once.
+    if (this.head >= ordered.length / 2) {
+      this.ordered = ordered.slice(this.head);
+      this.head = 0;
+    } else {
+      ordered.fill(undefined as unknown as KeptEvent, end - count, end);
+    }
+    return count;
+  }
+
+  /** How many of the oldest go for the others to take at most `bytes` (the newest always stays). */
+  private countOver(bytes: number): number {
+    let over = this.heldBytes - bytes;
+    let count = 0;
+    for (let i = this.head; over > 0 && i < this.ordered.length - 1; i++, count++) over -= this.ordered[i].bytes;
+    return count;
   }
 
   /** Linked ids of events still kept, oldest first. */
-  private linked(ids: ReadonlySet<string> | undefined): string[] {
+  private linked(ids: readonly string[] | undefined): string[] {
     if (ids === undefined) return [];
-    const kept = [...ids].flatMap((id) => {
+    const kept: KeptEvent[] = [];
+    for (const id of ids) {
       const k = this.byId.get(id);
-      return k === undefined ? [] : [k.note];
-    });
-    return kept.sort((a, b) => newestFirst(b, a)).map((n) => n.id);
+      if (k !== undefined) kept.push(k);
+    }
+    return kept.sort((a, b) => newestFirst(b, a)).map((k) => k.id);
   }
 }
 
-function link(index: Map<string, Set<string>>, from: string, to: string): void {
-  let set = index.get(from);
-  if (set === undefined) index.set(from, (set = new Set()));
-  set.add(to);
+/** An event in a list, made when asked: fresh objects, so a caller's changes stay with the caller. */
+function summaryOf(kept: KeptEvent): EventSummary {
+  const runs = kept.runList();
+  const deliveries = kept.deliveries.map((d) => deliveryView(d, runs));
+  const summary: { -readonly [K in keyof EventSummary]: EventSummary[K] } = {
+    id: kept.id,
+    origin: { ...kept.origin },
+    receivedAt: kept.receivedAt,
+    status: eventStatus(kept.origin, deliveries),
+    deliveries,
+  };
+  if (kept.name !== undefined) summary.name = kept.name;
+  if (kept.parentId !== undefined) summary.parentId = kept.parentId;
+  if (kept.replayOf !== undefined) summary.replayOf = kept.replayOf;
+  return summary;
 }
 
-function unlink(index: Map<string, Set<string>>, from: string, to: string): void {
-  const set = index.get(from);
-  if (set === undefined) return;
-  set.delete(to);
-  if (set.size === 0) index.delete(from);
+/** The list's order: by receipt time, then id. */
+function oldestFirst(a: KeptEvent, b: KeptEvent): number {
+  return a.receivedAt - b.receivedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
-/** A webhook event's payload without its parsed body (kept as the raw bytes); undefined when it has none. */
-function withoutBody(payload: unknown): Record<string, unknown> | undefined {
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload) || !("body" in payload)) return undefined;
-  const { body: _fromRaw, ...rest } = payload as Record<string, unknown>;
-  return rest;
+/** Later in the list's order: received later, or in the same millisecond with a greater id. */
+function newer(a: KeptEvent, b: KeptEvent): boolean {
+  return a.receivedAt > b.receivedAt || (a.receivedAt === b.receivedAt && a.id > b.id);
 }
 
-/** The payload as noted: a body left out is parsed again from the raw bytes, as it arrived. */
-function payloadOf(note: EventNote): unknown {
-  if (note.bodyFromRaw !== true || note.raw === undefined) return note.payload;
-  const rest = note.payload as Record<string, unknown>;
-  const headers = rest.headers as Record<string, unknown> | undefined;
-  const contentType = typeof headers?.["content-type"] === "string" ? (headers["content-type"] as string) : undefined;
-  let body: unknown;
-  try {
-    body = parseBody("auto", note.raw, contentType);
-  } catch {
-    body = null; // it parsed when it came in: only a changed parser could fail here
-  }
-  return { body, ...rest };
+function push(index: Map<string, string[]>, key: string, id: string): void {
+  const ids = index.get(key);
+  if (ids === undefined) index.set(key, [id]);
+  else ids.push(id);
 }
 
-/** The payload as it is now (plain data copied in one walk, anything else through the codec); as it is when it cannot be copied. */
-function snapshot(payload: unknown): unknown {
-  try {
-    return handedOnForm(payload, "payload");
-  } catch {
-    return payload;
-  }
-}
-
-/** About what the event would take written out: its raw bytes, its payload as JSON, some overhead. */
-function estimateBytes(note: EventNote): number {
-  let payload = 0;
-  try {
-    payload = JSON.stringify(payloadOf(note), (_key, value: unknown) => (Buffer.isBuffer(value) ? value.toString("base64") : value))?.length ?? 0;
-  } catch {
-    payload = 0;
-  }
-  return 128 + (note.raw?.length ?? 0) + payload + note.deliveries.length * 64;
+/** Links noted before their target: handed to it when it comes. */
+function adopt(kept: KeptEvent, kind: LinkKind, loose: Map<string, string[]>): void {
+  const ids = loose.get(kept.id);
+  if (ids === undefined) return;
+  loose.delete(kept.id);
+  kept.adoptLinks(kind, ids);
 }

@@ -16,13 +16,16 @@ import { DEFAULT_MEMORY_LIMITS, type StoreLimits } from "../store-limits";
 import { Fifo } from "../fifo";
 import { MemoryState, sweepExpired } from "./memory-state";
 import { QueueWatchers } from "../queue-watchers";
-import { DEFAULT_MEMORY_HISTORY_EVENTS, MemoryHistory } from "./memory-history";
+import { DEFAULT_MEMORY_HISTORY_BYTES, DEFAULT_MEMORY_HISTORY_EVENTS, MemoryHistory } from "./memory-history";
 import { MemoryPauses } from "./memory-pauses";
-import { pickGroups } from "../group-pick";
+import { ClaimedMessages } from "./claimed-messages";
+import { GroupIndex } from "../group-index";
 
 export interface MemoryStoreOptions {
   /** Most events its history keeps (default 10,000): the oldest go first. */
   readonly historyMaxEvents?: number;
+  /** Most bytes of events its history keeps (default 64 MiB: raw bodies, payloads, runs' errors): the oldest go first. */
+  readonly historyMaxBytes?: number;
 }
 
 interface MemoryQueue {
@@ -30,7 +33,7 @@ interface MemoryQueue {
   delayed: Array<{ visibleAt: number; message: QueuedMessage }>;
   /** The earliest `visibleAt` in `delayed` (Infinity when empty): a claim looks at them only from then on. */
   nextDue: number;
-  claimed: Map<string, QueuedMessage>;
+  claimed: ClaimedMessages;
   /**
    * Ordering keys with a message in the queue (ready, delayed or claimed: the key's head), each
    * with the later messages of that key, held back in arrival order until the head leaves.
@@ -38,6 +41,8 @@ interface MemoryQueue {
   lines: Map<string, Fifo<QueuedMessage> | null>;
   /** Messages held back in `lines`. */
   held: number;
+  /** The messages of a debounced or batched task (with a group key), waiting and claimed, by key: never in `ready` or `delayed`. */
+  groups: GroupIndex<QueuedMessage> | undefined;
 }
 
 /**
@@ -61,7 +66,7 @@ export class MemoryStore implements Store {
 
   constructor(limits: Partial<StoreLimits> = {}, options: MemoryStoreOptions = {}) {
     this.limits = { ...DEFAULT_MEMORY_LIMITS, ...limits };
-    this.history = new MemoryHistory(options.historyMaxEvents ?? DEFAULT_MEMORY_HISTORY_EVENTS);
+    this.history = new MemoryHistory(options.historyMaxEvents ?? DEFAULT_MEMORY_HISTORY_EVENTS, options.historyMaxBytes ?? DEFAULT_MEMORY_HISTORY_BYTES);
     this.deadLetters = {
       list: async (queue) =>
         [...this.dead.values()].filter((l) => queue === undefined || l.queue === queue).sort((a, b) => a.diedAt - b.diedAt),
@@ -155,23 +160,13 @@ export class MemoryStore implements Store {
     const q = this.queues.get(queue);
     if (q === undefined) return Promise.resolve({ groups: [], collecting: 0 });
     promoteIfDue(q);
-    const busy = new Set<string>();
-    for (const message of q.claimed.values()) busy.add(message.groupKey ?? "");
-    // A debounced key whose burst waits for its retry runs nothing newer before it: the newest event runs last.
-    if (rule.kind === "debounce") for (const { message } of q.delayed) if (message.attempts > 0) busy.add(message.groupKey ?? "");
-    const picked = pickGroups(q.ready, busy, rule, limit, Date.now());
-    if (picked.groups.length === 0) return Promise.resolve(picked);
-    const taken = new Set<QueuedMessage>();
-    for (const group of picked.groups) {
-      for (const message of group) {
-        taken.add(message);
-        q.claimed.set(message.id, message);
-      }
-    }
-    const rest = new Fifo<QueuedMessage>();
-    for (const message of q.ready) if (!taken.has(message)) rest.push(message);
-    q.ready = rest;
-    return Promise.resolve(picked);
+    const index = groupIndex(q);
+    // Messages without a group key (queued before the task was grouped) are the task's group "".
+    for (let message = q.ready.shift(); message !== undefined; message = q.ready.shift()) index.add(groupItem(message));
+    const picked = index.claim(rule, limit, Date.now());
+    const groups = picked.groups.map((group) => group.map(({ ref }) => ref));
+    for (const group of groups) for (const message of group) q.claimed.add(message);
+    return Promise.resolve({ ...picked, groups });
   }
 
   /** One step, as everything here: the group's messages leave and its emits arrive together. */
@@ -203,6 +198,7 @@ export class MemoryStore implements Store {
   async retryLater(queue: string, message: QueuedMessage, visibleAt: number): Promise<void> {
     const q = this.queue(queue);
     q.claimed.delete(message.id);
+    if (q.groups?.retry(message.id, message, visibleAt)) return;
     q.delayed.push({ visibleAt, message });
     if (visibleAt < q.nextDue) q.nextDue = visibleAt;
   }
@@ -214,7 +210,7 @@ export class MemoryStore implements Store {
       const message = q.claimed.get(ids[i]);
       if (!message) continue;
       q.claimed.delete(ids[i]);
-      q.ready.unshift(message);
+      if (!q.groups?.release(ids[i])) q.ready.unshift(message);
     }
     this.notify(queue);
   }
@@ -230,6 +226,7 @@ export class MemoryStore implements Store {
     const message = q?.claimed.get(id);
     if (!q || !message) return;
     q.claimed.delete(id);
+    q.groups?.settle(id);
     if (message.orderingKey !== undefined && leave(q, message.orderingKey)) this.notify(queue);
   }
 
@@ -251,10 +248,12 @@ export class MemoryStore implements Store {
     for (const m of q.ready) oldest = Math.min(oldest, m.enqueuedAt);
     for (const { message } of q.delayed) oldest = Math.min(oldest, message.enqueuedAt);
     for (const m of q.claimed.values()) oldest = Math.min(oldest, m.enqueuedAt);
+    oldest = Math.min(oldest, q.groups?.oldestEnqueuedAt() ?? Infinity);
     const now = Date.now();
-    let delayed = 0;
+    let delayed = q.groups?.delayedAfter(now) ?? 0;
     for (const { visibleAt } of q.delayed) if (visibleAt > now) delayed++;
-    return { waiting: q.ready.length + q.delayed.length, inFlight: q.claimed.size, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters, delayed };
+    const grouped = q.groups === undefined ? 0 : q.groups.visible + q.groups.delayedCount;
+    return { waiting: q.ready.length + q.delayed.length + grouped, inFlight: q.claimed.size, oldestEnqueuedAt: oldest === Infinity ? undefined : oldest, deadLetters, delayed };
   }
 
   async queueNames(): Promise<string[]> {
@@ -270,7 +269,7 @@ export class MemoryStore implements Store {
 
   private queue(name: string): MemoryQueue {
     let q = this.queues.get(name);
-    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], nextDue: Infinity, claimed: new Map(), lines: new Map(), held: 0 }));
+    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], nextDue: Infinity, claimed: new ClaimedMessages(), lines: new Map(), held: 0, groups: undefined }));
     return q;
   }
 
@@ -283,7 +282,17 @@ export class MemoryStore implements Store {
 const DONE: Promise<void> = Promise.resolve();
 
 function size(q: MemoryQueue): number {
-  return q.ready.length + q.delayed.length + q.claimed.size + q.held;
+  // Claimed grouped messages are in `claimed` too.
+  const grouped = q.groups === undefined ? 0 : q.groups.visible + q.groups.delayedCount;
+  return q.ready.length + q.delayed.length + q.claimed.size + q.held + grouped;
+}
+
+function groupIndex(q: MemoryQueue): GroupIndex<QueuedMessage> {
+  return (q.groups ??= new GroupIndex());
+}
+
+function groupItem(message: QueuedMessage): { id: string; enqueuedAt: number; groupKey: string; ref: QueuedMessage } {
+  return { id: message.id, enqueuedAt: message.enqueuedAt, groupKey: message.groupKey ?? "", ref: message };
 }
 
 /**
@@ -291,6 +300,11 @@ function size(q: MemoryQueue): number {
  * is still in the queue; it then waits behind it. Returns whether it is claimable.
  */
 function arrive(q: MemoryQueue, message: QueuedMessage): boolean {
+  if (message.groupKey !== undefined) {
+    const now = Date.now();
+    groupIndex(q).add(groupItem(message), message.runAt ?? 0, now);
+    return message.runAt === undefined || message.runAt <= now;
+  }
   // A delayed message (ctx.emit with a delay) waits with the retries; it has no ordering key.
   if (message.runAt !== undefined && message.runAt > Date.now()) {
     q.delayed.push({ visibleAt: message.runAt, message });
@@ -327,7 +341,7 @@ function leave(q: MemoryQueue, key: string): boolean {
 /** The next claimable message, now claimed. */
 function take(q: MemoryQueue): QueuedMessage | undefined {
   const message = q.ready.shift();
-  if (message !== undefined) q.claimed.set(message.id, message);
+  if (message !== undefined) q.claimed.add(message);
   return message;
 }
 

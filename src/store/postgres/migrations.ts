@@ -2,6 +2,7 @@ import type { Logger } from "../../util/logger";
 import type { PostgresPool } from "./postgres-options";
 import { FLOW_MIGRATION } from "./flow-claim-sql";
 import { GROUP_MIGRATION } from "./group-claim-sql";
+import { HISTORY_INDEX_MIGRATION } from "./history/history-index-migration";
 
 /** One step of the schema; never edited once released, only followed by new ones. */
 interface Migration {
@@ -147,6 +148,7 @@ const MIGRATIONS: readonly Migration[] = [
   },
   { version: 3, name: "flow limits: concurrency and rate keys, rate starts, limited claims", sql: FLOW_MIGRATION },
   { version: 4, name: "debounced and batched tasks: group keys, group claims", sql: GROUP_MIGRATION },
+  { version: 5, name: "history: leaner indexes (first task, several tasks, time and source without the id)", sql: HISTORY_INDEX_MIGRATION },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -3,6 +3,8 @@ import pg from "pg";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store";
 import { LATEST_SCHEMA_VERSION, migrate } from "../../../src/store/postgres/migrations";
 import { LEASE_EXPIRED } from "../../../src/store/postgres/claim-sql";
+import { historyTables } from "../../../src/store/postgres/history/history-tables";
+import { listEventsSql } from "../../../src/store/postgres/history/list-events-sql";
 import type { PostgresPool, PostgresStoreOptions } from "../../../src/store/postgres/postgres-options";
 import type { QueuedMessage } from "../../../src/store/store";
 import { message, rejection } from "../store-conformance";
@@ -44,6 +46,15 @@ describe("PostgresStore", function () {
   }
 
   describe("schema and migrations", () => {
+    /** The history's indexes as versions 2 to 4 made them (migration 5 replaces them). */
+    async function historyIndexesOfVersion4(pool: pg.Pool, schema: string): Promise<void> {
+      const events = `"${schema}".history_events`;
+      await pool.query(`DROP INDEX "${schema}".history_events_by_first_task, "${schema}".history_events_by_tasks, "${schema}".history_events_by_time, "${schema}".history_events_by_source`);
+      await pool.query(`CREATE INDEX history_events_by_task ON ${events} USING gin (tasks)`);
+      await pool.query(`CREATE INDEX history_events_by_time ON ${events} (received_at, id)`);
+      await pool.query(`CREATE INDEX history_events_by_source ON ${events} (source, received_at, id) WHERE source IS NOT NULL`);
+    }
+
     it("creates its tables in its own schema and records the migration once, however often it opens", async () => {
       const schema = fixture.schema();
       const first = await open({ schema });
@@ -72,7 +83,7 @@ describe("PostgresStore", function () {
       await pool.query(`ALTER TABLE "${schema}".messages DROP COLUMN concurrency_key, DROP COLUMN rate_key, DROP COLUMN group_key`);
       await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN concurrency_key, DROP COLUMN rate_key, DROP COLUMN group_key`);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 1`);
-      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([2, 3, 4]);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([2, 3, 4, 5]);
       const store = await open({ schema });
       expect(ids(await store.claim("q", 10))).to.deep.equal(["kept"]);
       store.history.noteEvent({ id: "h1", origin: { kind: "queue", queue: "q" }, receivedAt: Date.now(), deliveries: [], payload: { v: 1 } });
@@ -94,8 +105,9 @@ describe("PostgresStore", function () {
       await pool.query(`DROP FUNCTION "${schema}".claim_groups`);
       await pool.query(`ALTER TABLE "${schema}".messages DROP COLUMN group_key`);
       await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN group_key`);
+      await historyIndexesOfVersion4(pool, schema);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 3`);
-      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([4]);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([4, 5]);
       const store = await open({ schema });
       const [kept] = await store.claim("q", 10);
       expect(kept).to.include({ id: "kept" });
@@ -106,6 +118,63 @@ describe("PostgresStore", function () {
       await store.enqueue("g", message("keyless", {}, { groupKey: "", enqueuedAt: Date.now() - 1_000 }));
       const { groups } = await store.claimGroups("g", { kind: "batch", maxSize: 5, maxWaitMs: 100 }, 10);
       expect(groups.map(ids)).to.deep.equal([["dead", "keyless"], ["grouped"]]);
+    });
+
+    it("migrates a history of version 4 (its first indexes) in place: its events keep their order, pages and filters", async () => {
+      const schema = fixture.schema();
+      const first = await open({ schema });
+      const at = Date.now() - 10_000;
+      const event = (id: string, tasks: string[], offset: number) =>
+        first.history.noteEvent({ id, origin: { kind: "queue", queue: "q" }, receivedAt: at + offset, deliveries: tasks.map((task) => ({ task, queue: "q", messageId: `${id}@${task}` })), payload: { id } });
+      event("one", ["a"], 1);
+      event("two", ["b", "a"], 2);
+      // Two events of one millisecond: ordered by id, a page's cursor between them.
+      event("none", [], 2);
+      event("other", ["c"], 4);
+      await first.history.flush();
+      await first.close();
+      const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL });
+      pools.push(pool);
+      // Back to version 4, as the previous release left it, with its events.
+      await historyIndexesOfVersion4(pool, schema);
+      await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 4`);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([5]);
+      const indexes = await pool.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'history_events_by_%task%' ORDER BY 1`, [schema]);
+      expect(indexes.rows.map((r) => r.indexname)).to.deep.equal(["history_events_by_first_task", "history_events_by_tasks"]);
+      const store = await open({ schema });
+      const listed = async (task: string) => (await store.history.list({ task })).events.map((e) => e.id);
+      expect(await listed("a")).to.deep.equal(["two", "one"]);
+      expect(await listed("b")).to.deep.equal(["two"]);
+      expect(await listed("c")).to.deep.equal(["other"]);
+      expect(await listed("d")).to.deep.equal([]);
+      const page = await store.history.list({ limit: 2 });
+      expect(page.events.map((e) => e.id)).to.deep.equal(["other", "two"]);
+      expect((await store.history.list({ limit: 2, cursor: page.next })).events.map((e) => e.id)).to.deep.equal(["none", "one"]);
+      const byTime = await pool.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'history_events_by_time'`, [schema]);
+      expect(byTime.rows[0].indexdef).to.match(/\(received_at\)$/);
+    });
+
+    it("finds an event by any of its tasks through the task indexes, without walking the history", async () => {
+      const schema = fixture.schema();
+      const store = await open({ schema });
+      const at = Date.now() - 10_000;
+      store.history.noteEvent({ id: "fan", origin: { kind: "queue", queue: "q" }, receivedAt: at, deliveries: [{ task: "x", queue: "q", messageId: "m1" }, { task: "y", queue: "q", messageId: "m2" }], payload: {} });
+      await store.history.flush();
+      const pool = new pg.Pool({ connectionString: TEST_POSTGRES_URL });
+      pools.push(pool);
+      // The plan the store's list would take if the history were large: no walk of the time index.
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("SET LOCAL enable_seqscan = off");
+        const { text, values } = listEventsSql(historyTables(schema), { task: "y" });
+        const plan = (await client.query({ text: `EXPLAIN (COSTS OFF) ${text}`, values })).rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
+        await client.query("ROLLBACK");
+        expect(plan).to.include("history_events_by_first_task").and.include("history_events_by_tasks");
+      } finally {
+        client.release();
+      }
+      expect((await store.history.list({ task: "y" })).events.map((e) => e.id)).to.deep.equal(["fan"]);
     });
 
     it("lets several stores open a new schema at the same moment: one migrates, the others wait and use it", async () => {

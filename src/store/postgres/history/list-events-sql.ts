@@ -9,8 +9,8 @@ export function summaryColumns(tables: HistoryTables, e: string): string {
 
 /**
  * One page of events, newest first, one more than the page so the caller knows whether there
- * is a next: the events' time index walked backwards (or the source's), or the tasks' GIN
- * index when that is cheaper. The failed and dead filters start from the runs in that state,
+ * is a next: the events' time index walked backwards (or the source's), or the task indexes
+ * when that is cheaper. The failed and dead filters start from the runs in that state,
  * which are few; the others check each event walked. Ids compare as bytes (their columns are
  * COLLATE "C"), as the other engines compare them.
  */
@@ -27,7 +27,8 @@ export function listEventsSql(tables: HistoryTables, query: HistoryQuery): { tex
   let task: string | undefined;
   if (checked.task !== undefined) {
     task = param(checked.task, "text");
-    where.push(`e.tasks @> ARRAY[${task}]`);
+    // The first task's btree, or the GIN index of events with several tasks (see the migration).
+    where.push(`(e.tasks[1] = ${task} OR (cardinality(e.tasks) > 1 AND e.tasks @> ARRAY[${task}]))`);
   }
   if (checked.source !== undefined) where.push(`e.source = ${param(checked.source, "text")}`);
   if (checked.since !== undefined) where.push(`e.received_at >= ${param(checked.since, "float8")}`);
@@ -36,8 +37,9 @@ export function listEventsSql(tables: HistoryTables, query: HistoryQuery): { tex
     where.push(`(e.received_at, e.id) < (${param(checked.after.receivedAt, "float8")}, ${param(checked.after.id, "text")})`);
   }
   if (checked.status === "unrouted") {
-    // Unrouted: a source's event stored with no tasks (a routed one always has one).
-    where.push(`e.source IS NOT NULL AND cardinality(e.tasks) = 0`);
+    // Unrouted: a source's event stored with no tasks (a routed one always has one); an empty
+    // array's first task is NULL, which the first task's btree finds.
+    where.push(`e.tasks[1] IS NULL AND e.source IS NOT NULL`);
   } else if (checked.status !== undefined) {
     // A literal (from a checked status): the partial index on failed and dead runs is then usable.
     const code = STATUS_CODES[checked.status];
