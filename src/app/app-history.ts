@@ -143,6 +143,7 @@ export class AppHistory {
         sharesEvents: source !== undefined ? subscribers.length > 1 : task.input !== undefined && registry.consumersOf(task.input).length > 1,
         orderingKey: task.orderingKey,
         flow: task.flow,
+        accepts: task.accepts,
         group: task.group,
       });
     }

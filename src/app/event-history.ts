@@ -1,4 +1,4 @@
-import type { DeliveryStatus, EventOrigin, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore } from "../store/history";
+import type { EventOrigin, EventStatus, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore } from "../store/history";
 import { checkHistoryQuery } from "../store/history-query";
 import type { Store } from "../store/store";
 import { didYouMean } from "../util/did-you-mean";
@@ -6,6 +6,7 @@ import type { Logger } from "../util/logger";
 import type { BulkReplayOptions, BulkReplayResult, EventsApi, ReplayFilter, ReplayOptions, ReplayResult } from "./events-api";
 import { DEFAULT_REPLAY_RATE, queueReplay, replayEach, ReplayError, type ReplayCopyTarget } from "./event-replay";
 import type { OrderingKeyFn } from "./ordering-key";
+import { FilterError, runFilter, type Accepts } from "./task-filter";
 
 export { DEFAULT_REPLAY_RATE, ReplayError };
 
@@ -16,6 +17,8 @@ export interface ReplayTarget extends ReplayCopyTarget {
   /** The named queue it consumes. */
   readonly input: string | undefined;
   readonly orderingKey: OrderingKeyFn<never> | undefined;
+  /** Whether it takes an event (its `on` and `filter`): how an unrouted event is routed when replayed. */
+  readonly accepts: Accepts | undefined;
 }
 
 /** What `app.events` needs of the running app. */
@@ -85,13 +88,37 @@ export class EventHistory implements EventsApi {
   }
 
   /** Stores a fresh copy (no attempts yet) for each task, then notes the replay, linked to its original. */
-  private replayEvent(history: HistoryStore, event: HistoryEvent, task: string | undefined, status?: DeliveryStatus): Promise<ReplayResult> {
-    const targets = task === undefined ? this.targetsOf(event, status) : [this.targetFor(event, task)];
+  private replayEvent(history: HistoryStore, event: HistoryEvent, task: string | undefined, status?: EventStatus): Promise<ReplayResult> {
+    const targets = task !== undefined ? [this.targetFor(event, task)] : event.status === "unrouted" ? this.routedNow(event) : this.targetsOf(event, status);
     return queueReplay(this.host.store(), history, event, targets);
   }
 
+  /**
+   * An unrouted event routed as ingest would route it now: every task on its source whose `on`
+   * and filter take it, in the order the tasks were added. None: refused, saying so.
+   */
+  private routedNow(event: HistoryEvent): ReplayTarget[] {
+    const { origin } = event;
+    const onSource: ReplayTarget[] = [];
+    for (const name of this.host.taskNames()) {
+      const target = this.host.target(name);
+      if (target !== undefined && takes(target, origin)) onSource.push(target);
+    }
+    const targets = onSource.filter((target) => {
+      try {
+        return target.accepts === undefined || runFilter(target.accepts, event.payload, target.name);
+      } catch (error) {
+        if (error instanceof FilterError) throw new ReplayError(`cannot replay event "${event.id}": ${error.message}`, { cause: error });
+        throw error;
+      }
+    });
+    if (targets.length > 0) return targets;
+    const tasks = onSource.length === 0 ? `this app has no task on ${describeOrigin(origin)}` : `none of the tasks on ${describeOrigin(origin)} (${onSource.map((t) => `"${t.name}"`).join(", ")}) takes it now`;
+    throw new ReplayError(`cannot replay event "${event.id}": it was unrouted (no task took it), and ${tasks}; add a task whose on and filter take it, or name one with { task }`);
+  }
+
   /** The tasks the event was handed to (those whose delivery is in `status`, when given), as this app has them now. */
-  private targetsOf(event: HistoryEvent, status?: DeliveryStatus): ReplayTarget[] {
+  private targetsOf(event: HistoryEvent, status?: EventStatus): ReplayTarget[] {
     const targets: ReplayTarget[] = [];
     for (const delivery of event.deliveries) {
       if (status !== undefined && delivery.status !== status) continue;

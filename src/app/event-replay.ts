@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { DeliveryNote, DeliveryStatus, EventNote, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
+import type { DeliveryNote, EventNote, EventStatus, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { handedOnForm } from "../store/payload-codec";
 import type { BulkReplayResult, ReplayResult } from "./events-api";
@@ -134,7 +134,7 @@ export async function replayEach(history: HistoryStore, query: HistoryQuery, wal
  * the named task's), its copy id shaped as the original's. No ordering key: the task's key
  * function is the app's code (the app's own replays compute it).
  */
-export function recordedTargets(event: HistoryEvent, task: string | undefined, status?: DeliveryStatus): ReplayCopyTarget[] {
+export function recordedTargets(event: HistoryEvent, task: string | undefined, status?: EventStatus): ReplayCopyTarget[] {
   // By status (a bulk replay's filter): only the deliveries in it; a task that succeeded would run the event twice.
   const deliveries = task === undefined ? event.deliveries.filter((d) => status === undefined || d.status === status) : event.deliveries.filter((d) => d.task === task);
   if (deliveries.length === 0 && task === undefined && status !== undefined && event.deliveries.length > 0) {

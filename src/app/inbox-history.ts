@@ -1,5 +1,6 @@
 import type { RoutedEvent } from "../sources/source";
 import type { DeliveryNote, EventNote, EventOrigin, HistoryStore } from "../store/history";
+import type { QueuedMessage } from "../store/store";
 import type { Logger } from "../util/logger";
 import { redactSecretHeaders } from "../util/redact-headers";
 import type { ParserMode } from "../sources/webhook/webhook-event";
@@ -38,6 +39,15 @@ export class InboxHistory {
     }
   }
 
+  /** An event no task took: noted with no deliveries (unrouted). Never throws: a failure is logged. */
+  unrouted(message: QueuedMessage): void {
+    try {
+      this.noteMessage(message.id, message, []);
+    } catch (error) {
+      this.logger.error({ eventId: message.id, err: error }, "cannot note an unrouted event in the event history");
+    }
+  }
+
   /** Whether the source parsed this event's body as the `auto` parser does (the history reads bodies back that way). */
   private parsedAsAuto(payload: unknown): boolean {
     const parser = this.bodyParser;
@@ -54,11 +64,15 @@ export class InboxHistory {
     if (first === undefined) return;
     const deliveries: DeliveryNote[] = [];
     for (const { queue, message } of copies) deliveries.push({ task: this.taskOfQueue.get(queue) ?? queue, queue, messageId: message.id });
+    this.noteMessage(routed.id, first, deliveries);
+  }
+
+  private noteMessage(id: string, first: QueuedMessage, deliveries: readonly DeliveryNote[]): void {
     // Credentials and signatures are not history: the stored event keeps them for its runs only.
     const payload = redactSecretHeaders(first.payload);
     const name = eventName(payload);
     const traceId = traceIdOf(first.traceContext);
-    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id: routed.id, origin: this.origin, receivedAt: first.enqueuedAt, deliveries, payload };
+    const note: { -readonly [K in keyof EventNote]: EventNote[K] } = { id, origin: this.origin, receivedAt: first.enqueuedAt, deliveries, payload };
     if (first.raw !== undefined) {
       note.raw = first.raw;
       if (first.bodyFromRaw === true && this.parsedAsAuto(payload)) note.bodyFromRaw = true;

@@ -70,6 +70,10 @@ export class SourceInbox implements Inbox {
     return written;
   }
 
+  unrouted(message: QueuedMessage): void {
+    this.history?.unrouted(message);
+  }
+
   expect(id: string, timeoutMs: number): OutcomeWait {
     return this.outcomes.expect(id, timeoutMs);
   }

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import type { ReplayFilter } from "../app/events-api";
-import { DELIVERY_STATUSES, type DeliveryStatus, type HistoryQuery } from "../store/history";
+import { EVENT_STATUSES, type EventStatus, type HistoryQuery } from "../store/history";
 import { decodeCursor, HistoryQueryError, MAX_LIST_LIMIT } from "../store/history-query";
 import { APP_OPTIONS, APP_USAGE, appRefOf, type AppRef } from "./app-argument";
 import { parseTimeFlag } from "./time-flag";
@@ -119,9 +119,9 @@ function refuse(flags: readonly string[], action: string): void {
   if (flags.length > 0) throw new UsageError(`${flags.join(", ")} ${flags.length === 1 ? "does" : "do"} not apply to events ${action}`);
 }
 
-function statusFlag(value: string): DeliveryStatus {
-  if (!DELIVERY_STATUSES.includes(value as DeliveryStatus)) throw new UsageError(`--status ${JSON.stringify(value)}: one of ${DELIVERY_STATUSES.join(", ")}`);
-  return value as DeliveryStatus;
+function statusFlag(value: string): EventStatus {
+  if (!EVENT_STATUSES.includes(value as EventStatus)) throw new UsageError(`--status ${JSON.stringify(value)}: one of ${EVENT_STATUSES.join(", ")}`);
+  return value as EventStatus;
 }
 
 function integerFlag(flag: string, value: string, min: number, max: number): number {

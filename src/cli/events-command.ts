@@ -1,5 +1,5 @@
 import { DEFAULT_REPLAY_RATE, queueReplay, recordedTargets, replayEach, ReplayError, type ReplayCopyTarget } from "../app/event-replay";
-import type { DeliveryStatus, HistoryEvent } from "../store/history";
+import type { EventStatus, HistoryEvent } from "../store/history";
 import type { HistoryStore } from "../store/history";
 import { HistoryQueryError } from "../store/history-query";
 import type { Store } from "../store/store";
@@ -78,7 +78,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
       const event = await history.get(request.id);
       if (event === undefined) return notFound(request.id, output);
       // The tasks as the history recorded them: no app code is needed to know their queues.
-      const result = await queueReplay(store, history, event, replayTargets(event, request.task, tasks));
+      const result = await queueReplay(store, history, event, await replayTargets(history, event, request.task, tasks));
       await history.flush();
       if (request.json) output.out(JSON.stringify(result));
       else output.out(`replayed ${result.replayOf} as ${result.id} for ${plural(result.tasks.length, "task")} ${result.tasks.join(", ")} (run when the app runs)`);
@@ -87,11 +87,15 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
     case "bulk-replay": {
       const rate = request.ratePerSecond ?? DEFAULT_REPLAY_RATE;
       const { task } = request;
-      const result = await replayEach(history, request.filter, {
+      // --task names the events' task, and so narrows the filter; unrouted events have none: it only names where they go.
+      const { task: _target, ...untasked } = request.filter;
+      const query = request.filter.status === "unrouted" ? untasked : request.filter;
+      const result = await replayEach(history, query, {
         dryRun: request.dryRun,
         ratePerSecond: rate,
-        takes: task === undefined ? undefined : (summary) => summary.deliveries.some((d) => d.task === task),
-        replay: (event) => queueReplay(store, history, event, replayTargets(event, task, tasks, request.filter.status)),
+        // Unrouted events (--status unrouted) were handed to no task: with --task, each goes to it (its source checked per event).
+        takes: task === undefined ? undefined : (summary) => summary.status === "unrouted" || summary.deliveries.some((d) => d.task === task),
+        replay: async (event) => queueReplay(store, history, event, await replayTargets(history, event, task, tasks, request.filter.status)),
         skipped: (event, error) => output.err(`skipped ${event.id}: ${error.message}`),
         // The count first: what is about to happen, and for how long.
         matched: (count) => {
@@ -112,7 +116,8 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
  * The recorded targets, kept to the app's tasks when the app is known: a copy put in the queue
  * of a task removed since (or moved to another queue) would wait there for ever.
  */
-function replayTargets(event: HistoryEvent, task: string | undefined, tasks: readonly TaskQueues[] | undefined, status?: DeliveryStatus): ReplayCopyTarget[] {
+async function replayTargets(history: HistoryStore, event: HistoryEvent, task: string | undefined, tasks: readonly TaskQueues[] | undefined, status?: EventStatus): Promise<ReplayCopyTarget[]> {
+  if (event.status === "unrouted") return [await unroutedTarget(history, event, task, tasks)];
   const recorded = recordedTargets(event, task, status);
   if (tasks === undefined) return recorded;
   const known = recorded.filter((t) => tasks.some((k) => k.name === t.name && k.queue === t.queue));
@@ -120,6 +125,36 @@ function replayTargets(event: HistoryEvent, task: string | undefined, tasks: rea
   const names = tasks.map((k) => k.name).join(", ") || "none";
   const missing = recorded.map((t) => `"${t.name}"`).join(", ");
   throw new ReplayError(`cannot replay event "${event.id}": ${recorded.length === 1 ? "task" : "tasks"} ${missing} ${recorded.length === 1 ? "is" : "are"} not a task of this app (its tasks: ${names}); name one with --task`);
+}
+
+/**
+ * An unrouted event goes to the task named with --task: routing it by the tasks' `on` and
+ * filters needs their code, which the CLI does not run (the app's replay, or the console's, does).
+ * The CLI knows which source a task is on only from the history: the task must have been handed
+ * an event of the same source before, so that a misspelt name, or a task of another source,
+ * does not get a copy it would never have taken.
+ */
+async function unroutedTarget(history: HistoryStore, event: HistoryEvent, task: string | undefined, tasks: readonly TaskQueues[] | undefined): Promise<ReplayCopyTarget> {
+  const { origin } = event;
+  if (origin.kind !== "webhook") throw new ReplayError(`cannot replay event "${event.id}": no task took it`);
+  if (task === undefined) {
+    throw new ReplayError(
+      `cannot replay event "${event.id}": it was unrouted (no task took it); name the task to send it to with --task, or replay it from the running app (app.events.replay, the console), which routes it by its tasks' on and filter`,
+    );
+  }
+  if (tasks !== undefined && !tasks.some((k) => k.name === task && k.input === undefined)) {
+    const names = tasks.filter((k) => k.input === undefined).map((k) => k.name).join(", ") || "none";
+    throw new ReplayError(`cannot replay event "${event.id}" to task "${task}": this app has no such task on a webhook source (its webhook tasks: ${names})`);
+  }
+  const seen = await history.list({ source: origin.source, task, limit: 1 });
+  const delivery = seen.events[0]?.deliveries.find((d) => d.task === task);
+  if (delivery === undefined) {
+    throw new ReplayError(
+      `cannot replay event "${event.id}" to task "${task}": the history holds no event of source "${origin.source}" handed to "${task}", so the CLI cannot tell that the task is on that source; replay it from the running app (app.events.replay, the console)`,
+    );
+  }
+  const known = tasks?.find((k) => k.name === task);
+  return { name: task, queue: known?.queue ?? delivery.queue, sharesEvents: false };
 }
 
 /** On stderr, so that `--json` output stays one document. */

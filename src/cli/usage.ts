@@ -22,7 +22,8 @@ Commands:
       --source <name>            Only events of one webhook source (its path without "/")
       --task <name>              Only events handed to one task (with --status: that
                                  task's delivery has the status)
-      --status <status>          pending | succeeded | failed | dead
+      --status <status>          pending | succeeded | failed | dead | unrouted (no
+                                 task took it)
       --since <time>             Received at or after: ISO time (2026-11-24T18:00:00Z)
                                  or a span before now (90s, 30m, 1h, 2d, 1w)
       --until <time>             Received before (same forms)
@@ -38,10 +39,12 @@ Commands:
   events replay <id> <app>       Queue the event again for its tasks, as a new event
                                  linked to it, with fresh attempts; the app's tasks run
                                  it once the app runs
-      --task <name>              Only for this task
+      --task <name>              Only for this task (an unrouted event: the task to
+                                 send it to)
   events replay <filter> <app>   Replay every event the filter matches (--source,
                                  --status, --since, --until, --search, as for list)
-      --task <name>              Only events handed to this task, for it alone
+      --task <name>              Only events handed to this task, for it alone (with
+                                 --status unrouted: the task to send them to)
       --dry-run                  Print how many would be replayed; queue nothing
       --rate <n>                 At most n a second (default 50)
       --json                     Print JSON

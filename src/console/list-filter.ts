@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES, type DeliveryStatus, type HistoryQuery } from "../store/history";
+import { EVENT_STATUSES, type EventStatus, type HistoryQuery } from "../store/history";
 
 /** The list's filter as the page's form and links carry it: every field of HistoryQuery as text. */
 export const FILTER_FIELDS = ["source", "task", "status", "since", "until", "search", "limit", "cursor"] as const;
@@ -55,8 +55,8 @@ export function historyQuery(text: FilterText, now = Date.now()): HistoryQuery {
   if (text.source !== undefined) query.source = text.source;
   if (text.task !== undefined) query.task = text.task;
   if (text.status !== undefined) {
-    if (!(DELIVERY_STATUSES as readonly string[]).includes(text.status)) throw new FilterError(`status: "${text.status}" is not one of ${DELIVERY_STATUSES.join(", ")}`);
-    query.status = text.status as DeliveryStatus;
+    if (!(EVENT_STATUSES as readonly string[]).includes(text.status)) throw new FilterError(`status: "${text.status}" is not one of ${EVENT_STATUSES.join(", ")}`);
+    query.status = text.status as EventStatus;
   }
   if (text.since !== undefined) query.since = parseTime(text.since, "since", now);
   if (text.until !== undefined) query.until = parseTime(text.until, "until", now);

@@ -1,5 +1,5 @@
 import type { Router } from "express";
-import type { DeliveryStatus, HistoryEvent } from "../store/history";
+import type { EventStatus, HistoryEvent } from "../store/history";
 import { errorMessage } from "../util/logger";
 import type { ConsoleBackend } from "./console-backend";
 import type { ConsoleScope } from "./console-scope";
@@ -114,8 +114,8 @@ export function addPageRoutes(router: Router, scope: ConsoleScope): void {
 }
 
 /** The statuses of the events an event links to (its latest replays, what it emitted, its parent), for its page. */
-async function linkedStatuses(backend: ConsoleBackend, event: HistoryEvent): Promise<Map<string, DeliveryStatus>> {
+async function linkedStatuses(backend: ConsoleBackend, event: HistoryEvent): Promise<Map<string, EventStatus>> {
   const ids = [...event.replays.slice(-20), ...event.children.slice(0, 20), ...(event.parentId === undefined ? [] : [event.parentId]), ...(event.replayOf === undefined ? [] : [event.replayOf])];
   const found = await Promise.all(ids.map(async (id) => [id, (await backend.events.get(id))?.status] as const));
-  return new Map(found.filter((entry): entry is readonly [string, DeliveryStatus] => entry[1] !== undefined));
+  return new Map(found.filter((entry): entry is readonly [string, EventStatus] => entry[1] !== undefined));
 }

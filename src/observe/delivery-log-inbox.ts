@@ -32,6 +32,9 @@ export class DeliveryLogInbox implements Inbox {
     );
     return accepted;
   }
+  unrouted(message: QueuedMessage): void {
+    this.inner.unrouted?.(message);
+  }
   expect(id: string, timeoutMs: number): OutcomeWait {
     return this.inner.expect(id, timeoutMs);
   }

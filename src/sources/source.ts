@@ -49,6 +49,12 @@ export interface Inbox {
   /** Stores the event's copies, all or none; resolves once they are as durable as the app's store makes them. */
   accept(routed: RoutedEvent): Promise<void>;
   /**
+   * An event no task takes, answered without storing it: noted in the event history (when the
+   * app keeps one) as unrouted, in the background, for a replay once a task takes such events.
+   * Never throws; optional for inboxes that keep no history.
+   */
+  unrouted?(message: QueuedMessage): void;
+  /**
    * Registers interest in the first delivery of `id` before it is accepted. A failure reported
    * to a waiter is final: the caller is told, so the event is not retried.
    */

@@ -5,9 +5,11 @@
  */
 
 import {
-  DELIVERY_STATUSES,
+  EVENT_STATUSES,
   type DeliveryNote,
   type DeliveryStatus,
+  type EventStatus,
+  type EventSummary,
   type DeliveryView,
   type EventOrigin,
   type HistoryQuery,
@@ -40,7 +42,7 @@ export type ParsedSearch =
 export interface CheckedQuery {
   readonly source?: string;
   readonly task?: string;
-  readonly status?: DeliveryStatus;
+  readonly status?: EventStatus;
   readonly since?: number;
   readonly until?: number;
   readonly search?: ParsedSearch;
@@ -62,8 +64,8 @@ export function checkHistoryQuery(query: HistoryQuery = {}): CheckedQuery {
   for (const [name, value] of [["source", source], ["task", task], ["search", search], ["cursor", cursor]] as const) {
     if (value !== undefined && (typeof value !== "string" || value === "")) throw new HistoryQueryError(`${name} must be a non-empty string, got ${shown(value)}`);
   }
-  if (status !== undefined && !DELIVERY_STATUSES.includes(status)) {
-    throw new HistoryQueryError(`status must be one of ${DELIVERY_STATUSES.join(", ")}, got ${shown(status)}`);
+  if (status !== undefined && !EVENT_STATUSES.includes(status)) {
+    throw new HistoryQueryError(`status must be one of ${EVENT_STATUSES.join(", ")}, got ${shown(status)}`);
   }
   for (const [name, value] of [["since", since], ["until", until]] as const) {
     if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value))) throw new HistoryQueryError(`${name} must be a time in milliseconds since the epoch, got ${shown(value)}`);
@@ -129,6 +131,18 @@ export function worstStatus(statuses: Iterable<DeliveryStatus>): DeliveryStatus 
   let worst: DeliveryStatus | undefined;
   for (const status of statuses) if (worst === undefined || SEVERITY[status] > SEVERITY[worst]) worst = status;
   return worst ?? "pending";
+}
+
+/** An event's status: `unrouted` for a source's event kept with no deliveries (no task took it), else the worst of its deliveries'. */
+export function eventStatus(origin: EventOrigin, deliveries: readonly DeliveryView[]): EventStatus {
+  if (deliveries.length === 0 && origin.kind === "webhook") return "unrouted";
+  return worstStatus(deliveries.map((d) => d.status));
+}
+
+/** Whether a summary satisfies the query's task and status (`unrouted`: no task took it, so no task filter matches). */
+export function matchesStatus(summary: EventSummary, task: string | undefined, status: EventStatus | undefined): boolean {
+  if (status === "unrouted") return task === undefined && summary.status === "unrouted";
+  return matchesDeliveries(summary.deliveries, task, status);
 }
 
 /**

@@ -23,6 +23,16 @@ export type DeliveryStatus = "pending" | "succeeded" | "failed" | "dead";
 
 export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ["pending", "succeeded", "failed", "dead"];
 
+/**
+ * Where an event stands: the worst of its deliveries' statuses, or `unrouted` for a source's
+ * event no task took (its `on` and filters all passed it by). An unrouted event is kept with no
+ * deliveries, so that a task added later can be fed by a replay; a source's event that was
+ * routed always has at least one delivery.
+ */
+export type EventStatus = DeliveryStatus | "unrouted";
+
+export const EVENT_STATUSES: readonly EventStatus[] = [...DELIVERY_STATUSES, "unrouted"];
+
 export interface RunError {
   /** The error's class name ("TypeError", "PermanentError"). */
   readonly type: string;
@@ -65,7 +75,7 @@ export interface EventNote {
   readonly name?: string;
   /** Milliseconds since the epoch. */
   readonly receivedAt: number;
-  /** One per task the event was handed to. */
+  /** One per task the event was handed to; none for a source's event no task took (unrouted). */
   readonly deliveries: readonly DeliveryNote[];
   /** The event as its tasks receive it; a webhook event's credential and signature headers already redacted. */
   readonly payload: unknown;
@@ -108,8 +118,8 @@ export interface EventSummary {
   readonly origin: EventOrigin;
   readonly name?: string;
   readonly receivedAt: number;
-  /** The worst of its deliveries' statuses: dead, then failed, then pending, then succeeded. */
-  readonly status: DeliveryStatus;
+  /** The worst of its deliveries' statuses: dead, then failed, then pending, then succeeded; `unrouted` when no task took a source's event. */
+  readonly status: EventStatus;
   readonly deliveries: readonly DeliveryView[];
   readonly parentId?: string;
   readonly replayOf?: string;
@@ -133,8 +143,8 @@ export interface HistoryQuery {
   readonly source?: string;
   /** Events handed to this task; with `status`, that task's delivery must have it. */
   readonly task?: string;
-  /** Events with a delivery in this status. */
-  readonly status?: DeliveryStatus;
+  /** Events with a delivery in this status; `unrouted`: a source's events no task took (none with `task`). */
+  readonly status?: EventStatus;
   /** Received at or after (ms since the epoch). */
   readonly since?: number;
   /** Received before (ms since the epoch). */

@@ -14,6 +14,7 @@ export type {
   ActivityRow,
   DeliveryNote,
   DeliveryStatus,
+  EventStatus,
   DeliveryView,
   EventNote,
   EventOrigin,
@@ -29,7 +30,7 @@ export type {
   RunOutcome,
   RunRecord,
 } from "./history";
-export { DELIVERY_STATUSES } from "./history";
+export { DELIVERY_STATUSES, EVENT_STATUSES } from "./history";
 export { HistoryQueryError } from "./history-query";
 export { DEFAULT_MEMORY_HISTORY_EVENTS } from "./memory/memory-history";
 export { StoreRefusedError, toRefusal } from "./store-errors";

@@ -145,6 +145,40 @@ describe("CLI events: flags", () => {
       await store.close();
     }
   });
+  it("replays an unrouted event, with the app known, only to a task of the app on a webhook source that the history saw on the event's source", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    try {
+      store.history.noteEvent({ id: "seen", origin: { kind: "webhook", source: "orders" }, receivedAt: NOW, deliveries: [{ task: "ship", queue: "webhook:ship", messageId: "seen" }], payload: { body: {}, headers: {} } });
+      store.history.noteEvent({ id: "lost", origin: { kind: "webhook", source: "orders" }, receivedAt: NOW + 1, deliveries: [], payload: { body: { n: 2 }, headers: {} } });
+      await store.history.flush();
+      const tasks = [
+        { name: "ship", queue: "webhook:ship", input: undefined, emit: undefined },
+        { name: "fresh", queue: "webhook:fresh", input: undefined, emit: undefined },
+        { name: "consume", queue: "jobs", input: "jobs", emit: undefined },
+      ];
+      const refusal = async (args: string[]): Promise<string | undefined> => {
+        try {
+          await operate(store, store.history, parseEventsArgs(args, NOW), capture(), tasks);
+        } catch (error) {
+          return (error as Error).message;
+        }
+        return undefined;
+      };
+      expect(await refusal(["replay", "lost", "--task", "consume", "app.yaml"])).to.equal('cannot replay event "lost" to task "consume": this app has no such task on a webhook source (its webhook tasks: ship, fresh)');
+      // A task of the app, but never seen on source "orders": it may be on another source.
+      expect(await refusal(["replay", "lost", "--task", "fresh", "app.yaml"])).to.match(/^cannot replay event "lost" to task "fresh": the history holds no event of source "orders" handed to "fresh"/);
+      expect(await refusal(["replay", "lost", "app.yaml"])).to.match(/^cannot replay event "lost": it was unrouted \(no task took it\); name the task to send it to with --task/);
+      expect(await store.depth("webhook:fresh")).to.equal(0);
+      const output = capture();
+      expect(await operate(store, store.history, parseEventsArgs(["replay", "lost", "--task", "ship", "--json", "app.yaml"], NOW), output, tasks)).to.equal(0);
+      expect((JSON.parse(output.outLines[0]) as { tasks: string[] }).tasks).to.deep.equal(["ship"]);
+      expect(await store.depth("webhook:ship")).to.equal(1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("replays by status only the deliveries in that status: a task that succeeded does not get the event again", async () => {
     const store = new MemoryStore();
     await store.open();

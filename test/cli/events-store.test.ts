@@ -199,6 +199,58 @@ for (const engine of [embedded(), postgres()]) {
       expect(badCursor.stderr).to.match(/^error: --cursor "not-a-cursor" is not one this history gave/);
     });
 
+    it("unrouted events: listed by --status unrouted; replayed only to a task named with --task that the history knows on their source", async function () {
+      this.timeout(120_000);
+      seed(store.history!);
+      const lost = "evt-lost";
+      store.history!.noteEvent({ id: lost, origin: { kind: "webhook", source: "orders" }, name: "order.archived", receivedAt: T0 + 120_000, deliveries: [], payload: { body: { order: { id: 7 } }, headers: { authorization: SECRET } }, raw: Buffer.from('{"order":{"id":7}}') });
+      await store.history!.flush();
+
+      const listed = await runCli(["events", "list", "--status", "unrouted", "--json", "--store", where], NO_SECRET);
+      expect(listed.code, listed.stderr).to.equal(0);
+      const { events } = JSON.parse(listed.stdout) as { events: Array<{ id: string; status: string; deliveries: unknown[] }> };
+      expect(events.map((e) => [e.id, e.status, e.deliveries.length])).to.deep.equal([[lost, "unrouted", 0]]);
+      const table = await runCli(["events", "list", "--status", "unrouted", "--store", where], NO_SECRET);
+      expect(table.stdout).to.contain(lost).and.contain("unrouted");
+      const shown = await runCli(["events", "show", lost, "--store", where], NO_SECRET);
+      expect(shown.stdout).to.contain("unrouted").and.not.contain("s3cret");
+      const badStatus = await runCli(["events", "list", "--status", "routed", "--store", where], NO_SECRET);
+      expect(badStatus.code).to.equal(2);
+      expect(badStatus.stderr).to.match(/^error: --status "routed": one of pending, succeeded, failed, dead, unrouted\n/);
+
+      // Routing needs the tasks' code: without --task, refused, saying where it can be done.
+      const bare = await runCli(["events", "replay", lost, "--store", where], NO_SECRET);
+      expect(bare.code).to.equal(1);
+      expect(bare.stderr).to.equal(
+        `error: cannot replay event "${lost}": it was unrouted (no task took it); name the task to send it to with --task, or replay it from the running app (app.events.replay, the console), which routes it by its tasks' on and filter\n`,
+      );
+      // A task the history never saw on that source: perhaps misspelt, perhaps on another source.
+      const unknown = await runCli(["events", "replay", lost, "--task", "shipp", "--store", where], NO_SECRET);
+      expect(unknown.code).to.equal(1);
+      expect(unknown.stderr).to.match(/^error: cannot replay event "evt-lost" to task "shipp": the history holds no event of source "orders" handed to "shipp"/);
+      const dryBulk = await runCli(["events", "replay", "--status", "unrouted", "--dry-run", "--store", where], NO_SECRET);
+      expect(dryBulk.stdout).to.equal("would replay 1 event (dry run: nothing queued)\n");
+      const skipped = await runCli(["events", "replay", "--status", "unrouted", "--store", where], NO_SECRET);
+      expect(skipped.stdout).to.equal("replaying 1 event, at most 50 a second (about 1s)\nreplayed 0 of 1 event (their tasks run them when the app runs)\n");
+      expect(skipped.stderr).to.match(/^skipped evt-lost: cannot replay event "evt-lost": it was unrouted/);
+      expect(await store.claim("webhook:ship", 10)).to.deep.equal([]);
+
+      const one = await runCli(["events", "replay", lost, "--task", "ship", "--json", "--store", where], NO_SECRET);
+      expect(one.code, one.stderr).to.equal(0);
+      const result = JSON.parse(one.stdout) as { id: string; replayOf: string; tasks: string[] };
+      expect(result).to.deep.include({ replayOf: lost, tasks: ["ship"] });
+      let claimed: Array<Awaited<ReturnType<typeof store.claim>>[number]> = [];
+      await until(async () => (claimed = claimed.concat(await store.claim("webhook:ship", 10))).length >= 1, 10_000);
+      expect(claimed.map((c) => [c.id, c.attempts, (c.payload as { body: unknown }).body])).to.deep.equal([[result.id, 0, { order: { id: 7 } }]]);
+      const replay = (await store.history!.get(result.id))!;
+      expect(replay.deliveries.map((d) => [d.task, d.queue, d.messageId])).to.deep.equal([["ship", "webhook:ship", result.id]]);
+      expect((await store.history!.get(lost))!).to.deep.include({ status: "unrouted", replays: [result.id] });
+
+      const bulk = await runCli(["events", "replay", "--status", "unrouted", "--task", "ship", "--json", "--store", where], NO_SECRET);
+      expect(bulk.code, bulk.stderr).to.equal(0);
+      expect(JSON.parse(bulk.stdout)).to.deep.equal({ matched: 1, queued: 1, dryRun: false });
+    });
+
     it("bulk replay by filter: a dry run counts, then paced replays of exactly the matching events, each once", async function () {
       this.timeout(60_000);
       const history = store.history!;

@@ -183,7 +183,7 @@ describe("console over HTTP", function () {
     const search = await client.request(`/events?search=${encodeURIComponent("body.order=o-page-3")}`);
     expect(search.status).to.equal(200);
     for (const [query, message] of [
-      ["status=lost", "not one of pending, succeeded, failed, dead"],
+      ["status=lost", "not one of pending, succeeded, failed, dead, unrouted"],
       ["since=yesterday-ish", "since: &quot;yesterday-ish&quot; is not a time"],
       ["limit=5000", "not a number from 1 to 500"],
       ["task=a&task=b", "task must be given once"],
@@ -210,6 +210,33 @@ describe("console over HTTP", function () {
     const page = await client.request(new URL(answer.headers.get("location")!, shop.consoleUrl).pathname + "?notice=replay");
     expect(page.text).to.include("Replay queued");
     expect(page.text).to.include(`href="/events/${encodeURIComponent(id)}"`);
+  });
+
+  it("lists unrouted events with the status filter, and replays one once a task takes such events", async () => {
+    const routed = await shop.deliver({ order: "o-routed" });
+    const answer = await shop.send({ note: "no order in it" });
+    expect(answer).to.deep.equal({ status: 200, json: { accepted: true, routed: false } });
+    const id = await eventually(async () => (await shop.app.events.list({ status: "unrouted" })).events[0]?.id, 5_000, "the unrouted event in the history");
+    await client.signIn();
+    const rows = (text: string) => [...text.matchAll(/name="id" value="([^"]+)"/g)].map((m) => m[1]);
+    const list = await client.request("/events?status=unrouted");
+    expect(list.status).to.equal(200);
+    expect(rows(list.text)).to.deep.equal([id]);
+    expect(list.text).to.include('<option value="unrouted" selected>').and.include("badge-unrouted");
+    expect(rows((await client.request("/events")).text)).to.include.members([id, routed]);
+    const page = await client.request(`/events/${id}`);
+    expect(page.text).to.include("no order in it").and.include("badge-unrouted");
+    // Still no task takes it: refused, saying why.
+    const refused = await client.post(`/events/${id}/replay`);
+    expect(refused.status).to.equal(400);
+    expect(refused.text).to.include("it was unrouted (no task took it)");
+    shop.takesAll = true;
+    const replayed = await client.post(`/events/${id}/replay`);
+    expect(replayed.status).to.equal(303);
+    const replayId = decodeURIComponent(/\/events\/([^/?]+)\?notice=replay$/.exec(replayed.headers.get("location") ?? "")![1]);
+    await settled(replayId, "succeeded");
+    expect((await shop.app.events.get(replayId))?.deliveries.map((d) => d.task)).to.deep.equal(["billing"]);
+    expect((await shop.app.events.get(id))?.replays).to.deep.equal([replayId]);
   });
 
   it("replays selected events, and all events matching a filter after a dry-run count", async () => {

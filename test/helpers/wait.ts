@@ -20,3 +20,13 @@ export function recordingLogger(lines: LogLine[], bindings: Record<string, unkno
     void (typeof first === "string" ? lines.push({ msg: first, fields: { ...bindings } }) : lines.push({ msg: msg ?? "", fields: { ...bindings, ...first } }));
   return { debug: keep, info: keep, warn: keep, error: keep, child: (more) => recordingLogger(lines, { ...bindings, ...more }) };
 }
+
+/** The error `promise` rejects with; fails when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected a rejection");
+}

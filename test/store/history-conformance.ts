@@ -12,7 +12,8 @@ import type { Store } from "../../src/store/store";
  * - A delivery's status is the status of the last run noted for its task (pending before any
  *   run); its attempts, the number of runs noted for its task; its lastError, the last run's
  *   error message when that run did not succeed. An event's status is the worst of its
- *   deliveries' (dead, failed, pending, succeeded), pending when it has none.
+ *   deliveries' (dead, failed, pending, succeeded), pending when it has none; a webhook event
+ *   with none is one no task took: `unrouted` (a queue's value with none waits in its queue).
  * - Runs may be noted before their event (another replica's writer was slower): they show once
  *   the event is noted. A second note of a known id is ignored.
  * - Lists are ordered newest first by receivedAt, then by id (code-unit order, SQL's COLLATE
@@ -413,6 +414,37 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         expect(ids(await h.list({ status: "failed", task: "notify" }))).to.deep.equal([]);
       });
 
+      it("keeps a source's event no task took as unrouted: no deliveries, found by status unrouted only", async () => {
+        const { history: h } = await history();
+        await sample(h);
+        await noted(
+          h,
+          webhookNote("un1", T0 + 4 * MINUTE, { source: "github", tasks: [], body: { action: "labeled", repository: { full_name: "octo/repo" } } }),
+          // A queue's value no task consumes waits in its queue: pending, not unrouted.
+          queueNote("q0", T0 + 5 * MINUTE, "orphans", { ok: true }, { tasks: [] }),
+        );
+        const all = await h.list({});
+        expect(ids(all)).to.deep.equal(["q0", "un1", "q1", "st1", "gh2", "gh1"]);
+        expect(all.events.map((e) => e.status)).to.deep.equal(["pending", "unrouted", "pending", "dead", "failed", "succeeded"]);
+        expect(ids(await h.list({ status: "unrouted" }))).to.deep.equal(["un1"]);
+        expect(ids(await h.list({ status: "unrouted", source: "github" }))).to.deep.equal(["un1"]);
+        expect(ids(await h.list({ status: "unrouted", source: "stripe" }))).to.deep.equal([]);
+        // No task took it: no task's filter finds it, with or without a status.
+        expect(ids(await h.list({ status: "unrouted", task: "build" }))).to.deep.equal([]);
+        expect(ids(await h.list({ task: "build" }))).to.deep.equal(["gh2", "gh1"]);
+        expect(ids(await h.list({ status: "pending" }))).to.deep.equal(["q1"]);
+        expect(ids(await h.list({ search: "repository.full_name=octo/repo", status: "unrouted" }))).to.deep.equal(["un1"]);
+        expect(ids(await h.list({ search: "req-un1" }))).to.deep.equal(["un1"]);
+        const event = await h.get("un1");
+        expect(event?.status).to.equal("unrouted");
+        expect(event?.deliveries).to.deep.equal([]);
+        expect(event?.runs).to.deep.equal([]);
+        const payload = event?.payload as { body: unknown; headers: Record<string, string> };
+        expect(payload.body).to.deep.equal({ action: "labeled", repository: { full_name: "octo/repo" } });
+        expect(payload.headers["x-request-id"]).to.equal("req-un1");
+        expect(event?.raw?.toString()).to.equal(JSON.stringify({ action: "labeled", repository: { full_name: "octo/repo" } }));
+      });
+
       it("filters by time: since inclusive, until exclusive", async () => {
         const { history: h } = await history();
         await sample(h);
@@ -499,7 +531,7 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
           [{ limit: 0 }, /limit/],
           [{ limit: 501 }, /limit/],
           [{ limit: 1.5 }, /limit/],
-          [{ status: "bogus" as never }, /status.*pending.*succeeded.*failed.*dead/],
+          [{ status: "bogus" as never }, /status.*pending.*succeeded.*failed.*dead.*unrouted/],
           [{ since: Number.NaN }, /since/],
           [{ until: "yesterday" as never }, /until/],
           [{ cursor: "not-a-cursor" }, /cursor/],
@@ -645,6 +677,16 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
           expect(plain(await again.history!.get("kept"))).to.deep.equal(plain(before));
           expect(ids(await again.history!.list({}))).to.deep.equal(["again", "c", "kept"]);
           expect([...(await again.pauses!.paused())]).to.deep.equal(["b"]);
+        });
+
+        it("keeps an unrouted event unrouted across a restart", async () => {
+          const { store, history: h } = await history();
+          await noted(h, webhookNote("lost", T0, { tasks: [] }), webhookNote("taken", T0 + 1));
+          await store.close();
+          opened = opened.filter((s) => s !== store);
+          const again = await open(reopen(store));
+          expect(ids(await again.history!.list({ status: "unrouted" }))).to.deep.equal(["lost"]);
+          expect((await again.history!.get("lost"))?.status).to.equal("unrouted");
         });
       });
     }

@@ -1,4 +1,4 @@
-import type { DeliveryStatus, HistoryEvent, RunRecord } from "../../store/history";
+import type { EventStatus, HistoryEvent, RunRecord } from "../../store/history";
 import { badge, duration, pretty, time } from "../format";
 import { html, type Html } from "../html";
 import { csrfField, layout, type PageContext } from "../layout";
@@ -28,7 +28,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Where linked events stand (replays, emitted, parent), looked up for the page; pruned ones are missing. */
-export type LinkedStatuses = ReadonlyMap<string, DeliveryStatus>;
+export type LinkedStatuses = ReadonlyMap<string, EventStatus>;
 
 function idLink(ctx: PageContext, id: string, statuses?: LinkedStatuses): Html {
   const status = statuses?.get(id);

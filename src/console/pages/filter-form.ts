@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES } from "../../store/history";
+import { EVENT_STATUSES } from "../../store/history";
 import { html, type Html } from "../html";
 import type { FilterText } from "../list-filter";
 
@@ -13,7 +13,7 @@ export function filterForm(action: string, text: FilterText, sources: readonly s
   return html`<form method="get" action="${action}" class="filters">
     ${select("source", "Source", sources)}
     ${select("task", "Task", tasks)}
-    ${select("status", "Status", DELIVERY_STATUSES)}
+    ${select("status", "Status", EVENT_STATUSES)}
     <label>Since<input name="since" value="${text.since ?? ""}" placeholder="1h, 2026-11-25T18:00Z" size="14"></label>
     <label>Until<input name="until" value="${text.until ?? ""}" placeholder="10m, 2026-11-25" size="14"></label>
     <label class="wide">Search<input name="search" type="search" value="${text.search ?? ""}" placeholder="event id, header value, or body.path=value"></label>

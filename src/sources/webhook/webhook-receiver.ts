@@ -146,19 +146,26 @@ export class WebhookReceiver implements RouteHandler {
       if (error instanceof FilterError) return sendError(res, 500, error.code, "a task's filter failed on the event; send the webhook again");
       throw error;
     }
-    if (routed.copies.length === 0) return this.unrouted(res);
+    if (routed.copies.length === 0) return this.unrouted(res, message);
     const key = this.deduplicator && deliveryKey(this.options.dedupe!, req.headers, body);
     this.storeAndAnswer(res, routed, key);
   }
 
-  /** No task takes the event: nothing is stored, and the sender hears 2xx (a hook that keeps failing gets disabled). */
-  private unrouted(res: ServerResponse): void {
+  /**
+   * No task takes the event: no queue stores it, and the sender hears 2xx (a hook that keeps
+   * failing gets disabled). Once answered, the event history (if kept) notes it as unrouted,
+   * for a replay once a task takes such events.
+   */
+  private unrouted(res: ServerResponse, message: QueuedMessage): void {
     noteResponseCode(res, "unrouted");
     const fixed = this.options.response;
-    if (fixed !== undefined) return sendResponse(res, fixed);
-    const body = `{"accepted":true,"routed":false}`;
-    res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
-    res.end(body);
+    if (fixed !== undefined) sendResponse(res, fixed);
+    else {
+      const body = `{"accepted":true,"routed":false}`;
+      res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
+      res.end(body);
+    }
+    this.inbox.unrouted?.(message);
   }
 
   /** The task's ordering key function failed: nothing is stored, and the sender is told to send again. */

@@ -1,5 +1,5 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
-import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, isPast, matchesDeliveries, matchesSearch, newestFirst, worstStatus } from "../history-query";
+import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, eventStatus, isPast, matchesSearch, matchesStatus, newestFirst } from "../history-query";
 import { KeptEvent, runsBytes, snapshot, type LinkKind } from "./memory-history-record";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
@@ -76,7 +76,7 @@ export class MemoryHistory implements HistoryStore {
       if (q.source !== undefined && (kept.origin.kind !== "webhook" || kept.origin.source !== q.source)) continue;
       if (q.search !== undefined && !matchesSearch(q.search, kept.id, kept.origin, kept.payloadNow())) continue;
       const summary = summaryOf(kept);
-      if (!matchesDeliveries(summary.deliveries, q.task, q.status)) continue;
+      if (!matchesStatus(summary, q.task, q.status)) continue;
       if (events.length === q.limit) {
         const last = events[events.length - 1];
         next = encodeCursor(last);
@@ -308,7 +308,7 @@ function summaryOf(kept: KeptEvent): EventSummary {
     id: kept.id,
     origin: { ...kept.origin },
     receivedAt: kept.receivedAt,
-    status: worstStatus(deliveries.map((d) => d.status)),
+    status: eventStatus(kept.origin, deliveries),
     deliveries,
   };
   if (kept.name !== undefined) summary.name = kept.name;

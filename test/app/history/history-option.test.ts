@@ -2,16 +2,7 @@ import { expect } from "chai";
 import { CoreApp, MemoryStore, silentLogger } from "../../../src/index";
 import { Collector, sleep, useApps, webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
-import { recordingLogger, until, type LogLine } from "../../helpers/wait";
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a rejection");
-}
+import { recordingLogger, rejection, until, type LogLine } from "../../helpers/wait";
 
 describe("the history option", () => {
   const newApp = useApps();

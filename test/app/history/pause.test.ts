@@ -2,16 +2,7 @@ import { expect } from "chai";
 import { CoreApp, MemoryStore, silentLogger } from "../../../src/index";
 import { Collector, sleep, useApps, webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
-import { until } from "../../helpers/wait";
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a rejection");
-}
+import { rejection, until } from "../../helpers/wait";
 
 describe("pause and resume a task", () => {
   const newApp = useApps();

@@ -2,18 +2,9 @@ import { expect } from "chai";
 import { MemoryStore, PermanentError, Queue, ReplayError, type TaskContext, type WebhookEvent } from "../../../src/index";
 import { Collector, useApps, webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
-import { until } from "../../helpers/wait";
+import { rejection, until } from "../../helpers/wait";
 
 type Body = { n: number };
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("event history: replay", () => {
   const newApp = useApps();

@@ -1,5 +1,5 @@
 import type { EventSummary, HistoryEvent, HistoryPage, HistoryQuery } from "../../history";
-import { checkHistoryQuery, encodeCursor, matchesDeliveries, matchesSearch, newestFirst, type CheckedQuery, type CursorPosition } from "../../history-query";
+import { checkHistoryQuery, encodeCursor, matchesStatus, matchesSearch, newestFirst, type CheckedQuery, type CursorPosition } from "../../history-query";
 import type { HistoryDbs } from "./history-env";
 import { decodeBody, payloadOf } from "./history-body";
 import { runOf, summaryOf, type SummaryRecord, type TimelineKey } from "./history-records";
@@ -51,7 +51,7 @@ function matching(dbs: HistoryDbs, q: CheckedQuery, [receivedAt, id]: TimelineKe
   if (q.source !== undefined && (record.q === 1 || record.o !== q.source)) return undefined;
   if (q.task !== undefined && !record.d.some((d) => d[0] === q.task)) return undefined;
   const summary = summaryOf(id, receivedAt, record);
-  if (!matchesDeliveries(summary.deliveries, q.task, q.status)) return undefined;
+  if (!matchesStatus(summary, q.task, q.status)) return undefined;
   if (q.search !== undefined) {
     if (q.search.kind === "text" && q.search.value === id) return summary;
     if (!matchesSearch(q.search, id, summary.origin, payloadOf(decodeBody(record.b)))) return undefined;

@@ -1,4 +1,4 @@
-import { worstStatus } from "../../history-query";
+import { eventStatus } from "../../history-query";
 import { bodyRecord, encodeBody } from "./history-body";
 import type { DeliveryNote, DeliveryStatus, DeliveryView, EventNote, EventOrigin, EventSummary, RunOutcome, RunRecord } from "../../history";
 
@@ -134,7 +134,7 @@ export function summaryOf(id: string, receivedAt: number, record: SummaryRecord)
     id,
     origin: originOf(record),
     receivedAt,
-    status: worstStatus(deliveries.map((d) => d.status)),
+    status: eventStatus(originOf(record), deliveries),
     deliveries,
   };
   if (record.n !== undefined) summary.name = record.n;

@@ -38,7 +38,9 @@ export function summaryOf(row: Record<string, unknown>): EventSummary {
   // The worst of the deliveries' statuses (codes rise with how bad it is).
   const worst = deliveries.reduce((code, d) => Math.max(code, STATUS_RANK[d.status]), -1);
   const origin: EventOrigin = row.source !== null ? { kind: "webhook", source: row.source as string } : { kind: "queue", queue: (row.queue as string | null) ?? "" };
-  let summary: EventSummary = { id: row.id as string, origin, receivedAt: Number(row.received_at), status: worst < 0 ? "pending" : statusName(worst), deliveries };
+  // A source's event with no deliveries is one no task took (stored with no tasks).
+  const none = origin.kind === "webhook" ? "unrouted" : "pending";
+  let summary: EventSummary = { id: row.id as string, origin, receivedAt: Number(row.received_at), status: worst < 0 ? none : statusName(worst), deliveries };
   summary = withOptional(summary, "name", optionalText(row.name));
   summary = withOptional(summary, "parentId", optionalText(row.parent_id));
   return withOptional(summary, "replayOf", optionalText(row.replay_of));

@@ -36,7 +36,11 @@ export function listEventsSql(tables: HistoryTables, query: HistoryQuery): { tex
   if (checked.after !== undefined) {
     where.push(`(e.received_at, e.id) < (${param(checked.after.receivedAt, "float8")}, ${param(checked.after.id, "text")})`);
   }
-  if (checked.status !== undefined) {
+  if (checked.status === "unrouted") {
+    // Unrouted: a source's event stored with no tasks (a routed one always has one); an empty
+    // array's first task is NULL, which the first task's btree finds.
+    where.push(`e.tasks[1] IS NULL AND e.source IS NOT NULL`);
+  } else if (checked.status !== undefined) {
     // A literal (from a checked status): the partial index on failed and dead runs is then usable.
     const code = STATUS_CODES[checked.status];
     if (code >= 2) where.push(`e.id IN (SELECT u.event_id FROM ${runs} u WHERE u.status = ${code})`);
