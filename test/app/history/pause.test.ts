@@ -22,6 +22,8 @@ describe("pause and resume a task", () => {
       const reply = await postJson(hook.url, { n });
       expect(reply.status).to.equal(202);
       ids.push(reply.json<{ id: string }>().id);
+      // Events of one millisecond are ordered by id: a tick between them keeps arrival order.
+      await sleep(2);
     }
     await running.waitFor(3);
     await sleep(300);
