@@ -8,6 +8,7 @@ export { OrderingKeyError, MAX_ORDERING_KEY_BYTES } from "./app/ordering-key";
 export { FilterError } from "./app/task-filter";
 export type { TaskContext } from "./app/task-context";
 export type { ConcurrencyLimit, RateLimit } from "./app/flow/flow-options";
+export type { DebounceOptions, BatchOptions } from "./app/flow/group-options";
 export type { EmitOptions } from "./app/flow/run-emits";
 export { DEFAULT_RETRY, type RetryPolicy } from "./app/retry-policy";
 export { createDefaultLogger, silentLogger, LOG_LEVELS, REDACT_PATHS, SECRET_HEADERS, type Logger, type LogFn, type LogLevel, type LogFields } from "./util/logger";

@@ -1,9 +1,11 @@
 /** The store layer's public surface; src/index.ts re-exports from here. */
 export type {
   ClaimFlow,
+  ClaimedGroups,
   DeadLetter,
   DeadLetterStore,
   EmitRecord,
+  GroupRule,
   QueuedMessage,
   StateSetOptions,
   StateStore,
