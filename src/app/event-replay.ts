@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { DeliveryNote, EventNote, EventStatus, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { handedOnForm } from "../store/payload-codec";
@@ -8,6 +7,7 @@ import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
 import { withFlowKeys } from "./flow/flow-keys";
 import type { TaskFlow } from "./flow/flow-options";
 import { withGroupKey, type TaskGroup } from "./flow/group-options";
+import { newEventId } from "../util/event-id";
 
 /**
  * Replays as the store alone can make them: what `app.events.replay` does with the app's tasks,
@@ -44,8 +44,8 @@ export interface ReplayCopyTarget {
  */
 export async function queueReplay(store: Store, history: HistoryStore, event: HistoryEvent, targets: readonly ReplayCopyTarget[]): Promise<ReplayResult> {
   if (event.payload === undefined) throw new ReplayError(`cannot replay event "${event.id}": its payload was not kept in the history`);
-  const id = randomUUID();
   const now = Date.now();
+  const id = newEventId(now);
   const copies: EmitRecord[] = [];
   const deliveries: DeliveryNote[] = [];
   for (const target of targets) {

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { parse as parseQueryString } from "node:querystring";
 import { errorMessage, type Logger } from "../../util/logger";
@@ -23,6 +22,7 @@ import { noteResponseCode } from "../../http/response-code";
 import { currentTraceContext } from "../../observe/trace-context";
 import { activeTracingContext, runIn, tracingIsNoop } from "../../observe/tracing";
 import type { ResolvedWebhookOptions } from "./webhook-source";
+import { newEventId } from "../../util/event-id";
 
 const EMPTY = Buffer.alloc(0);
 
@@ -136,7 +136,7 @@ export class WebhookReceiver implements RouteHandler {
       received_at: receivedAt / 1000,
     };
     if (this.options.eventName !== undefined) event.name = this.options.eventName(event);
-    const message: QueuedMessage<WebhookEvent> = { id: randomUUID(), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true, traceContext: this.tracing && !tracingIsNoop() ? currentTraceContext() : undefined };
+    const message: QueuedMessage<WebhookEvent> = { id: newEventId(receivedAt), payload: event, raw, attempts: 0, enqueuedAt: receivedAt, bodyFromRaw: true, traceContext: this.tracing && !tracingIsNoop() ? currentTraceContext() : undefined };
     let routed: RoutedEvent;
     try {
       routed = this.inbox.route(message);
