@@ -2,35 +2,37 @@
 const SCAN_UP_TO = 32;
 
 /**
- * Values by string id for what a queue has claimed: few at a time (its task's concurrency), one
+ * Values by id (a message's, or a journal entry's number) for what a queue has claimed: few at a time (its task's concurrency), one
  * added and one removed per message. Not a Map: a Map with an entry added and removed per
  * message replaces its hash table again and again, and V8 links each replaced table to the
  * next; once one reached the old generation it kept every later table, and what they held,
- * alive through minor collections. Nor a dictionary object: its keys are internalized.
+ * alive through minor collections. Nor a dictionary object: its string keys are internalized,
+ * and its number keys make a sparse array that grows to thousands of holes before it turns
+ * into a dictionary.
  *
  * The ids sit in arrays that never shrink, in claim order (the order runs usually end in, so
  * the one sought is found first), scanned; an index by id is kept only while more are held.
  */
-export class ClaimedIds<V> {
-  private readonly ids: (string | undefined)[] = [];
+export class ClaimedIds<K extends string | number, V> {
+  private readonly ids: (K | undefined)[] = [];
   private readonly items: (V | undefined)[] = [];
   private count = 0;
   /** Position of each id, while more than SCAN_UP_TO are held. */
-  private index: Map<string, number> | undefined;
+  private index: Map<K, number> | undefined;
 
   get size(): number {
     return this.count;
   }
 
-  get(id: string): V | undefined {
+  get(id: K): V | undefined {
     const at = this.find(id);
     return at === -1 ? undefined : this.items[at];
   }
 
   /** Holds `value` for `id` (replacing what `id` held). */
-  set(id: string, value: V): void {
+  set(id: K, value: V): void {
     // An id built of concatenated parts is compared part by part; flat once a character was read.
-    id.charCodeAt(0);
+    if (typeof id === "string") id.charCodeAt(0);
     const at = this.find(id);
     if (at !== -1) {
       this.items[at] = value;
@@ -44,7 +46,7 @@ export class ClaimedIds<V> {
   }
 
   /** True when `id` was held. While scanning, those after it move up one place (claim order kept). */
-  delete(id: string): boolean {
+  delete(id: K): boolean {
     const at = this.find(id);
     if (at === -1) return false;
     const { ids, items } = this;
@@ -67,11 +69,23 @@ export class ClaimedIds<V> {
     return true;
   }
 
+  /** Forgets every id. */
+  clear(): void {
+    this.ids.fill(undefined);
+    this.items.fill(undefined);
+    this.count = 0;
+    this.index = undefined;
+  }
+
+  has(id: K): boolean {
+    return this.find(id) !== -1;
+  }
+
   *values(): IterableIterator<V> {
     for (let i = 0; i < this.count; i++) yield this.items[i]!;
   }
 
-  private find(id: string): number {
+  private find(id: K): number {
     if (this.index !== undefined) return this.index.get(id) ?? -1;
     const ids = this.ids;
     for (let i = 0; i < this.count; i++) if (ids[i] === id) return i;

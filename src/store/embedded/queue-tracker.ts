@@ -23,7 +23,7 @@ interface QueueBook {
   /** Earliest time a retry of this queue may be due (0: look now; Infinity: none known). */
   dueAt: number;
   /** Messages handed out and not yet finished, by id. Lost on restart: that is at-least-once. */
-  readonly claimed: ClaimedIds<Location>;
+  readonly claimed: ClaimedIds<string, Location>;
 }
 
 /**
@@ -142,7 +142,7 @@ export class QueueTracker {
 
   private book(queue: string): QueueBook {
     let book = this.books.get(queue);
-    if (!book) this.books.set(queue, (book = { nextSeq: 1, count: 0, cursor: 0, rescanAt: 0, readyMayWait: true, dueAt: 0, claimed: new ClaimedIds<Location>() }));
+    if (!book) this.books.set(queue, (book = { nextSeq: 1, count: 0, cursor: 0, rescanAt: 0, readyMayWait: true, dueAt: 0, claimed: new ClaimedIds<string, Location>() }));
     return book;
   }
 }

@@ -1,6 +1,5 @@
 import { expect } from "chai";
 import { ClaimedIds } from "../../../src/store/embedded/claimed-ids";
-import { EntriesByNumber } from "../../../src/store/embedded/journal/entries-by-number";
 import { LaneWaiting, type WaitingEntry } from "../../../src/store/embedded/journal/lane-waiting";
 
 interface Entry extends WaitingEntry {
@@ -11,7 +10,7 @@ const entry = (seq: number): Entry => ({ seq, name: `e${seq}`, waiting: false })
 
 describe("the embedded store's per-message structures", () => {
   it("ClaimedIds finds, replaces and removes by id, below and above the size where it keeps an index, and back", () => {
-    const claimed = new ClaimedIds<number>();
+    const claimed = new ClaimedIds<string, number>();
     const live = new Map<string, number>();
     const steps = [...Array.from({ length: 200 }, (_, i) => i), ...Array.from({ length: 197 }, (_, i) => -1 - ((i * 37) % 200))];
     for (const step of steps) {
@@ -34,15 +33,15 @@ describe("the embedded store's per-message structures", () => {
   });
 
   it("ClaimedIds keeps claim order while it scans", () => {
-    const claimed = new ClaimedIds<string>();
+    const claimed = new ClaimedIds<string, string>();
     for (const id of ["a", "b", "c", "d"]) claimed.set(id, id.toUpperCase());
     claimed.delete("b");
     claimed.set("e", "E");
     expect([...claimed.values()]).to.deep.equal(["A", "C", "D", "E"]);
   });
 
-  it("EntriesByNumber holds values by entry id, counts them, and reads them in ascending id order", () => {
-    const byId = new EntriesByNumber<string>();
+  it("ClaimedIds by entry number: counts, finds, keeps claim order, and forgets everything on clear", () => {
+    const byId = new ClaimedIds<number, string>();
     for (let id = 1; id <= 5_000; id++) byId.set(id, `v${id}`);
     for (let id = 1; id <= 5_000; id++) if (id % 3 !== 0) expect(byId.delete(id)).to.equal(true);
     expect(byId.delete(1)).to.equal(false);
@@ -52,12 +51,14 @@ describe("the embedded store's per-message structures", () => {
     expect(byId.get(4_998)).to.equal("v4998");
     byId.set(3, "again");
     expect(byId.size).to.equal(1_666);
-    const values = [...byId.values()];
-    expect(values[0]).to.equal("again");
-    expect(values[1]).to.equal("v6");
+    expect(new Set(byId.values()).size).to.equal(1_666);
     byId.clear();
     expect(byId.size).to.equal(0);
     expect(byId.get(6)).to.equal(undefined);
+    expect([...byId.values()]).to.deep.equal([]);
+    for (const id of [7, 8, 9]) byId.set(id, `w${id}`);
+    byId.delete(8);
+    expect([...byId.values()]).to.deep.equal(["w7", "w9"]);
   });
 
   it("LaneWaiting keeps entries in queue order through claims from the front and the middle, and puts a released one back at its place", () => {

@@ -6,7 +6,7 @@ import { PAYLOAD_ENCODING } from "../../payload-codec";
 import { doneOp, enqueueOp } from "./journal-format";
 import type { JournalLog } from "./journal-log";
 import { LaneWaiting } from "./lane-waiting";
-import { EntriesByNumber } from "./entries-by-number";
+import { ClaimedIds } from "../claimed-ids";
 
 /** How much the lane holds before new messages go to the B-tree instead. */
 export interface JournalLaneLimits {
@@ -71,10 +71,10 @@ export class JournalLane {
   private readonly waiting = new Map<string, LaneWaiting<LaneEntry>>();
   /**
    * Claimed entries and those whose done-marker is on its way (not copied forward: the copy
-   * would outlive them), by entry id. Neither a Map nor a Set (entries-by-number.ts).
+   * would outlive them), by entry id. Neither a Map nor a Set (claimed-ids.ts).
    */
-  private readonly claimed = new EntriesByNumber<LaneEntry>();
-  private readonly finishing = new EntriesByNumber<true>();
+  private readonly claimed = new ClaimedIds<number, LaneEntry>();
+  private readonly finishing = new ClaimedIds<number, true>();
   private compacting = false;
   private nextEntryId = 1;
   /** Messages and bytes held, counting those still on their way to disk. */
