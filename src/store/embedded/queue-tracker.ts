@@ -1,5 +1,6 @@
 import { GroupIndex } from "../group-index";
 import type { Location } from "./keys";
+import { ClaimedIds } from "./claimed-ids";
 
 /**
  * How often a claim looks at a queue's B-tree messages and retries from the start whatever this
@@ -23,7 +24,7 @@ interface QueueBook {
   /** Earliest time a retry of this queue may be due (0: look now; Infinity: none known). */
   dueAt: number;
   /** Messages handed out and not yet finished, by id. Lost on restart: that is at-least-once. */
-  readonly claimed: Map<string, Location>;
+  readonly claimed: ClaimedIds<string, Location>;
 }
 
 /**
@@ -168,7 +169,7 @@ export class QueueTracker {
 
   private book(queue: string): QueueBook {
     let book = this.books.get(queue);
-    if (!book) this.books.set(queue, (book = { nextSeq: 1, count: 0, cursor: 0, rescanAt: 0, readyMayWait: true, dueAt: 0, claimed: new Map() }));
+    if (!book) this.books.set(queue, (book = { nextSeq: 1, count: 0, cursor: 0, rescanAt: 0, readyMayWait: true, dueAt: 0, claimed: new ClaimedIds<string, Location>() }));
     return book;
   }
 }

@@ -5,6 +5,8 @@ import { heldBytes, heldForm } from "../held-message";
 import { PAYLOAD_ENCODING } from "../../payload-codec";
 import { doneOp, enqueueOp } from "./journal-format";
 import type { JournalLog } from "./journal-log";
+import { LaneWaiting } from "./lane-waiting";
+import { ClaimedIds } from "../claimed-ids";
 
 /** How much the lane holds before new messages go to the B-tree instead. */
 export interface JournalLaneLimits {
@@ -29,6 +31,8 @@ export interface LaneEntry {
   readonly memory: number;
   /** Where its latest copy is (an entry left behind in an old segment is copied forward). */
   segment: number;
+  /** True while it waits in its queue's line (set by LaneWaiting). */
+  waiting: boolean;
 }
 
 /** A message for the lane: its queue and its place there. */
@@ -64,10 +68,13 @@ export function decodeMessage(meta: Buffer, raw: Buffer | undefined): QueuedMess
  */
 export class JournalLane {
   /** Entries nobody claimed, per queue, in the order they were committed. */
-  private readonly waiting = new Map<string, Map<number, LaneEntry>>();
-  private readonly claimed = new Map<number, LaneEntry>();
-  /** Entries whose done-marker is on its way: not copied forward (the copy would outlive it). */
-  private readonly finishing = new Set<number>();
+  private readonly waiting = new Map<string, LaneWaiting<LaneEntry>>();
+  /**
+   * Claimed entries and those whose done-marker is on its way (not copied forward: the copy
+   * would outlive them), by entry id. Neither a Map nor a Set (claimed-ids.ts).
+   */
+  private readonly claimed = new ClaimedIds<number, LaneEntry>();
+  private readonly finishing = new ClaimedIds<number, true>();
   private compacting = false;
   private nextEntryId = 1;
   /** Messages and bytes held, counting those still on their way to disk. */
@@ -117,7 +124,7 @@ export class JournalLane {
   }
 
   /** Waiting (unclaimed) entries of a queue, oldest first. */
-  waitingIn(queue: string): Map<number, LaneEntry> | undefined {
+  waitingIn(queue: string): LaneWaiting<LaneEntry> | undefined {
     return this.waiting.get(queue);
   }
 
@@ -133,7 +140,7 @@ export class JournalLane {
   }
 
   claim(entry: LaneEntry): void {
-    if (!this.waiting.get(entry.queue)?.delete(entry.entryId)) return;
+    if (!this.waiting.get(entry.queue)?.delete(entry)) return;
     this.claimed.set(entry.entryId, entry);
   }
 
@@ -142,13 +149,8 @@ export class JournalLane {
     const entry = this.claimed.get(entryId);
     if (!entry) return;
     this.claimed.delete(entryId);
-    const waiting = this.waitingOf(entry.queue);
-    const last = [...waiting.values()].pop();
-    if (!last || last.seq < entry.seq) return void waiting.set(entryId, entry);
-    // Rare (a runner that stops, a failed write): rebuilding the queue's order is fine then.
-    const ordered = [...waiting.values(), entry].sort((a, b) => a.seq - b.seq);
-    waiting.clear();
-    for (const e of ordered) waiting.set(e.entryId, e);
+    // At its place in the queue (lane-waiting.ts).
+    this.waitingOf(entry.queue).add(entry);
   }
 
   /**
@@ -158,7 +160,7 @@ export class JournalLane {
    */
   async done(entryId: number): Promise<void> {
     if (!this.claimed.has(entryId)) return;
-    this.finishing.add(entryId);
+    this.finishing.set(entryId, true);
     try {
       await this.log.append([doneOp(entryId)]);
     } finally {
@@ -190,7 +192,7 @@ export class JournalLane {
 
   /** As doneAndEnqueue, with one output per consuming task: the marker and every output in one frame. */
   async doneAndEnqueueAll(entryId: number, items: readonly LaneItem[]): Promise<void> {
-    this.finishing.add(entryId);
+    this.finishing.set(entryId, true);
     try {
       await this.write([doneOp(entryId)], items);
     } finally {
@@ -202,6 +204,7 @@ export class JournalLane {
 
   /** Forgets everything (the store closed); the journal keeps it for the next open. */
   clear(): void {
+    for (const line of this.waiting.values()) line.clear();
     this.waiting.clear();
     this.claimed.clear();
     this.count = 0;
@@ -212,7 +215,7 @@ export class JournalLane {
   /** Appends `before` and an enqueue of each item in one frame; the messages are claimable once it is on disk. */
   private async write(before: Buffer[], items: readonly LaneItem[]): Promise<void> {
     const parts = [...before];
-    const entries: Array<Omit<LaneEntry, "segment">> = [];
+    const entries: Array<Omit<LaneEntry, "segment" | "waiting">> = [];
     let total = 0;
     let memory = 0;
     for (const { queue, seq, message, memory: measured } of items) {
@@ -234,7 +237,7 @@ export class JournalLane {
       this.hold(-entries.length, -total, -memory);
       throw error;
     }
-    for (const entry of entries) this.waitingOf(entry.queue).set(entry.entryId, { ...entry, segment });
+    for (const entry of entries) this.waitingOf(entry.queue).add({ ...entry, segment, waiting: false });
   }
 
   /**
@@ -276,7 +279,7 @@ export class JournalLane {
   }
 
   private holds(entry: LaneEntry): boolean {
-    return this.claimed.get(entry.entryId) === entry || this.waiting.get(entry.queue)?.get(entry.entryId) === entry;
+    return this.claimed.get(entry.entryId) === entry || this.waiting.get(entry.queue)?.has(entry) === true;
   }
 
   private finish(entry: LaneEntry): void {
@@ -291,9 +294,9 @@ export class JournalLane {
     this.memory += memory;
   }
 
-  private waitingOf(queue: string): Map<number, LaneEntry> {
+  private waitingOf(queue: string): LaneWaiting<LaneEntry> {
     let entries = this.waiting.get(queue);
-    if (!entries) this.waiting.set(queue, (entries = new Map()));
+    if (!entries) this.waiting.set(queue, (entries = new LaneWaiting()));
     return entries;
   }
 }
