@@ -1,6 +1,6 @@
 import { GroupIndex } from "../group-index";
 import type { Location } from "./keys";
-import { ClaimedIds } from "./claimed-ids";
+import { ClaimedIds } from "../claimed-ids";
 
 /**
  * How often a claim looks at a queue's B-tree messages and retries from the start whatever this

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { ClaimedIds } from "../../../src/store/embedded/claimed-ids";
+import { ClaimedIds } from "../../../src/store/claimed-ids";
 import { LaneWaiting, type WaitingEntry } from "../../../src/store/embedded/journal/lane-waiting";
 
 interface Entry extends WaitingEntry {

@@ -6,7 +6,7 @@ import { PAYLOAD_ENCODING } from "../../payload-codec";
 import { doneOp, enqueueOp } from "./journal-format";
 import type { JournalLog } from "./journal-log";
 import { LaneWaiting } from "./lane-waiting";
-import { ClaimedIds } from "../claimed-ids";
+import { ClaimedIds } from "../../claimed-ids";
 
 /** How much the lane holds before new messages go to the B-tree instead. */
 export interface JournalLaneLimits {

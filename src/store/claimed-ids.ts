@@ -2,16 +2,16 @@
 const SCAN_UP_TO = 32;
 
 /**
- * Values by id (a message's, or a journal entry's number) for what a queue has claimed: few at a time (its task's concurrency), one
- * added and one removed per message. Not a Map: a Map with an entry added and removed per
- * message replaces its hash table again and again, and V8 links each replaced table to the
- * next; once one reached the old generation it kept every later table, and what they held,
- * alive through minor collections. Nor a dictionary object: its string keys are internalized,
- * and its number keys make a sparse array that grows to thousands of holes before it turns
- * into a dictionary.
+ * Values by id (a message's, or a journal entry's number) for what a queue has claimed: few at a
+ * time (its task's concurrency), one added and one removed per message. Not a Map: a Map with an
+ * entry added and removed per message replaces its hash table again and again, and V8 links each
+ * replaced table to the next; once one reached the old generation it kept every later table, and
+ * what they held, alive through minor collections. Nor a dictionary object: its string keys are
+ * internalized, and its number keys make a sparse array that grows to thousands of holes before
+ * it turns into a dictionary.
  *
- * The ids sit in arrays that never shrink, in claim order (the order runs usually end in, so
- * the one sought is found first), scanned; an index by id is kept only while more are held.
+ * The ids sit in arrays that never shrink, in claim order (the order runs usually end in, so the
+ * one sought is found first), scanned; an index by id is kept only while more are held.
  */
 export class ClaimedIds<K extends string | number, V> {
   private readonly ids: (K | undefined)[] = [];
