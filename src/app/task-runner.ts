@@ -21,6 +21,7 @@ import { claimFlow } from "./flow/flow-options";
 import { FlowGate } from "./flow/flow-gate";
 import { emitRecords, type PendingEmit } from "./flow/run-emits";
 import { RunContext } from "./run-context";
+import { IdleWait } from "./idle-wait";
 
 /** Fallback poll for delayed retries and for work another process queued. */
 const POLL_MS = 1_000;
@@ -73,7 +74,7 @@ export class TaskRunner {
   private unwatch: (() => void) | undefined;
   private poller: NodeJS.Timeout | undefined;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
-  private idleWaiters: Array<() => void> = [];
+  private readonly idleWait = new IdleWait();
   /** Flow limits enforced here, for engines whose claims do not (flow-gate.ts). */
   readonly gate: FlowGate | undefined;
   /** Flow limits the store's claims enforce (PostgreSQL). */
@@ -145,11 +146,7 @@ export class TaskRunner {
     const held = this.gate?.drain() ?? [];
     if (held.length > 0) await this.store.release(this.task.queue, held.map((m) => m.id)).catch((error: unknown) => this.logger.warn({ err: error }, "cannot give back the messages held by flow limits; they come back when the store restarts or their lease ends"));
     if (this.idle()) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const idle = new Promise<boolean>((resolve) => this.idleWaiters.push(() => resolve(true)));
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    const drained = await Promise.race([idle, timeout]);
-    clearTimeout(timer);
+    const drained = await this.idleWait.until(timeoutMs);
     if (!drained) this.logger.warn({ inFlight: this.inFlight }, "shutdown timeout: tasks still running stay in the store for the next start");
     return drained;
   }
@@ -488,10 +485,7 @@ export class TaskRunner {
   }
 
   private maybeIdle(): void {
-    if (!this.idle()) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
+    this.idleWait.settled(this.idle());
   }
 }
 

@@ -14,6 +14,7 @@ import { revived } from "../dead-letter-message";
 import type { Settled } from "../task-runner";
 import type { PendingEmit } from "./run-emits";
 import { failGroup, groupEmits } from "./group-outcome";
+import { IdleWait } from "../idle-wait";
 
 /** Fallback poll for retries coming due and for work another process queued. */
 const POLL_MS = 1_000;
@@ -73,7 +74,7 @@ export class GroupRunner {
   private dueTimer: NodeJS.Timeout | undefined;
   private dueAt = Infinity;
   private readonly retryTimers = new Set<NodeJS.Timeout>();
-  private idleWaiters: Array<() => void> = [];
+  private readonly idleWait = new IdleWait();
   /** After a store failure, no claiming before this time (ms since epoch). */
   private pausedUntil = 0;
   /** No claim before this time (ms since epoch): see MIN_CLAIM_GAP_MS. */
@@ -137,11 +138,7 @@ export class GroupRunner {
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
     if (this.idle()) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const idle = new Promise<boolean>((resolve) => this.idleWaiters.push(() => resolve(true)));
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    const drained = await Promise.race([idle, timeout]);
-    clearTimeout(timer);
+    const drained = await this.idleWait.until(timeoutMs);
     if (!drained) this.task.logger.warn({ inFlight: this.inFlight }, "shutdown timeout: groups still running stay in the store for the next start");
     return drained;
   }
@@ -358,10 +355,7 @@ export class GroupRunner {
   }
 
   private maybeIdle(): void {
-    if (!this.idle()) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
+    this.idleWait.settled(this.idle());
   }
 }
 

@@ -20,6 +20,31 @@
  * database's clock) over the sliding window of `periodMs`, pruned as it moves.
  */
 
+/**
+ * One branch of the limited claim's candidates: messages of the queue matching `visible`, in
+ * `order` (each branch follows an index of its own: due retries and delays by time, the rest by
+ * arrival), with their group's runs and their rate group's starts in the window, full groups and
+ * ordering keys behind an earlier message passed over.
+ */
+function candidates(visible: string, order: string): string {
+  return `      (SELECT m.seq, m.id, m.visible_at, coalesce(m.concurrency_key, '') AS ck, coalesce(m.rate_key, '') AS rk, u.c_used, u.r_used
+        FROM $schema.messages m
+        CROSS JOIN LATERAL (SELECT
+          -- Runs of its group now, and starts of its rate group in the window: one index probe
+          -- each per row scanned, so rows of full groups are passed over cheaply.
+          CASE WHEN p_concurrency IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.messages c WHERE c.queue = m.queue AND c.concurrency_key = m.concurrency_key AND c.claimed_by IS NOT NULL) END AS c_used,
+          CASE WHEN p_rate IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.rate_starts r WHERE r.queue = m.queue AND r.rate_key = coalesce(m.rate_key, '')) END AS r_used
+        ) u
+        WHERE m.queue = p_queue AND m.claimed_by IS NULL AND ${visible}
+          AND (p_concurrency IS NULL OR u.c_used < p_concurrency)
+          AND (p_rate IS NULL OR u.r_used < p_rate)
+          AND NOT EXISTS (SELECT 1 FROM $schema.messages d WHERE d.queue = m.queue AND d.id = m.id AND d.claimed_by IS NOT NULL)
+          AND (m.ordering_key IS NULL OR (
+            NOT EXISTS (SELECT 1 FROM $schema.messages e WHERE e.queue = m.queue AND e.ordering_key IS NOT NULL AND e.ordering_key = m.ordering_key AND e.seq < m.seq)
+            AND NOT EXISTS (SELECT 1 FROM $schema.messages o WHERE o.queue = m.queue AND o.ordering_key IS NOT NULL AND o.ordering_key = m.ordering_key AND o.claimed_by IS NOT NULL)))
+        ORDER BY ${order} LIMIT p_limit * 4 + 16)`;
+}
+
 /** The schema's flow objects (migration 3). `$schema` stands for the quoted schema name. */
 export const FLOW_MIGRATION = `
   ALTER TABLE $schema.messages ADD COLUMN concurrency_key text, ADD COLUMN rate_key text;
@@ -58,39 +83,9 @@ export const FLOW_MIGRATION = `
     END IF;
     RETURN QUERY
     WITH candidates AS (
-      (SELECT m.seq, m.id, m.visible_at, coalesce(m.concurrency_key, '') AS ck, coalesce(m.rate_key, '') AS rk, u.c_used, u.r_used
-        FROM $schema.messages m
-        CROSS JOIN LATERAL (SELECT
-          -- Runs of its group now, and starts of its rate group in the window: one index probe
-          -- each per row scanned, so rows of full groups are passed over cheaply.
-          CASE WHEN p_concurrency IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.messages c WHERE c.queue = m.queue AND c.concurrency_key = m.concurrency_key AND c.claimed_by IS NOT NULL) END AS c_used,
-          CASE WHEN p_rate IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.rate_starts r WHERE r.queue = m.queue AND r.rate_key = coalesce(m.rate_key, '')) END AS r_used
-        ) u
-        WHERE m.queue = p_queue AND m.claimed_by IS NULL AND m.visible_at > 0 AND m.visible_at <= p_now
-          AND (p_concurrency IS NULL OR u.c_used < p_concurrency)
-          AND (p_rate IS NULL OR u.r_used < p_rate)
-          AND NOT EXISTS (SELECT 1 FROM $schema.messages d WHERE d.queue = m.queue AND d.id = m.id AND d.claimed_by IS NOT NULL)
-          AND (m.ordering_key IS NULL OR (
-            NOT EXISTS (SELECT 1 FROM $schema.messages e WHERE e.queue = m.queue AND e.ordering_key IS NOT NULL AND e.ordering_key = m.ordering_key AND e.seq < m.seq)
-            AND NOT EXISTS (SELECT 1 FROM $schema.messages o WHERE o.queue = m.queue AND o.ordering_key IS NOT NULL AND o.ordering_key = m.ordering_key AND o.claimed_by IS NOT NULL)))
-        ORDER BY m.visible_at, m.seq LIMIT p_limit * 4 + 16)
+${candidates("m.visible_at > 0 AND m.visible_at <= p_now", "m.visible_at, m.seq")}
       UNION ALL
-      (SELECT m.seq, m.id, m.visible_at, coalesce(m.concurrency_key, ''), coalesce(m.rate_key, ''), u.c_used, u.r_used
-        FROM $schema.messages m
-        CROSS JOIN LATERAL (SELECT
-          -- Runs of its group now, and starts of its rate group in the window: one index probe
-          -- each per row scanned, so rows of full groups are passed over cheaply.
-          CASE WHEN p_concurrency IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.messages c WHERE c.queue = m.queue AND c.concurrency_key = m.concurrency_key AND c.claimed_by IS NOT NULL) END AS c_used,
-          CASE WHEN p_rate IS NULL THEN 0 ELSE (SELECT count(*) FROM $schema.rate_starts r WHERE r.queue = m.queue AND r.rate_key = coalesce(m.rate_key, '')) END AS r_used
-        ) u
-        WHERE m.queue = p_queue AND m.claimed_by IS NULL AND m.visible_at = 0
-          AND (p_concurrency IS NULL OR u.c_used < p_concurrency)
-          AND (p_rate IS NULL OR u.r_used < p_rate)
-          AND NOT EXISTS (SELECT 1 FROM $schema.messages d WHERE d.queue = m.queue AND d.id = m.id AND d.claimed_by IS NOT NULL)
-          AND (m.ordering_key IS NULL OR (
-            NOT EXISTS (SELECT 1 FROM $schema.messages e WHERE e.queue = m.queue AND e.ordering_key IS NOT NULL AND e.ordering_key = m.ordering_key AND e.seq < m.seq)
-            AND NOT EXISTS (SELECT 1 FROM $schema.messages o WHERE o.queue = m.queue AND o.ordering_key IS NOT NULL AND o.ordering_key = m.ordering_key AND o.claimed_by IS NOT NULL)))
-        ORDER BY m.seq LIMIT p_limit * 4 + 16)
+${candidates("m.visible_at = 0", "m.seq")}
     ),
     first_of_id AS (
       SELECT DISTINCT ON (f.id) f.* FROM candidates f ORDER BY f.id, f.seq
