@@ -6,11 +6,12 @@
  * and on the others. Less noisy than the whole server on a busy machine. Run:
  * `npm run build && node dist/bench/history-cpu-embedded.js` (RATE, SECONDS, DIR).
  */
-import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { EmbeddedHistory } from "../src/store/embedded/history/embedded-history";
 import { silentLogger } from "../src/util/logger";
+import { emittedId } from "../src/app/task-runner";
+import { newEventId } from "../src/util/event-id";
 import { jsonBody, SMALL_BODY_BYTES } from "./payload";
 import { REPO_ROOT } from "./settings";
 
@@ -37,9 +38,8 @@ async function main(): Promise<void> {
   let open = true;
   const history = new EmbeddedHistory({ dir, logger: silentLogger, isOpen: () => open, requireOpen: () => undefined });
   const text = jsonBody(SMALL_BODY_BYTES);
-  const emittedId = (id: string, task: string) => createHash("sha256").update(`${id}\u0000${task}`).digest("base64url").slice(0, 24);
   const request = () => {
-    const id = randomUUID();
+    const id = newEventId();
     const now = Date.now();
     const payload = { body: JSON.parse(text) as unknown, headers: { host: "127.0.0.1:41234", "content-type": "application/json", "content-length": String(SMALL_BODY_BYTES) }, query: {}, method: "POST", path: "/hook0", client: "127.0.0.1", received_at: now / 1000 };
     history.noteEvent({ id, origin: { kind: "webhook", source: "hook0" }, receivedAt: now, deliveries: [{ task: "hook0", queue: "webhook:hook0", messageId: id }], payload, raw: Buffer.from(text), bodyFromRaw: true });

@@ -1,9 +1,9 @@
-import { hash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { StoreRefusedError } from "../store/store-errors";
 import { handedOnForm } from "../store/payload-codec";
 import { errorMessage, type Logger } from "../util/logger";
+import { derivedEventId } from "../util/event-id";
 import type { OutcomeRegistry } from "./outcome-registry";
 import { backoffDelay } from "./retry-policy";
 import type { RegisteredTask } from "./task-registry";
@@ -508,11 +508,7 @@ function emitted(id: string, payload: unknown, traceContext: Record<string, stri
   return traceContext === undefined ? message : { ...message, traceContext };
 }
 
-/**
- * Same input, same task: same id, so a redelivered input emits a message downstream can recognise.
- * The one-shot hash gives the bytes the streaming one gave (ids stored before stay valid), at a
- * third of its cost: no Hash object per message.
- */
+/** Same input, same task: same id, so a redelivered input emits a message downstream can recognise (see derivedEventId). */
 export function emittedId(inputId: string, task: string): string {
-  return hash("sha256", `${inputId}\u0000${task}`, "base64url").slice(0, 24);
+  return derivedEventId(inputId, task);
 }

@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { EventIds, newEventId } from "../../src/util/event-id";
+import { randomUUID } from "node:crypto";
+import { derivedEventId, EventIds, newEventId } from "../../src/util/event-id";
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -38,3 +39,34 @@ describe("event ids (UUID version 7)", () => {
     expect(msOf(many[many.length - 1]!)).to.be.greaterThan(at);
   });
 });
+
+describe("derived event ids", () => {
+  const V8 = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it("are the same for the same input and name, and differ for another name or input", () => {
+    const input = newEventId();
+    expect(derivedEventId(input, "task")).to.equal(derivedEventId(input, "task"));
+    expect(derivedEventId(input, "task")).not.to.equal(derivedEventId(input, "other"));
+    expect(derivedEventId(input, "task")).not.to.equal(derivedEventId(newEventId(), "task"));
+  });
+
+  it("keep the input's time as a version 8 UUID, down a chain and from a fan-out copy's id, and sort just after the input", () => {
+    const now = Date.now();
+    const input = new EventIds().next(now);
+    const child = derivedEventId(input, "first");
+    const grandchild = derivedEventId(child, "second");
+    const fromCopy = derivedEventId(`${input}@task`, "task");
+    for (const id of [child, grandchild, fromCopy]) {
+      expect(id).to.match(V8);
+      expect(msOf(id)).to.equal(now);
+      expect(id > input).to.equal(true);
+    }
+  });
+
+  it("take the earlier 24-character form for ids that carry no time", () => {
+    const id = derivedEventId("order-17", "task");
+    expect(id).to.match(/^[A-Za-z0-9_-]{24}$/);
+    expect(derivedEventId(randomUUID(), "task")).to.match(/^[A-Za-z0-9_-]{24}$/);
+  });
+});
+
