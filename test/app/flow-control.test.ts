@@ -97,10 +97,11 @@ describe("flow control: concurrency per key, rate limits, delayed emits", functi
       await until(() => starts.length >= 240, 30_000);
       await sleep(300);
       expect(starts).to.have.length(240);
-      // Starts are recorded in the handler, a few ms after the claim that counted them (by the
-      // store's clock, in whole ms in-process): windows 10 ms shorter than the period allow for that.
+      // Starts are recorded in the handler, after the claim that counted them (by the store's
+      // clock, in whole ms in-process); on a busy machine that can be tens of ms later, so the
+      // windows are 50 ms shorter than the period. Without the limit, 240 starts come in ~1.5 s.
       const t0 = Math.min(...starts);
-      expect(maxStartsPerWindow(starts, 490), starts.map((s) => Math.round(s - t0)).join(" ")).to.be.at.most(20);
+      expect(maxStartsPerWindow(starts, 450), starts.map((s) => Math.round(s - t0)).join(" ")).to.be.at.most(20);
       expect(maxStartsPerWindow(starts, 600)).to.be.at.least(20);
     });
 
