@@ -12,12 +12,13 @@
  * Run: `npx tsc -p tsconfig.json && node dist/bench/history-cpu-postgres.js`
  * (RATE, SECONDS, ROUNDS, BASELINE_DIST, BENCH_POSTGRES_URL).
  */
-import { randomBytes, randomUUID, createHash } from "node:crypto";
+import { randomBytes, createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Pool } from "pg";
 import type { EventNote, RunNote } from "../src/store/history";
 import type { PostgresPool } from "../src/store/postgres/postgres-options";
+import { newEventId } from "../src/util/event-id";
 import { jsonBody, SMALL_BODY_BYTES } from "./payload";
 import { benchPostgresUrl } from "./servers/postgres-database";
 
@@ -81,8 +82,9 @@ const emittedId = (id: string, task: string) => createHash("sha256").update(`${i
 
 /** One request's notes, as the app makes them. */
 function request(history: HistoryLike): void {
-  const id = randomUUID();
   const now = Date.now();
+  // The app's ids: time-ordered for a webhook's event, a hash for an emitted one.
+  const id = newEventId(now);
   const payload = {
     body: JSON.parse(text) as unknown,
     headers: { host: "127.0.0.1:41234", "content-type": "application/json", "content-length": String(SMALL_BODY_BYTES) },
