@@ -33,10 +33,8 @@ describe("PostgresStore history: notes written as columns, any text as it was", 
         id,
         origin: { kind: "webhook", source: `s${text}` },
         receivedAt: T0 + i,
-        deliveries: [
-          { task: `t${text}`, queue: `q${text}`, messageId: `m${text}` },
-          { task: `u${text}`, queue: "q2", messageId: "m2" },
-        ],
+        // One delivery (written as texts) or two (as an array literal), one emitted id or two.
+        deliveries: [{ task: `t${text}`, queue: `q${text}`, messageId: `m${text}` }, ...(i % 2 === 1 ? [{ task: `u${text}`, queue: "q2", messageId: "m2" }] : [])],
         payload: { body: { text }, headers: { "x-text": text } },
         name: `n${text}`,
         parentId: `p${text}`,
@@ -44,7 +42,7 @@ describe("PostgresStore history: notes written as columns, any text as it was", 
       };
       const run: RunNote = {
         eventId: id,
-        run: { task: `t${text}`, attempt: 1, startedAt: T0 + i, durationMs: 1.5, outcome: "retry", error: { type: `E${text}`, message: `m${text}`, stack: `s${text}` }, emitted: [`c${text}`, "c2"] },
+        run: { task: `t${text}`, attempt: 1, startedAt: T0 + i, durationMs: 1.5, outcome: "retry", error: { type: `E${text}`, message: `m${text}`, stack: `s${text}` }, emitted: i % 2 === 0 ? [`c${text}`, "c2"] : [`c${text}`] },
         status: "failed",
       };
       h.noteEvent(event);
@@ -54,15 +52,13 @@ describe("PostgresStore history: notes written as columns, any text as it was", 
     expect(h.writes.lost).to.equal(0);
     const listed = (await h.list({ limit: 100 })).events;
     expect(listed).to.have.length(AWKWARD.length);
-    for (const [what, text, back] of AWKWARD) {
+    for (const [what, , back] of AWKWARD) {
       const i = AWKWARD.findIndex(([w]) => w === what);
       const event = (await h.get(`${back}#${i}`))!;
       expect(event, what).to.not.equal(undefined);
       expect(event.origin, what).to.deep.equal({ kind: "webhook", source: `s${back}` });
-      expect(event.deliveries.map((d) => [d.task, d.queue, d.messageId]), what).to.deep.equal([
-        [`t${back}`, `q${back}`, `m${back}`],
-        [`u${back}`, "q2", "m2"],
-      ]);
+      const second = i % 2 === 1 ? [[`u${back}`, "q2", "m2"]] : [];
+      expect(event.deliveries.map((d) => [d.task, d.queue, d.messageId]), what).to.deep.equal([[`t${back}`, `q${back}`, `m${back}`], ...second]);
       expect(event.name, what).to.equal(`n${back}`);
       expect(event.parentId, what).to.equal(`p${back}`);
       expect(event.traceId, what).to.equal(`r${back}`);
@@ -72,9 +68,8 @@ describe("PostgresStore history: notes written as columns, any text as it was", 
       const run = event.runs[0];
       expect(run.task, what).to.equal(`t${back}`);
       expect(run.error, what).to.deep.equal({ type: `E${back}`, message: `m${back}`, stack: `s${back}` });
-      expect(run.emitted, what).to.deep.equal([`c${back}`, "c2"]);
+      expect(run.emitted, what).to.deep.equal(i % 2 === 0 ? [`c${back}`, "c2"] : [`c${back}`]);
       expect(run.durationMs, what).to.equal(1.5);
-      expect(text.length, what).to.be.at.least(0);
     }
     // A header's value holding the separator and quotes is still found.
     expect((await h.list({ search: 'a"b\\c\\"d' })).events.map((e) => e.id)).to.deep.equal(['a"b\\c\\"d#0']);
@@ -98,9 +93,12 @@ describe("PostgresStore history: notes written as columns, any text as it was", 
     const none = (await h.get("none"))!;
     expect(none.payload).to.equal(null);
     expect(none.runs).to.have.length(1);
+    expect(none.runs[0].emitted).to.equal(undefined);
     for (const id of ["empty", "alone"]) {
       const event = (await h.get(id))!;
       expect(event.raw!.length, id).to.equal(0);
+      expect(event.deliveries, id).to.deep.equal([]);
+      expect((await h.list({ status: "unrouted" })).events.map((e) => e.id), id).to.include(id);
       expect(event.payload, id).to.deep.equal({ body: "", headers: {} });
     }
   });

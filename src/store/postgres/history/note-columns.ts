@@ -7,11 +7,12 @@ import type { EventRow, NoteRows, RunRow } from "./note-rows";
  */
 
 /**
- * Separates the payloads' JSON texts in their parameter. JSON text never holds it (JSON
- * escapes every control character), so the texts go as they are, with nothing to unquote.
+ * Separates the payloads' JSON texts in their parameter, and the raw bodies' base64. Neither
+ * ever holds it (JSON escapes every control character), so the texts go as they are, with
+ * nothing to unquote.
  */
 export const PAYLOAD_SEPARATOR = "\u001e";
-/** A payload that is none (SQL NULL): not JSON text, so no JSON text reads as it. */
+/** A payload or raw body that is none (SQL NULL): neither JSON text nor base64, so none reads as it. */
 export const NO_PAYLOAD = "-";
 
 /**
@@ -59,11 +60,14 @@ const EVENT_COLUMNS: readonly Column<EventRow>[] = [
   (e) => e.parentId,
   (e) => e.replayOf,
   (e) => e.traceId,
+  (e) => e.task,
   (e) => e.tasks,
+  (e) => e.queue1,
   (e) => e.queues,
+  (e) => e.messageId,
   (e) => e.messageIds,
 ];
-const EVENT_TAIL: readonly Column<EventRow>[] = [(e) => e.raw, (e) => e.bodyFromRaw];
+const EVENT_TAIL: readonly Column<EventRow>[] = [(e) => e.bodyFromRaw];
 const RUN_COLUMNS: readonly Column<RunRow>[] = [
   (r) => r.eventId,
   (r) => r.task,
@@ -75,6 +79,7 @@ const RUN_COLUMNS: readonly Column<RunRow>[] = [
   (r) => r.errorType,
   (r) => r.errorMessage,
   (r) => r.errorStack,
+  (r) => r.emitted1,
   (r) => r.emitted,
 ];
 
@@ -89,6 +94,9 @@ export function noteColumns(batch: readonly NoteRows[]): string[] {
   return [
     ...EVENT_COLUMNS.map((column) => arrayLiteral(events.map(column))),
     events.map((e) => e.payload ?? NO_PAYLOAD).join(PAYLOAD_SEPARATOR),
+    // Base64, the same way. One may be empty (no bytes): led by a separator, so that a batch of
+    // one such event is one empty text, not none (the statement drops the first).
+    events.length === 0 ? "" : PAYLOAD_SEPARATOR + events.map((e) => e.raw ?? NO_PAYLOAD).join(PAYLOAD_SEPARATOR),
     ...EVENT_TAIL.map((column) => arrayLiteral(events.map(column))),
     ...RUN_COLUMNS.map((column) => arrayLiteral(runs.map(column))),
   ];

@@ -5,8 +5,8 @@ import { arrayLiteral } from "./note-columns";
 
 /**
  * An event's row as the statement takes it (see note-columns): texts, numbers, null for none.
- * Its deliveries' tasks, queues and message ids are text[] literals; its payload JSON text;
- * its raw bytes base64.
+ * Its payload is JSON text; its raw bytes base64. Its deliveries' tasks, queues and message ids
+ * are the one delivery's texts, or text[] literals (a literal costs the database a parse).
  */
 export interface EventRow {
   readonly id: string;
@@ -17,15 +17,20 @@ export interface EventRow {
   readonly parentId: string | null;
   readonly replayOf: string | null;
   readonly traceId: string | null;
-  readonly tasks: string;
-  readonly queues: string;
-  readonly messageIds: string;
+  /** One delivery (nearly every event): its task, queue and message id, and no literals. */
+  readonly task: string | null;
+  readonly queue1: string | null;
+  readonly messageId: string | null;
+  /** Other than one: the text[] literals. */
+  readonly tasks: string | null;
+  readonly queues: string | null;
+  readonly messageIds: string | null;
   readonly payload: string | null;
   readonly raw: string | null;
   readonly bodyFromRaw: boolean;
 }
 
-/** A run's row, the same way; what it emitted a text[] literal. */
+/** A run's row, the same way. */
 export interface RunRow {
   readonly eventId: string;
   readonly task: string;
@@ -37,6 +42,8 @@ export interface RunRow {
   readonly errorType: string | null;
   readonly errorMessage: string | null;
   readonly errorStack: string | null;
+  /** What it emitted when that is one id; else a text[] literal of them (or null for none). */
+  readonly emitted1: string | null;
   readonly emitted: string | null;
 }
 
@@ -79,6 +86,7 @@ export function eventRows(note: EventNote): NoteRows {
   const { origin, deliveries } = note;
   const inRaw = bodyInRaw(note);
   const payload = inRaw === undefined ? (note.payload ?? null) : inRaw.rest;
+  const one = deliveries.length === 1 ? deliveries[0] : undefined;
   // Strings are kept as they are (they cannot change); objects are encoded now.
   const row: EventRow = {
     id: note.id,
@@ -89,14 +97,18 @@ export function eventRows(note: EventNote): NoteRows {
     parentId: note.parentId ?? null,
     replayOf: note.replayOf ?? null,
     traceId: note.traceId ?? null,
-    tasks: arrayLiteral(deliveries.map((d) => d.task)),
-    queues: arrayLiteral(deliveries.map((d) => d.queue)),
-    messageIds: arrayLiteral(deliveries.map((d) => d.messageId)),
+    task: one === undefined ? null : one.task,
+    queue1: one === undefined ? null : one.queue,
+    messageId: one === undefined ? null : one.messageId,
+    tasks: one === undefined ? arrayLiteral(deliveries.map((d) => d.task)) : null,
+    queues: one === undefined ? arrayLiteral(deliveries.map((d) => d.queue)) : null,
+    messageIds: one === undefined ? arrayLiteral(deliveries.map((d) => d.messageId)) : null,
     payload: payload === null ? null : storableJsonText(jsonText(payload)),
     raw: note.raw === undefined ? null : note.raw.toString("base64"),
     bodyFromRaw: inRaw !== undefined,
   };
-  const size = 120 + row.id.length + row.tasks.length + row.queues.length + row.messageIds.length + (row.payload?.length ?? 0) + (row.raw?.length ?? 0);
+  let size = 120 + row.id.length + (row.payload?.length ?? 0) + (row.raw?.length ?? 0);
+  for (const d of deliveries) size += d.task.length + d.queue.length + d.messageId.length + 8;
   return { events: [row], runs: NONE, size };
 }
 
@@ -113,8 +125,9 @@ export function runRows(note: RunNote): NoteRows {
     errorType: run.error?.type ?? null,
     errorMessage: run.error?.message ?? null,
     errorStack: run.error?.stack ?? null,
-    emitted: run.emitted === undefined ? null : arrayLiteral(run.emitted),
+    emitted1: run.emitted?.length === 1 ? run.emitted[0] : null,
+    emitted: run.emitted === undefined || run.emitted.length === 1 ? null : arrayLiteral(run.emitted),
   };
-  const size = 80 + row.eventId.length + row.task.length + (row.errorMessage?.length ?? 0) + (row.errorStack?.length ?? 0) + (row.emitted?.length ?? 0);
+  const size = 80 + row.eventId.length + row.task.length + (row.errorMessage?.length ?? 0) + (row.errorStack?.length ?? 0) + (row.emitted1?.length ?? 0) + (row.emitted?.length ?? 0);
   return { events: NONE, runs: [row], size };
 }

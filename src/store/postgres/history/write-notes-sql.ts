@@ -4,9 +4,11 @@ import type { HistoryTables } from "./history-tables";
  * One statement for a batch of notes: events (with their deliveries) and runs, a parameter per
  * column holding that column of every row (see note-columns), made rows again by unnest: the
  * same parameters whatever the batch size, one statement text, prepared once. The values come
- * as array literals, which the database reads at a fraction of the cost of JSON; the payloads,
- * the longest, as their JSON texts one after the other (split, not unquoted), parsed once, into
- * their jsonb column. Insert only. Its commit does not wait for the WAL to reach the disk
+ * as array literals, which the database reads at a fraction of the cost of JSON; the payloads
+ * and raw bodies, the longest, as their texts one after the other (split, not unquoted), each
+ * payload parsed once, into its jsonb column; a single delivery's task, queue and message id
+ * (and a single emitted id) as texts, made an array here (a literal of its own per row costs
+ * a parse each). Insert only. Its commit does not wait for the WAL to reach the disk
  * (synchronous_commit off, for this transaction only): a crash of the database may lose the
  * last fraction of a second of notes, which the history accepts, and the queues' own commits
  * keep their guarantee.
@@ -24,16 +26,19 @@ export function writeNotesSql(tables: HistoryTables, repeat: boolean): string {
       SELECT set_config('synchronous_commit', 'off', true)
     ), ev AS (
       INSERT INTO ${tables.events} (id, received_at, source, queue, name, parent_id, replay_of, trace_id, tasks, queues, message_ids, payload, raw, body_from_raw)
-      SELECT x.id, x.r, x.s, x.q, x.n, x.p, x.o, x.t, x.k::text[], x.qs::text[], x.ms::text[], x.payload::jsonb, decode(x.raw, 'base64'), x.b
+      SELECT x.id, x.r, x.s, x.q, x.n, x.p, x.o, x.t,
+        coalesce(x.k::text[], ARRAY[x.k1]), coalesce(x.qs::text[], ARRAY[x.q1]), coalesce(x.ms::text[], ARRAY[x.m1]),
+        x.payload::jsonb, decode(x.raw, 'base64'), x.b
       FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-        $9::text[], $10::text[], $11::text[], string_to_array($12::text, E'\\x1e', '-'), $13::text[], $14::boolean[])
-        AS x(id, r, s, q, n, p, o, t, k, qs, ms, payload, raw, b)
+        $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
+        string_to_array($15::text, E'\\x1e', '-'), (string_to_array($16::text, E'\\x1e', '-'))[2:], $17::boolean[])
+        AS x(id, r, s, q, n, p, o, t, k1, k, q1, qs, m1, ms, payload, raw, b)
       ${skipEvent}
     ), rn AS (
       INSERT INTO ${tables.runs} (event_id, task, attempt, started_at, duration_ms, outcome, status, error_type, error_message, error_stack, emitted)
-      SELECT x.e, x.k, x.a, x.s, x.d, x.o, x.st, x.et, x.em, x.es, x.x::text[]
-      FROM unnest($15::text[], $16::text[], $17::integer[], $18::float8[], $19::float8[], $20::text[], $21::smallint[],
-        $22::text[], $23::text[], $24::text[], $25::text[]) AS x(e, k, a, s, d, o, st, et, em, es, x)
+      SELECT x.e, x.k, x.a, x.s, x.d, x.o, x.st, x.et, x.em, x.es, CASE WHEN x.x1 IS NULL THEN x.x::text[] ELSE ARRAY[x.x1] END
+      FROM unnest($18::text[], $19::text[], $20::integer[], $21::float8[], $22::float8[], $23::text[], $24::smallint[],
+        $25::text[], $26::text[], $27::text[], $28::text[], $29::text[]) AS x(e, k, a, s, d, o, st, et, em, es, x1, x)
       ${skipRun}
     )
     SELECT count(*) AS relaxed FROM relaxed`;
