@@ -3,7 +3,8 @@ import type { EventRow, NoteRows, RunRow } from "./note-rows";
 /*
  * A batch of notes as the write statement's parameters: one per column, holding that column of
  * every row (unnest makes the rows again). The database reads array literals at a fraction of
- * the cost of a JSON document of rows, and the payloads, the longest, need no quoting at all.
+ * the cost of a JSON document of rows, and the payloads and raw bodies, the longest, go with
+ * no quoting at all.
  */
 
 /**
