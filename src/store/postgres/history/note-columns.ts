@@ -12,9 +12,9 @@ import type { EventRow, NoteRows, RunRow } from "./note-rows";
  * ever holds it (JSON escapes every control character), so the texts go as they are, with
  * nothing to unquote.
  */
-export const PAYLOAD_SEPARATOR = "\u001e";
+const PAYLOAD_SEPARATOR = "\u001e";
 /** A payload or raw body that is none (SQL NULL): neither JSON text nor base64, so none reads as it. */
-export const NO_PAYLOAD = "-";
+const NO_PAYLOAD = "-";
 
 /**
  * An escape of JSON other than \" and \\ (a control character, a lone surrogate), which an
