@@ -79,7 +79,7 @@ export interface PostgresStoreOptions {
   /**
    * How the event history's notes are written: batched every `delayMs` (default 100 ms), at most
    * `maxBatchNotes` (1,000) per statement, at most `maxBuffered` (50,000) notes or
-   * `maxBufferedChars` (64 MB of JSON) waiting, each batch
+   * `maxBufferedChars` (64 MB of encoded notes) waiting, each batch
    * tried `tries` times (5) while the database fails before it is dropped.
    */
   readonly historyWriter?: HistoryWriterTuning;

@@ -7,11 +7,6 @@
 
 const BYTES = "$bytes";
 
-/** `value` as JSON text that PostgreSQL's json and jsonb accept. */
-export function storableJson(value: unknown): string {
-  return storableJsonText(jsonText(value));
-}
-
 /**
  * `value` as JSON, bytes and bigints made JSON. Without a replacer first (several times faster,
  * and what nearly every payload needs); again with it when the text shows a Buffer or a bigint

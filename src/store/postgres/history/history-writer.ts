@@ -5,21 +5,21 @@ import type { NoteRows } from "./note-rows";
 
 export interface HistoryWriterOptions {
   /**
-   * Writes one batch in one statement (the rows as json arrays). `repeat`: rows of it may be
-   * in the database already (an earlier try may have committed), skip them instead of failing.
+   * Writes one batch in one statement. `repeat`: rows of it may be in the database already (an
+   * earlier try may have committed), skip them instead of failing.
    */
-  readonly write: (events: string, runs: string, repeat: boolean) => Promise<void>;
+  readonly write: (batch: readonly NoteRows[], repeat: boolean) => Promise<void>;
   readonly log: ThrottledLog;
   readonly logger: Logger | undefined;
   /** How long a note may wait for others to share its statement (default 100 ms). */
   readonly delayMs?: number;
   /** Most notes in one statement (default 1,000). */
   readonly maxBatchNotes?: number;
-  /** Most characters of JSON in one statement (default 8 MB). */
+  /** Most characters of encoded values in one statement (default 8 MB). */
   readonly maxBatchChars?: number;
   /** Most notes waiting; past it new notes are dropped and counted (default 50,000). */
   readonly maxBuffered?: number;
-  /** Most characters of JSON waiting, the same way (default 64 MB: large bodies fill it before the count). */
+  /** Most characters of encoded values waiting, the same way (default 64 MB: large bodies fill it before the count). */
   readonly maxBufferedChars?: number;
   /** Tries of one batch while the database fails, before it is dropped (default 5, about 15 s). */
   readonly tries?: number;
@@ -42,8 +42,8 @@ const LOST_LOG_MS = 5_000;
 const UNIQUE_VIOLATION = "23505";
 
 /**
- * The history's background writer. A note, already encoded (its JSON text is the note as it
- * was when made, whatever happens to its objects later), is queued in memory and returns at
+ * The history's background writer. A note, already encoded (its rows are the note as it was
+ * when made, whatever happens to its objects later), is queued in memory and returns at
  * once; every `delayMs` (or as soon as a batch is full) the queued notes are written by one
  * statement, one batch at a time.
  *
@@ -238,14 +238,8 @@ export class HistoryWriter {
   }
 
   private async send(rows: readonly NoteRows[], repeat: boolean): Promise<void> {
-    const events: string[] = [];
-    const runs: string[] = [];
-    for (const r of rows) {
-      for (const e of r.events) events.push(e);
-      for (const e of r.runs) runs.push(e);
-    }
     this.batches++;
-    await this.options.write(`[${events.join(",")}]`, `[${runs.join(",")}]`, repeat);
+    await this.options.write(rows, repeat);
   }
 
   private settle(seq: number): void {

@@ -1,16 +1,61 @@
 import type { EventNote, RunNote } from "../../history";
 import { STATUS_CODES } from "./history-tables";
-import { jsonText, storableJson, storableJsonText } from "./history-json";
+import { jsonText, storableJsonText } from "./history-json";
+import { arrayLiteral } from "./note-columns";
 
-/** A note as the rows it writes, each row already JSON text (so that a batch is joined, not stringified again). */
+/**
+ * An event's row as the statement takes it (see note-columns): texts, numbers, null for none.
+ * Its payload is JSON text; its raw bytes base64. Its deliveries' tasks, queues and message ids
+ * are the one delivery's texts, or text[] literals (a literal costs the database a parse).
+ */
+export interface EventRow {
+  readonly id: string;
+  readonly receivedAt: number;
+  readonly source: string | null;
+  readonly queue: string | null;
+  readonly name: string | null;
+  readonly parentId: string | null;
+  readonly replayOf: string | null;
+  readonly traceId: string | null;
+  /** One delivery (nearly every event): its task, queue and message id, and no literals. */
+  readonly task: string | null;
+  readonly queue1: string | null;
+  readonly messageId: string | null;
+  /** Other than one: the text[] literals. */
+  readonly tasks: string | null;
+  readonly queues: string | null;
+  readonly messageIds: string | null;
+  readonly payload: string | null;
+  readonly raw: string | null;
+  readonly bodyFromRaw: boolean;
+}
+
+/** A run's row, the same way. */
+export interface RunRow {
+  readonly eventId: string;
+  readonly task: string;
+  readonly attempt: number;
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly outcome: string;
+  readonly status: number;
+  readonly errorType: string | null;
+  readonly errorMessage: string | null;
+  readonly errorStack: string | null;
+  /** What it emitted when that is one id; else a text[] literal of them (or null for none). */
+  readonly emitted1: string | null;
+  readonly emitted: string | null;
+}
+
+/** A note as the rows it writes, encoded when noted (the note as it was then, whatever happens to its objects later). */
 export interface NoteRows {
-  readonly events: readonly string[];
-  readonly runs: readonly string[];
-  /** Characters of JSON text: what a batch's size is counted in. */
+  readonly events: readonly EventRow[];
+  readonly runs: readonly RunRow[];
+  /** Characters of the encoded values: what a batch's size is counted in. */
   readonly size: number;
 }
 
-const NONE: readonly string[] = [];
+const NONE: readonly never[] = [];
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -38,43 +83,51 @@ function bodyInRaw(note: EventNote): { readonly rest: Record<string, unknown> } 
 }
 
 export function eventRows(note: EventNote): NoteRows {
-  const { origin } = note;
+  const { origin, deliveries } = note;
   const inRaw = bodyInRaw(note);
-  // The payload is made JSON on its own, then set in the row as it is: one pass over it.
-  const head = JSON.stringify({
-    id: note.id,
-    r: note.receivedAt,
-    s: origin.kind === "webhook" ? origin.source : null,
-    q: origin.kind === "queue" ? origin.queue : null,
-    n: note.name ?? null,
-    p: note.parentId ?? null,
-    o: note.replayOf ?? null,
-    t: note.traceId ?? null,
-    k: note.deliveries.map((d) => d.task),
-    qs: note.deliveries.map((d) => d.queue),
-    ms: note.deliveries.map((d) => d.messageId),
-    raw: note.raw === undefined ? null : note.raw.toString("base64"),
-    b: inRaw !== undefined,
-  });
   const payload = inRaw === undefined ? (note.payload ?? null) : inRaw.rest;
-  const row = storableJsonText(`${head.slice(0, -1)},"payload":${jsonText(payload)}}`);
-  return { events: [row], runs: NONE, size: row.length };
+  const one = deliveries.length === 1 ? deliveries[0] : undefined;
+  // Strings are kept as they are (they cannot change); objects are encoded now.
+  const row: EventRow = {
+    id: note.id,
+    receivedAt: note.receivedAt,
+    source: origin.kind === "webhook" ? origin.source : null,
+    queue: origin.kind === "queue" ? origin.queue : null,
+    name: note.name ?? null,
+    parentId: note.parentId ?? null,
+    replayOf: note.replayOf ?? null,
+    traceId: note.traceId ?? null,
+    task: one === undefined ? null : one.task,
+    queue1: one === undefined ? null : one.queue,
+    messageId: one === undefined ? null : one.messageId,
+    tasks: one === undefined ? arrayLiteral(deliveries.map((d) => d.task)) : null,
+    queues: one === undefined ? arrayLiteral(deliveries.map((d) => d.queue)) : null,
+    messageIds: one === undefined ? arrayLiteral(deliveries.map((d) => d.messageId)) : null,
+    payload: payload === null ? null : storableJsonText(jsonText(payload)),
+    raw: note.raw === undefined ? null : note.raw.toString("base64"),
+    bodyFromRaw: inRaw !== undefined,
+  };
+  let size = 120 + row.id.length + (row.payload?.length ?? 0) + (row.raw?.length ?? 0);
+  for (const d of deliveries) size += d.task.length + d.queue.length + d.messageId.length + 8;
+  return { events: [row], runs: NONE, size };
 }
 
 export function runRows(note: RunNote): NoteRows {
   const { run } = note;
-  const row = storableJson({
-    e: note.eventId,
-    k: run.task,
-    a: run.attempt,
-    s: run.startedAt,
-    d: run.durationMs,
-    o: run.outcome,
-    st: STATUS_CODES[note.status] ?? STATUS_CODES.pending,
-    et: run.error?.type ?? null,
-    em: run.error?.message ?? null,
-    es: run.error?.stack ?? null,
-    x: run.emitted ?? null,
-  });
-  return { events: NONE, runs: [row], size: row.length };
+  const row: RunRow = {
+    eventId: note.eventId,
+    task: run.task,
+    attempt: run.attempt,
+    startedAt: run.startedAt,
+    durationMs: run.durationMs,
+    outcome: run.outcome,
+    status: STATUS_CODES[note.status] ?? STATUS_CODES.pending,
+    errorType: run.error?.type ?? null,
+    errorMessage: run.error?.message ?? null,
+    errorStack: run.error?.stack ?? null,
+    emitted1: run.emitted?.length === 1 ? run.emitted[0] : null,
+    emitted: run.emitted === undefined || run.emitted.length === 1 ? null : arrayLiteral(run.emitted),
+  };
+  const size = 80 + row.eventId.length + row.task.length + (row.errorMessage?.length ?? 0) + (row.errorStack?.length ?? 0) + (row.emitted1?.length ?? 0) + (row.emitted?.length ?? 0);
+  return { events: NONE, runs: [row], size };
 }

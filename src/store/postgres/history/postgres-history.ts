@@ -9,6 +9,7 @@ import { optionalText, payloadOf, runOf, summaryOf, withOptional, type RunRow } 
 import { historyTables, type HistoryTables } from "./history-tables";
 import { HistoryWriter, type HistoryWriterOptions } from "./history-writer";
 import { listEventsSql } from "./list-events-sql";
+import { noteColumns } from "./note-columns";
 import { eventRows, runRows, type NoteRows } from "./note-rows";
 import { countEventsSql, historySizeSql, pruneOldestSql, pruneOlderSql, pruneOrphanRunsSql } from "./prune-sql";
 import { writeNotesSql } from "./write-notes-sql";
@@ -65,8 +66,8 @@ export class PostgresHistory implements HistoryStore {
       log: host.log,
       logger: host.logger,
       blocked: host.blocked,
-      write: async (events, runs, repeat) => {
-        await host.write(repeat ? this.sql.writeAgain : this.sql.write, [events, runs]);
+      write: async (batch, repeat) => {
+        await host.write(repeat ? this.sql.writeAgain : this.sql.write, noteColumns(batch));
       },
     });
   }

@@ -1,0 +1,141 @@
+import { expect } from "chai";
+import pg from "pg";
+import type { EventNote, RunNote } from "../../../src/store/history";
+import { arrayLiteral } from "../../../src/store/postgres/history/note-columns";
+import { PostgresFixture } from "./postgres-fixture";
+
+const T0 = 1_750_000_000_000;
+
+/** Texts an array literal or the payloads' separator could misread, each in every text column. */
+const AWKWARD: ReadonlyArray<readonly [string, string, string]> = [
+  // [what it is, as noted, as read back]
+  ["quotes and backslashes", 'a"b\\c\\"d', 'a"b\\c\\"d'],
+  ["braces, commas, spaces", "{x, y} NULL", "{x, y} NULL"],
+  ["the word NULL", "NULL", "NULL"],
+  ["control characters", "a\u001eb\u001fc\nd\te\\nf", "a\u001eb\u001fc\nd\te\\nf"],
+  ["U+0000", "a\u0000b", "a\ufffdb"],
+  ["a lone surrogate", "a\ud800b", "a\ufffdb"],
+  ["empty", "", ""],
+];
+
+describe("PostgresStore history: notes written as columns, any text as it was", function () {
+  this.timeout(30_000);
+  const fixture = new PostgresFixture();
+  afterEach(() => fixture.cleanup());
+
+  it("writes every text column back as noted (quotes, separators, the word NULL, control characters), whatever the batch", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    AWKWARD.forEach(([, text], i) => {
+      const id = `${text}#${i}`;
+      const event: EventNote = {
+        id,
+        origin: { kind: "webhook", source: `s${text}` },
+        receivedAt: T0 + i,
+        // One delivery (written as texts) or two (as an array literal), one emitted id or two.
+        deliveries: [{ task: `t${text}`, queue: `q${text}`, messageId: `m${text}` }, ...(i % 2 === 1 ? [{ task: `u${text}`, queue: "q2", messageId: "m2" }] : [])],
+        payload: { body: { text }, headers: { "x-text": text } },
+        name: `n${text}`,
+        parentId: `p${text}`,
+        traceId: `r${text}`,
+      };
+      const run: RunNote = {
+        eventId: id,
+        run: { task: `t${text}`, attempt: 1, startedAt: T0 + i, durationMs: 1.5, outcome: "retry", error: { type: `E${text}`, message: `m${text}`, stack: `s${text}` }, emitted: i % 2 === 0 ? [`c${text}`, "c2"] : [`c${text}`] },
+        status: "failed",
+      };
+      h.noteEvent(event);
+      h.noteRun(run);
+    });
+    await h.flush();
+    expect(h.writes.lost).to.equal(0);
+    const listed = (await h.list({ limit: 100 })).events;
+    expect(listed).to.have.length(AWKWARD.length);
+    for (const [what, , back] of AWKWARD) {
+      const i = AWKWARD.findIndex(([w]) => w === what);
+      const event = (await h.get(`${back}#${i}`))!;
+      expect(event, what).to.not.equal(undefined);
+      expect(event.origin, what).to.deep.equal({ kind: "webhook", source: `s${back}` });
+      const second = i % 2 === 1 ? [[`u${back}`, "q2", "m2"]] : [];
+      expect(event.deliveries.map((d) => [d.task, d.queue, d.messageId]), what).to.deep.equal([[`t${back}`, `q${back}`, `m${back}`], ...second]);
+      expect(event.name, what).to.equal(`n${back}`);
+      expect(event.parentId, what).to.equal(`p${back}`);
+      expect(event.traceId, what).to.equal(`r${back}`);
+      // The payload goes as JSON, where U+0000 and lone surrogates are made U+FFFD too.
+      expect(event.payload, what).to.deep.equal({ body: { text: back }, headers: { "x-text": back } });
+      expect(event.runs, what).to.have.length(1);
+      const run = event.runs[0];
+      expect(run.task, what).to.equal(`t${back}`);
+      expect(run.error, what).to.deep.equal({ type: `E${back}`, message: `m${back}`, stack: `s${back}` });
+      expect(run.emitted, what).to.deep.equal(i % 2 === 0 ? [`c${back}`, "c2"] : [`c${back}`]);
+      expect(run.durationMs, what).to.equal(1.5);
+    }
+    // A header's value holding the separator and quotes is still found.
+    expect((await h.list({ search: 'a"b\\c\\"d' })).events.map((e) => e.id)).to.deep.equal(['a"b\\c\\"d#0']);
+  });
+
+  it("keeps a missing payload missing, an empty raw body empty, and a batch of runs alone", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    h.noteEvent({ id: "none", origin: { kind: "queue", queue: "q" }, receivedAt: T0, deliveries: [{ task: "t", queue: "q", messageId: "none" }], payload: undefined });
+    h.noteEvent({ id: "empty", origin: { kind: "webhook", source: "s" }, receivedAt: T0 + 1, deliveries: [], payload: { body: "", headers: {} }, raw: Buffer.alloc(0) });
+    await h.flush();
+    // One statement: none of it refused (a refused one is sent again note by note).
+    expect(h.writes.batches).to.equal(1);
+    // Alone in its batch: an event whose payload and raw are the only ones, and empty.
+    h.noteEvent({ id: "alone", origin: { kind: "webhook", source: "s" }, receivedAt: T0 + 2, deliveries: [], payload: { body: "", headers: {} }, raw: Buffer.alloc(0) });
+    await h.flush();
+    h.noteRun({ eventId: "none", run: { task: "t", attempt: 1, startedAt: T0, durationMs: 0, outcome: "success" }, status: "succeeded" });
+    await h.flush();
+    expect(h.writes.lost).to.equal(0);
+    const none = (await h.get("none"))!;
+    expect(none.payload).to.equal(null);
+    expect(none.runs).to.have.length(1);
+    expect(none.runs[0].emitted).to.equal(undefined);
+    for (const id of ["empty", "alone"]) {
+      const event = (await h.get(id))!;
+      expect(event.raw!.length, id).to.equal(0);
+      expect(event.deliveries, id).to.deep.equal([]);
+      expect((await h.list({ status: "unrouted" })).events.map((e) => e.id), id).to.include(id);
+      expect(event.payload, id).to.deep.equal({ body: "", headers: {} });
+    }
+  });
+
+  it("loses only a run whose numbers the database refuses (not finite, a fractional attempt), writing the rest of its batch", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    const run = (eventId: string, attempt: number, startedAt: number): RunNote => ({ eventId, run: { task: "t", attempt, startedAt, durationMs: 1, outcome: "success" }, status: "succeeded" });
+    h.noteEvent({ id: "e", origin: { kind: "webhook", source: "s" }, receivedAt: T0, deliveries: [{ task: "t", queue: "q", messageId: "e" }], payload: { body: 1, headers: {} } });
+    h.noteRun(run("e", 1, Number.NaN));
+    h.noteRun(run("e", 1, Number.POSITIVE_INFINITY));
+    h.noteRun(run("e", 1.5, T0));
+    h.noteRun(run("e", 2, T0 + 1));
+    await h.flush();
+    expect(h.writes.lost).to.equal(3);
+    expect((await h.get("e"))!.runs.map((r) => r.attempt)).to.deep.equal([2]);
+  });
+
+  it("makes array literals the database reads as the values given, the fast way or the careful one", async () => {
+    const client = new pg.Client({ connectionString: fixture.url });
+    await client.connect();
+    try {
+      const read = async (values: readonly (string | number | boolean | null)[], type: string): Promise<unknown> =>
+        (await client.query({ text: `SELECT $1::${type} AS a`, values: [arrayLiteral(values)] })).rows[0].a;
+      const texts = ["a", 'b"c', "d\\e", null, "", "NULL", "{x,y}", " spaced "];
+      expect(await read(texts, "text[]")).to.deep.equal(texts);
+      // Other escapes of JSON (control characters, U+0000, lone surrogates) take the careful way.
+      expect(await read(["a\nb\u001e", "c\u0000d", "e\ud800", 'f"'], "text[]")).to.deep.equal(["a\nb\u001e", "c\ufffdd", "e\ufffd", 'f"']);
+      expect(await read([1, 1.5, -2e-7, 1.75e21, null], "float8[]")).to.deep.equal([1, 1.5, -2e-7, 1.75e21, null]);
+      expect(await read([Number.NaN, Number.POSITIVE_INFINITY], "float8[]")).to.deep.equal([null, null]);
+      expect(await read([true, false], "boolean[]")).to.deep.equal([true, false]);
+      expect(await read([], "text[]")).to.deep.equal([]);
+      // An element that is itself a literal (an event's tasks) reads back as one.
+      expect(await read([arrayLiteral(['t"1', "t,2"])], "text[]")).to.deep.equal(['{"t\\"1","t,2"}']);
+    } finally {
+      await client.end();
+    }
+  });
+});
