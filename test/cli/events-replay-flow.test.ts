@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -127,6 +127,19 @@ for (const engine of [embedded(), postgres()]) {
       const viaModule = await runCli(["events", "replay", id, "--task", "perShop", "--json", "--module", KEYED], env);
       expect(viaModule.code, viaModule.stderr).to.equal(0);
       expect(await engine.keys(where, "webhook:perShop")).to.deep.equal([{ concurrencyKey: "s-1", rateKey: undefined }]);
+
+      // With a YAML app's file: its key path, as the app builds it.
+      const dir = mkdtempSync(join(tmpdir(), "webhook-tasks-replay-flow-yaml-"));
+      try {
+        const yaml = join(dir, "worker.yaml");
+        const storeLines = where.startsWith("postgres") ? `  store: "${where}"\n` : `  store: embedded\n  dataDir: "${where}"\n`;
+        writeFileSync(yaml, `app:\n  name: keyed-app\n${storeLines}resources:\n  shops: {type: webhook, path: /shops}\ntasks:\n  - name: byPath\n    source: shops\n    handler: {ref: ./h.js:run}\n    concurrency: {limit: 1, key: body.shop}\n    rateLimit: {limit: 5, periodMs: 1000}\n`);
+        const viaYaml = await runCli(["events", "replay", id, "--task", "byPath", "--json", yaml]);
+        expect(viaYaml.code, viaYaml.stderr).to.equal(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      expect(await engine.keys(where, "webhook:byPath")).to.deep.equal([{ concurrencyKey: "s-1", rateKey: undefined }, { concurrencyKey: "s-1", rateKey: "" }]);
     });
 
     it("refuses with --store a task whose limits the store holds no note of (written before the app noted them)", async () => {
