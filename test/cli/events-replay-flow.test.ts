@@ -112,6 +112,11 @@ for (const engine of [embedded(), postgres()]) {
       const one = await runCli(["events", "replay", id, "--task", "perShop", ...store], {});
       expect(one.code).to.equal(1);
       expect(one.stderr).to.contain('to task "perShop" from --store');
+      // By filter: each such event skipped, saying why; the count tells none was queued.
+      const bulk = await runCli(["events", "replay", "--status", "succeeded", "--task", "perShop", "--json", ...store], {});
+      expect(bulk.code, bulk.stderr).to.equal(0);
+      expect(JSON.parse(bulk.stdout)).to.deep.equal({ matched: 1, queued: 0, dryRun: false });
+      expect(bulk.stderr).to.contain(`skipped ${id}: cannot replay event "${id}" to task "perShop" from --store`);
       const shown = await runCli(["events", "show", id, "--json", ...store], {});
       expect((JSON.parse(shown.stdout) as { replays?: string[] }).replays ?? []).to.deep.equal([]);
 
