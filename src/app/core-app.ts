@@ -25,6 +25,7 @@ import type { Readiness } from "../observe/health";
 import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
 import { flowQueueStats, type FlowQueueStats } from "./flow/flow-stats";
+import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "./flow/flow-record";
 import { exitCannotStart } from "./exit-cannot-start";
 import type { EventsApi } from "./events-api";
 import type { HistoryOptions } from "./history-options";
@@ -193,6 +194,19 @@ export class CoreApp {
     return new TaskRunner(task, this, store, this.outcomes, task.logger, observer, tracing, this.history.runs(task));
   }
 
+  /**
+   * Notes the tasks' flow limits in the store, for the CLI's replays with --store (flow-record.ts).
+   * A store that cannot write now leaves them unnoted: such a replay is then refused, never queued
+   * outside its limits, so the app starts all the same.
+   */
+  private async recordFlows(store: Store, tasks: readonly RegisteredTask[]): Promise<void> {
+    try {
+      await recordTaskFlows(store.state(FLOW_RECORDS_NAMESPACE), tasks);
+    } catch (error) {
+      this.logger.warn({ error: errorMessage(error) }, "could not note the tasks' flow limits in the store: the CLI will not replay into them with --store");
+    }
+  }
+
   /** A queue's figures with its task's flow limits (flow-stats.ts). */
   private queueStats(store: Store, queue: string): Promise<FlowQueueStats> {
     return flowQueueStats(store, queue, this.runners.find((r) => r.queue === queue));
@@ -236,7 +250,7 @@ export class CoreApp {
   }
 
   /** Registered tasks, in order. */
-  get tasks(): ReadonlyArray<Pick<RegisteredTask, "name" | "queue" | "input" | "emit" | "source" | "concurrency" | "retry" | "group">> {
+  get tasks(): ReadonlyArray<Pick<RegisteredTask, "name" | "queue" | "input" | "emit" | "source" | "concurrency" | "flow" | "retry" | "group">> {
     return this.registry.all();
   }
 
@@ -379,6 +393,7 @@ export class CoreApp {
         task.state = store.state(`task:${task.name}`);
         task.logger = this.logger.child({ task: task.name });
       }
+      await this.recordFlows(store, tasks);
       this.history.opened(store, tasks);
       const sourceOfTask = new Map<string, string>();
       // One inbox per source, for every task it feeds: one route, one write per event.

@@ -8,7 +8,10 @@ import { createStore, DATA_DIR_ENV, defaultDataDir, describeStore, storeFromEnv,
 import { storeFailureDetail } from "../store/store-errors";
 import type { Store } from "../store/store";
 import { consumerQueue } from "../app/task-registry";
-import { claimFlowOf } from "../app/flow/flow-options";
+import { claimFlowOf, resolveFlow, type TaskFlow } from "../app/flow/flow-options";
+import { DEFAULT_CONCURRENCY } from "../app/task-registry";
+import { flowOptions } from "../config/build-app";
+import type { TaskConfig } from "../config/schema/task-config";
 import type { ClaimFlow } from "../store/store";
 import type { LoadedConfig } from "../config/load-config";
 import { isPostgresUrl } from "../store/postgres/postgres-options";
@@ -24,6 +27,8 @@ export interface TaskQueues {
   readonly emit: string | undefined;
   /** Its flow limits, for counting the messages they hold back (`status`). */
   readonly flow?: ClaimFlow | undefined;
+  /** Its flow limits with their key functions, for a replay's copy (known when the app is: not with --store). */
+  readonly replayFlow?: TaskFlow | undefined;
   /** It has `debounce` or `batch`: its waiting messages collect in groups (`status`). */
   readonly grouped?: boolean;
 }
@@ -134,7 +139,7 @@ export function appTarget(appName: string, settings: StoreSettings, tasks: reado
     dataDir: settings.dataDir,
     maxQueued: settings.maxQueued,
     maxBytes: settings.maxBytes,
-    tasks: physical(tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit, grouped: t.grouped }))),
+    tasks: physical(tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit, replayFlow: t.replayFlow, grouped: t.grouped }))),
     historyOff: settings.history === false,
   };
 }
@@ -150,6 +155,12 @@ function physical(tasks: readonly TaskQueues[]): TaskQueues[] {
 function tasksOfConfig(config: LoadedConfig): TaskQueues[] {
   return config.tasks.map((task) => {
     const webhook = config.resources.get(task.source)?.type === "webhook";
-    return { name: task.name, queue: webhook ? `webhook:${task.name}` : task.source, input: webhook ? undefined : task.source, emit: task.emit, flow: claimFlowOf(task.concurrency, task.rateLimit), grouped: task.debounce !== undefined || task.batch !== undefined };
+    return { name: task.name, queue: webhook ? `webhook:${task.name}` : task.source, input: webhook ? undefined : task.source, emit: task.emit, flow: claimFlowOf(task.concurrency, task.rateLimit), replayFlow: replayFlowOfConfig(task, webhook), grouped: task.debounce !== undefined || task.batch !== undefined };
   });
+}
+
+/** A YAML task's limits as the app builds them: its key paths are key functions the CLI can run. */
+function replayFlowOfConfig(task: TaskConfig, webhook: boolean): TaskFlow | undefined {
+  const options = flowOptions(task, webhook);
+  return resolveFlow(options.concurrency, options.rateLimit, `task "${task.name}"`, DEFAULT_CONCURRENCY).flow;
 }

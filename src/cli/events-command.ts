@@ -7,6 +7,7 @@ import { targetOf } from "./app-argument";
 import { openAppStore, storeLocation, type AppStoreTarget, type TaskQueues } from "./app-store";
 import { parseEventsArgs, type EventsRequest } from "./events-args";
 import { sourceHint } from "./source-hint";
+import { withFlows } from "./replay-flows";
 import { eventDetails, eventJson, eventsTable, summaryJson } from "./events-print";
 import type { Output } from "./output";
 import { UsageError } from "./usage";
@@ -78,7 +79,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
       const event = await history.get(request.id);
       if (event === undefined) return notFound(request.id, output);
       // The tasks as the history recorded them: no app code is needed to know their queues.
-      const result = await queueReplay(store, history, event, await replayTargets(history, event, request.task, tasks));
+      const result = await queueReplay(store, history, event, await replayTargets(store, history, event, request.task, tasks));
       await history.flush();
       if (request.json) output.out(JSON.stringify(result));
       else output.out(`replayed ${result.replayOf} as ${result.id} for ${plural(result.tasks.length, "task")} ${result.tasks.join(", ")} (run when the app runs)`);
@@ -95,7 +96,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
         ratePerSecond: rate,
         // Unrouted events (--status unrouted) were handed to no task: with --task, each goes to it (its source checked per event).
         takes: task === undefined ? undefined : (summary) => summary.status === "unrouted" || summary.deliveries.some((d) => d.task === task),
-        replay: async (event) => queueReplay(store, history, event, await replayTargets(history, event, task, tasks, request.filter.status)),
+        replay: async (event) => queueReplay(store, history, event, await replayTargets(store, history, event, task, tasks, request.filter.status)),
         skipped: (event, error) => output.err(`skipped ${event.id}: ${error.message}`),
         // The count first: what is about to happen, and for how long.
         matched: (count) => {
@@ -112,11 +113,16 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
   }
 }
 
+/** Where the copies go (historyTargets), each under its task's flow limits (replay-flows.ts). */
+async function replayTargets(store: Store, history: HistoryStore, event: HistoryEvent, task: string | undefined, tasks: readonly TaskQueues[] | undefined, status?: EventStatus): Promise<ReplayCopyTarget[]> {
+  return withFlows(store, event, await historyTargets(history, event, task, tasks, status), tasks);
+}
+
 /**
  * The recorded targets, kept to the app's tasks when the app is known: a copy put in the queue
  * of a task removed since (or moved to another queue) would wait there for ever.
  */
-async function replayTargets(history: HistoryStore, event: HistoryEvent, task: string | undefined, tasks: readonly TaskQueues[] | undefined, status?: EventStatus): Promise<ReplayCopyTarget[]> {
+async function historyTargets(history: HistoryStore, event: HistoryEvent, task: string | undefined, tasks: readonly TaskQueues[] | undefined, status?: EventStatus): Promise<ReplayCopyTarget[]> {
   if (event.status === "unrouted") return [await unroutedTarget(history, event, task, tasks)];
   const recorded = recordedTargets(event, task, status);
   if (tasks === undefined) return recorded;

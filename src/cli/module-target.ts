@@ -5,7 +5,8 @@ import { moduleOptionsOf } from "../decorators/module.decorator";
 import { taskMethodsOf } from "../decorators/task.decorator";
 import { isSource } from "../sources/source";
 import { appTarget, type AppStoreTarget, type TaskQueues } from "./app-store";
-import { claimFlowOf } from "../app/flow/flow-options";
+import { claimFlowOf, resolveFlow } from "../app/flow/flow-options";
+import { DEFAULT_CONCURRENCY } from "../app/task-registry";
 
 /** An app a module exports: a CoreApp instance, or a @Module class. */
 type FoundApp = { readonly kind: "instance"; readonly app: CoreApp; readonly exportName: string } | { readonly kind: "module"; readonly cls: Function; readonly exportName: string };
@@ -35,7 +36,7 @@ export async function storeTargetOfModule(file: string): Promise<AppStoreTarget>
   }
   if (apps.length > 1) throw new Error(`${file} exports ${apps.length} apps (${apps.map(describe).join(", ")}); give a file that exports one`);
   const [app] = apps;
-  if (app.kind === "instance") return appTarget(app.app.name, app.app.storeSettings, app.app.tasks.map((t) => ({ ...t, grouped: t.group !== undefined })));
+  if (app.kind === "instance") return appTarget(app.app.name, app.app.storeSettings, app.app.tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit, replayFlow: t.flow, grouped: t.group !== undefined })));
   const options = moduleOptionsOf(app.cls);
   if (!options) throw new Error(`${file}: ${app.cls.name} is not a @Module class`);
   return appTarget(options.name, options, tasksOfHandlers(options.handlers));
@@ -87,7 +88,7 @@ function tasksOfHandlers(handlers: ReadonlyArray<unknown>): TaskQueues[] {
       const name = options.name ?? `${cls.name}.${String(method)}`;
       const source: unknown = options.source;
       const input = isSource(source) ? undefined : String(source);
-      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), input, emit: options.emit === undefined ? undefined : String(options.emit), flow: claimFlowOf(options.concurrency, options.rateLimit), grouped: options.debounce !== undefined || options.batch !== undefined };
+      return { name, queue: isSource(source) ? `${source.kind}:${name}` : String(source), input, emit: options.emit === undefined ? undefined : String(options.emit), flow: claimFlowOf(options.concurrency, options.rateLimit), replayFlow: resolveFlow(options.concurrency, options.rateLimit, `task "${name}"`, DEFAULT_CONCURRENCY).flow, grouped: options.debounce !== undefined || options.batch !== undefined };
     });
   });
 }

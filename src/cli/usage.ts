@@ -38,7 +38,8 @@ Commands:
       --json                     Print JSON (the raw body as base64)
   events replay <id> <app>       Queue the event again for its tasks, as a new event
                                  linked to it, with fresh attempts; the app's tasks run
-                                 it once the app runs
+                                 it once the app runs. With --store, refused for a task
+                                 whose concurrency or rate key is app code
       --task <name>              Only for this task (an unrouted event: the task to
                                  send it to)
   events replay <filter> <app>   Replay every event the filter matches (--source,

@@ -106,7 +106,7 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
 }
 
 /** `concurrency`, `rateLimit`, `debounce` and `batch` as the app takes them: key paths become key functions (flow-key.ts). */
-function flowOptions(task: TaskConfig, webhook: boolean): Pick<TaskOptions, "concurrency" | "rateLimit" | "debounce" | "batch"> {
+export function flowOptions(task: TaskConfig, webhook: boolean): Pick<TaskOptions, "concurrency" | "rateLimit" | "debounce" | "batch"> {
   const out: Pick<TaskOptions, "concurrency" | "rateLimit" | "debounce" | "batch"> = {};
   const { concurrency, rateLimit, debounce, batch } = task;
   const keyOf = (path: string | undefined) => (path === undefined ? undefined : flowKeyFunction(path, webhook));

@@ -1,3 +1,4 @@
+import { declareKeyPath } from "../app/flow/flow-record";
 import type { KeySegment } from "./key-path";
 import type { IssueList } from "./issue-list";
 
@@ -22,7 +23,7 @@ export function checkFlowKeyPath(path: string, webhook: boolean, at: readonly Ke
 export function flowKeyFunction(path: string, webhook: boolean): (event: unknown) => string | undefined {
   const segments = path.split(".");
   if (webhook && segments[0] === "headers") segments[1] = segments[1]!.toLowerCase();
-  return (event) => {
+  return declareKeyPath((event: unknown) => {
     let value: unknown = event;
     for (const segment of segments) {
       if (typeof value !== "object" || value === null || !Object.hasOwn(value, segment)) return undefined;
@@ -31,5 +32,5 @@ export function flowKeyFunction(path: string, webhook: boolean): (event: unknown
     if (typeof value === "string") return value;
     if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
     return undefined;
-  };
+  }, path, webhook);
 }

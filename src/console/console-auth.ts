@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { constantTimeEqual } from "../sources/webhook/constant-time";
 import type { ConsoleAuth } from "./console-options";
+import { ConsoleSessions } from "./console-sessions";
 
 /** Who a request is: how it proved it (and the session's nonce, to which its CSRF token is bound). */
 export type Principal =
@@ -21,19 +22,23 @@ export function sessionCookieName(appName: string): string {
 export const SESSION_MS = 12 * 60 * 60 * 1000;
 
 /**
- * The console's authentication. Sessions are stateless: the cookie carries its expiry and a
- * random nonce, signed with a key derived from the configured secret, so that sessions survive
- * a restart and end when the secret changes. Every comparison is constant-time.
+ * The console's authentication. The session cookie carries its expiry and a random nonce,
+ * signed with a key derived from the configured secret; the nonce must also be one of this
+ * console's live sessions, so that signing out ends the session on the server, not only in the
+ * browser (a session therefore ends with the process too). Every comparison is constant-time.
  */
 export class ConsoleAuthenticator {
   readonly mode: "open" | "token" | "basic";
   readonly cookieName: string;
   private readonly key: Buffer;
+  private readonly sessions: ConsoleSessions;
 
   constructor(
     private readonly auth: ConsoleAuth | undefined,
     appName: string,
+    sessions = new ConsoleSessions(),
   ) {
+    this.sessions = sessions;
     this.cookieName = sessionCookieName(appName);
     this.mode = auth === undefined ? "open" : "token" in auth ? "token" : "basic";
     const secret = auth === undefined ? randomBytes(32) : "token" in auth ? `token:${auth.token}` : `basic:${auth.username}:${auth.password}`;
@@ -78,7 +83,13 @@ export class ConsoleAuthenticator {
   newSession(now = Date.now()): string {
     const expires = now + SESSION_MS;
     const nonce = randomBytes(18).toString("base64url");
+    this.sessions.add(nonce, expires, now);
     return `${expires}.${nonce}.${this.sign(`session.${expires}.${nonce}`)}`;
+  }
+
+  /** Signing out: the session's cookie, wherever a copy of it is, no longer signs anyone in. */
+  endSession(principal: Principal): void {
+    if (principal.kind === "session") this.sessions.end(principal.nonce);
   }
 
   /** The CSRF token of a principal: bound to its session (or to its credentials for basic and bearer). */
@@ -103,7 +114,7 @@ export class ConsoleAuthenticator {
     const [expires, nonce, signature] = parts;
     if (!constantTimeEqual(signature, this.sign(`session.${expires}.${nonce}`))) return undefined;
     const until = Number(expires);
-    return Number.isFinite(until) && until > now ? { kind: "session", nonce } : undefined;
+    return Number.isFinite(until) && until > now && this.sessions.has(nonce, now) ? { kind: "session", nonce } : undefined;
   }
 
   private sign(text: string): string {

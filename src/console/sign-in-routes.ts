@@ -46,7 +46,9 @@ export function addSignInRoutes(router: Router, scope: ConsoleScope, form: Reque
   router.post(
     "/logout",
     form,
-    scope.guarded((req, res) => {
+    scope.guarded((req, res, principal) => {
+      // Ended here, not only in the browser: a copy of the cookie is refused from now on.
+      auth.endSession(principal);
       res.setHeader("set-cookie", cookie("", 0, cameOverHttps(req)));
       res.redirect(303, paths.login());
     }),

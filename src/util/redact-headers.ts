@@ -1,13 +1,14 @@
-import { isSecretHeader } from "./secret-header";
+import { isSecretHeader, isSecretParameter } from "./secret-header";
 
 export const REDACTED = "[redacted]";
 
 /**
- * A dead letter's payload as the CLI may print it: the values of credential and signature
- * headers (authorization, cookie, the senders' signatures, any header named like a
- * credential: see isSecretHeader) replaced, in the event's `headers`. A terminal or a pasted
- * ticket is no place for them, and nothing the CLI does needs them; the stored letter keeps
- * them for a replay.
+ * A payload as the history keeps it and the CLI may print it: the values of credential and
+ * signature headers (authorization, cookie, the senders' signatures, any header named like a
+ * credential: see isSecretHeader) replaced in the event's `headers`, and those of query
+ * parameters named like one (`?token=`, `?api_key=`, `?sig=`: see isSecretParameter) in its
+ * `query`. A terminal or a pasted ticket is no place for them, and nothing the CLI does needs
+ * them; the stored letter keeps them for a replay.
  */
 export function redactSecretHeaders(payload: unknown): unknown {
   return redactAt(payload, 2);
@@ -34,18 +35,19 @@ function redactAt(value: unknown, levels: number): unknown {
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     const inner = value[key];
-    const redacted = key === "headers" && isRecord(inner) ? redactHeaders(inner) : levels > 0 ? redactAt(inner, levels - 1) : inner;
+    const redacted = key === "headers" && isRecord(inner) ? redactNamed(inner, isSecretHeader) : key === "query" && isRecord(inner) ? redactNamed(inner, isSecretParameter) : levels > 0 ? redactAt(inner, levels - 1) : inner;
     if (redacted !== inner) (out ??= { ...value })[key] = redacted;
   }
   return out ?? value;
 }
 
-function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+/** The values whose names `secret` picks replaced; a repeated query parameter (an array) becomes one placeholder. */
+function redactNamed(values: Record<string, unknown>, secret: (name: string) => boolean): Record<string, unknown> {
   let out: Record<string, unknown> | undefined;
-  for (const name in headers) {
-    if (Object.prototype.hasOwnProperty.call(headers, name) && isSecretHeader(name)) (out ??= { ...headers })[name] = REDACTED;
+  for (const name in values) {
+    if (Object.prototype.hasOwnProperty.call(values, name) && secret(name)) (out ??= { ...values })[name] = REDACTED;
   }
-  return out ?? headers;
+  return out ?? values;
 }
 
 /** A plain object: a Date, a Buffer or a Map is kept as it is. */

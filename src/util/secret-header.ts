@@ -24,10 +24,19 @@ export function isSecretHeader(name: string): boolean {
   return secret;
 }
 
-/** Query parameters named like a credential (`?token=`, `?sig=`). */
+/**
+ * Query parameters named like a credential (`?token=`, `?access_token=`, `?api_key=`,
+ * `?signature=`, `?sig=`): the history keeps them redacted, as it does such headers.
+ */
 export function isSecretParameter(name: string): boolean {
-  return SECRET_NAME.test(name) || SECRET_PARAM.test(name);
+  let secret = knownParameters.get(name);
+  if (secret !== undefined) return secret;
+  secret = SECRET_NAME.test(name) || SECRET_PARAM.test(name);
+  if (knownParameters.size < MOST_KNOWN) knownParameters.set(name, secret);
+  return secret;
 }
+
+const knownParameters = new Map<string, boolean>();
 
 /** Short names senders use for a credential in the query string. */
 const SECRET_PARAM = /^(?:sig|key|code|access_token|apikey)$/i;

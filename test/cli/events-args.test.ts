@@ -1,3 +1,4 @@
+import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "../../src/app/flow/flow-record";
 import { expect } from "chai";
 import { main } from "../../src/cli/main";
 import { historyOf, operate, refuseWithoutHistory } from "../../src/cli/events-command";
@@ -197,6 +198,8 @@ describe("CLI events: flags", () => {
       store.history.noteRun({ eventId: "e2", run: { ...run, task: "notify", outcome: "success" }, status: "succeeded" });
       store.history.noteRun({ eventId: "e2", run: { ...run, task: "record", outcome: "dead_letter", error: { type: "Error", message: "down" } }, status: "dead" });
       await store.history.flush();
+      // As the app notes its tasks' (here: no) flow limits when it starts: --store replays only into tasks so noted.
+      await recordTaskFlows(store.state(FLOW_RECORDS_NAMESPACE), [{ name: "notify", queue: "webhook:notify", flow: undefined }, { name: "record", queue: "webhook:record", flow: undefined }]);
       const output = capture();
       expect(await operate(store, store.history, parseEventsArgs(["replay", "--status", "dead", "--json", "--store", "/d"], NOW), output)).to.equal(0);
       expect(JSON.parse(output.outLines[0])).to.deep.equal({ matched: 1, queued: 1, dryRun: false });

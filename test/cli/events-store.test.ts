@@ -1,3 +1,4 @@
+import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "../../src/app/flow/flow-record";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -84,6 +85,16 @@ function seed(history: HistoryStore): { dead: string; child: string } {
   return { dead, child };
 }
 
+/** The tasks' flow limits (none) as their app notes them when it starts: --store replays only into tasks so noted. */
+async function noteFlows(store: Store): Promise<void> {
+  const tasks = [
+    { name: "ship", queue: "webhook:ship" },
+    { name: "audit", queue: "webhook:audit" },
+    { name: "archive", queue: "audit-log" },
+  ];
+  await recordTaskFlows(store.state(FLOW_RECORDS_NAMESPACE), tasks.map((t) => ({ ...t, flow: undefined })));
+}
+
 for (const engine of [embedded(), postgres()]) {
   describe(`CLI events on the ${engine.name} store (--store, no app, no secret)`, () => {
     let store: Store;
@@ -160,6 +171,7 @@ for (const engine of [embedded(), postgres()]) {
       this.timeout(120_000);
       const { dead } = seed(store.history!);
       await store.history!.flush();
+      await noteFlows(store);
 
       const one = await runCli(["events", "replay", dead, "--task", "ship", "--json", "--store", where], NO_SECRET);
       expect(one.code, one.stderr).to.equal(0);
@@ -202,6 +214,7 @@ for (const engine of [embedded(), postgres()]) {
     it("unrouted events: listed by --status unrouted; replayed only to a task named with --task that the history knows on their source", async function () {
       this.timeout(120_000);
       seed(store.history!);
+      await noteFlows(store);
       const lost = "evt-lost";
       store.history!.noteEvent({ id: lost, origin: { kind: "webhook", source: "orders" }, name: "order.archived", receivedAt: T0 + 120_000, deliveries: [], payload: { body: { order: { id: 7 } }, headers: { authorization: SECRET } }, raw: Buffer.from('{"order":{"id":7}}') });
       await store.history!.flush();
@@ -260,6 +273,7 @@ for (const engine of [embedded(), postgres()]) {
         history.noteRun({ eventId: id, status: i % 2 === 0 ? "dead" : "succeeded", run: { task: "t", attempt: 1, startedAt: Date.now(), durationMs: 1, outcome: i % 2 === 0 ? "dead_letter" : "success" } });
       }
       await history.flush();
+      await recordTaskFlows(store.state(FLOW_RECORDS_NAMESPACE), [{ name: "t", queue: "webhook:t", flow: undefined }]);
 
       const dry = await runCli(["events", "replay", "--status", "dead", "--since", "1h", "--dry-run", "--store", where], NO_SECRET);
       expect(dry.code, dry.stderr).to.equal(0);

@@ -4,6 +4,7 @@ import { ConsoleAuthenticator, SESSION_MS, sessionCookieName } from "../../src/c
 import { FilterError, historyQuery, parseTime } from "../../src/console/list-filter";
 import { isLoopbackHost, resolveConsoleOptions } from "../../src/console/console-options";
 import { html, trusted } from "../../src/console/html";
+import { ConsoleSessions } from "../../src/console/console-sessions";
 import { SignInThrottle } from "../../src/console/sign-in-throttle";
 import { safeNext } from "../../src/console/safe-next";
 import { ConsolePaths } from "../../src/console/console-paths";
@@ -22,8 +23,37 @@ describe("console: sessions, CSRF tokens, filters, escaping", () => {
     expect(new ConsoleAuthenticator({ token: `${TOKEN}-rotated` }, "shop").authenticate(request({ cookie }), now + 1000)).to.equal(undefined);
     // Another app's console (another cookie name) does not read it.
     expect(new ConsoleAuthenticator({ token: TOKEN }, "other").authenticate(request({ cookie }), now + 1000)).to.equal(undefined);
-    // A restart with the same token keeps the session (the key is derived from the token).
-    expect(new ConsoleAuthenticator({ token: TOKEN }, "shop").authenticate(request({ cookie }), now + 1000)?.kind).to.equal("session");
+    // A restart (a new authenticator, same token) asks again: the session was this process's.
+    expect(new ConsoleAuthenticator({ token: TOKEN }, "shop").authenticate(request({ cookie }), now + 1000)).to.equal(undefined);
+  });
+
+  it("ends a session on the server when it signs out: a copy of its cookie is refused, other sessions and the Bearer token are not", () => {
+    const auth = new ConsoleAuthenticator({ token: TOKEN }, "shop");
+    const mine = request({ cookie: `${SESSION_COOKIE}=${auth.newSession()}` });
+    const other = request({ cookie: `${SESSION_COOKIE}=${auth.newSession()}` });
+    const principal = auth.authenticate(mine)!;
+    expect(principal.kind).to.equal("session");
+    auth.endSession(principal);
+    expect(auth.authenticate(mine)).to.equal(undefined);
+    expect(auth.authenticate(other)?.kind).to.equal("session");
+    auth.endSession(auth.authenticate(request({ authorization: `Bearer ${TOKEN}` }))!);
+    expect(auth.authenticate(request({ authorization: `Bearer ${TOKEN}` }))?.kind).to.equal("bearer");
+  });
+
+  it("keeps a bounded number of sessions: expired ones go, and past the bound the oldest ends", () => {
+    const sessions = new ConsoleSessions(3);
+    const auth = new ConsoleAuthenticator({ token: TOKEN }, "shop", sessions);
+    const now = 1_700_000_000_000;
+    const cookies = [0, 1, 2].map((i) => request({ cookie: `${SESSION_COOKIE}=${auth.newSession(now + i)}` }));
+    expect(sessions.size).to.equal(3);
+    const fourth = request({ cookie: `${SESSION_COOKIE}=${auth.newSession(now + 3)}` });
+    expect(sessions.size).to.equal(3);
+    expect(auth.authenticate(cookies[0], now + 10)).to.equal(undefined);
+    expect(auth.authenticate(cookies[1], now + 10)?.kind).to.equal("session");
+    expect(auth.authenticate(fourth, now + 10)?.kind).to.equal("session");
+    // A sign-in after the others expired finds them gone.
+    auth.newSession(now + SESSION_MS + 10);
+    expect(sessions.size).to.equal(1);
   });
 
   it("binds the CSRF token to the session", () => {

@@ -70,6 +70,28 @@ describe("console over HTTP", function () {
     expect(out.headers.get("set-cookie")).to.match(/^wt_console_shop=; Path=\/; Max-Age=0/);
   });
 
+  it("ends the session on the server at sign-out: a copy of the cookie is refused, the Bearer token still works", async () => {
+    const id = await shop.deliver({ order: "o-out" });
+    await client.signIn();
+    const other = new ConsoleClient(shop.consoleUrl);
+    await other.signIn();
+    const copy = new ConsoleClient(shop.consoleUrl);
+    copy.cookie = client.cookie;
+    const csrf = await copy.csrf();
+    expect((await copy.request(`/events/${id}`)).status).to.equal(200);
+    expect((await client.post("/logout")).status).to.equal(303);
+    // The copy kept its cookie (a browser ignores nothing here): the server refuses it now.
+    const page = await copy.request(`/events/${id}`);
+    expect(page.status).to.equal(401);
+    expect(page.text).to.include('name="token"').and.not.include("o-out");
+    expect((await copy.request("/", { headers: { accept: "text/html" } })).status).to.equal(401);
+    expect((await copy.post(`/events/${id}/replay`, {}, csrf)).status).to.equal(401);
+    expect((await copy.request("/login")).status, "the login page asks again").to.equal(200);
+    // Another browser's session and the Bearer token are not touched.
+    expect((await other.request("/")).status).to.equal(200);
+    expect((await new ConsoleClient(shop.consoleUrl, CONSOLE_TOKEN).request(`/events/${id}`)).status).to.equal(200);
+  });
+
   it("sends a Content-Security-Policy without inline script, and pages with neither inline script nor inline style", async () => {
     const id = await shop.deliver({ order: "o-csp", fail: true });
     await settled(id, "dead");

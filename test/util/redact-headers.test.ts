@@ -26,4 +26,17 @@ describe("redactSecretHeaders", () => {
     const event = { headers: { "x-webhook-key": "k1", "x-functions-key": "k2", "x-my-token": "t", "idempotency-key": "i", "x-request-id": "r" } };
     expect(redactSecretHeaders(event)).to.deep.equal({ headers: { "x-webhook-key": "[redacted]", "x-functions-key": "[redacted]", "x-my-token": "[redacted]", "idempotency-key": "i", "x-request-id": "r" } });
   });
+
+  it("replaces query parameters named like a credential, a repeated one by one placeholder, and leaves the others", () => {
+    const query = { token: "t", api_key: "k", signature: "s", secret: "x", password: "p", access_token: "a", sig: ["1", "2"], page: "2", id: "42", "idempotency-key": "i" };
+    const event = { headers: { accept: "*/*" }, query };
+    const out = redactSecretHeaders(event) as typeof event;
+    expect(out.query).to.deep.equal({ token: "[redacted]", api_key: "[redacted]", signature: "[redacted]", secret: "[redacted]", password: "[redacted]", access_token: "[redacted]", sig: "[redacted]", page: "2", id: "42", "idempotency-key": "i" });
+    expect(out.headers).to.equal(event.headers);
+    expect(query.token).to.equal("t");
+    // An emitted `{ event }` carries its query one level down, as it does its headers.
+    expect((redactSecretHeaders({ event }) as { event: typeof event }).event.query.api_key).to.equal("[redacted]");
+    const plain = { query: { page: "2" } };
+    expect(redactSecretHeaders(plain)).to.equal(plain);
+  });
 });
