@@ -139,7 +139,7 @@ export function appTarget(appName: string, settings: StoreSettings, tasks: reado
     dataDir: settings.dataDir,
     maxQueued: settings.maxQueued,
     maxBytes: settings.maxBytes,
-    tasks: physical(tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit, replayFlow: t.replayFlow, grouped: t.grouped }))),
+    tasks: physical(tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit, flow: t.flow, replayFlow: t.replayFlow, grouped: t.grouped }))),
     historyOff: settings.history === false,
   };
 }

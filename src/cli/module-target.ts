@@ -5,7 +5,7 @@ import { moduleOptionsOf } from "../decorators/module.decorator";
 import { taskMethodsOf } from "../decorators/task.decorator";
 import { isSource } from "../sources/source";
 import { appTarget, type AppStoreTarget, type TaskQueues } from "./app-store";
-import { claimFlowOf, resolveFlow } from "../app/flow/flow-options";
+import { claimFlow, claimFlowOf, resolveFlow } from "../app/flow/flow-options";
 import { DEFAULT_CONCURRENCY } from "../app/task-registry";
 
 /** An app a module exports: a CoreApp instance, or a @Module class. */
@@ -36,7 +36,7 @@ export async function storeTargetOfModule(file: string): Promise<AppStoreTarget>
   }
   if (apps.length > 1) throw new Error(`${file} exports ${apps.length} apps (${apps.map(describe).join(", ")}); give a file that exports one`);
   const [app] = apps;
-  if (app.kind === "instance") return appTarget(app.app.name, app.app.storeSettings, app.app.tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit, replayFlow: t.flow, grouped: t.group !== undefined })));
+  if (app.kind === "instance") return appTarget(app.app.name, app.app.storeSettings, app.app.tasks.map((t) => ({ name: t.name, queue: t.queue, input: t.input, emit: t.emit, flow: t.flow === undefined ? undefined : claimFlow(t.flow), replayFlow: t.flow, grouped: t.group !== undefined })));
   const options = moduleOptionsOf(app.cls);
   if (!options) throw new Error(`${file}: ${app.cls.name} is not a @Module class`);
   return appTarget(options.name, options, tasksOfHandlers(options.handlers));
