@@ -83,25 +83,30 @@ function postgres(): Engine {
   };
 }
 
+/** The keyed app run on a new store of `engine` until one delivery for `shop` succeeded; the app stopped. */
+async function deliveredOnce(engine: Engine, shop: string): Promise<{ where: string; env: Record<string, string>; id: string }> {
+  const where = engine.where();
+  const env = { KEYED_STORE: where.startsWith("postgres") ? where : "embedded", DATA_DIR: where };
+  const app = loadFixtureApp("keyed-app.cjs", env);
+  await app.start();
+  try {
+    const source = app.tasks[0].source as WebhookSource;
+    const response = await fetch(source.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ shop }) });
+    const id = ((await response.json()) as { id: string }).id;
+    await until(async () => (await app.events.get(id))?.status === "succeeded", 10_000);
+    return { where, env, id };
+  } finally {
+    await app.stop();
+  }
+}
+
 for (const engine of [embedded(), postgres()]) {
   describe(`CLI events replay into tasks with flow limits, on the ${engine.name} store`, function () {
     this.timeout(60_000);
     afterEach(() => engine.cleanup());
 
     it("carries limits it can compute (none keyed, a YAML key path), refuses a key function of the app with --store, and the app argument carries that one", async () => {
-      const where = engine.where();
-      const env = { KEYED_STORE: where.startsWith("postgres") ? where : "embedded", DATA_DIR: where };
-      const app = loadFixtureApp("keyed-app.cjs", env);
-      await app.start();
-      let id: string;
-      try {
-        const source = app.tasks[0].source as WebhookSource;
-        const response = await fetch(source.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ shop: "s-1" }) });
-        id = ((await response.json()) as { id: string }).id;
-        await until(async () => (await app.events.get(id))?.status === "succeeded", 10_000);
-      } finally {
-        await app.stop();
-      }
+      const { where, env, id } = await deliveredOnce(engine, "s-1");
       const store = ["--store", where];
 
       // Every task at once: refused as a whole (perShop's key is app code), nothing queued for any.
@@ -148,19 +153,7 @@ for (const engine of [embedded(), postgres()]) {
     });
 
     it("refuses with --store a task whose limits the store holds no note of (written before the app noted them)", async () => {
-      const where = engine.where();
-      const env = { KEYED_STORE: where.startsWith("postgres") ? where : "embedded", DATA_DIR: where };
-      const app = loadFixtureApp("keyed-app.cjs", env);
-      await app.start();
-      let id: string;
-      try {
-        const source = app.tasks[0].source as WebhookSource;
-        const response = await fetch(source.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ shop: "s-2" }) });
-        id = ((await response.json()) as { id: string }).id;
-        await until(async () => (await app.events.get(id))?.status === "succeeded", 10_000);
-      } finally {
-        await app.stop();
-      }
+      const { where, id } = await deliveredOnce(engine, "s-2");
       // As a store an earlier version wrote: no note.
       const opened = await engine.open(where);
       expect(await opened.state(FLOW_RECORDS_NAMESPACE).delete("whole")).to.equal(true);
