@@ -12,12 +12,13 @@
  * Run: `npx tsc -p tsconfig.json && node dist/bench/history-cpu-postgres.js`
  * (RATE, SECONDS, ROUNDS, BASELINE_DIST, BENCH_POSTGRES_URL).
  */
-import { randomBytes, createHash } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Pool } from "pg";
 import type { EventNote, RunNote } from "../src/store/history";
 import type { PostgresPool } from "../src/store/postgres/postgres-options";
+import { emittedId } from "../src/app/task-runner";
 import { newEventId } from "../src/util/event-id";
 import { jsonBody, SMALL_BODY_BYTES } from "./payload";
 import { benchPostgresUrl } from "./servers/postgres-database";
@@ -78,7 +79,6 @@ function backendTicks(pid: number): number {
 }
 
 const text = jsonBody(SMALL_BODY_BYTES);
-const emittedId = (id: string, task: string) => createHash("sha256").update(`${id}\u0000${task}`).digest("base64url").slice(0, 24);
 
 /** One request's notes, as the app makes them. */
 function request(history: HistoryLike): void {
