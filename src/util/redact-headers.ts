@@ -35,7 +35,14 @@ function redactAt(value: unknown, levels: number): unknown {
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
     const inner = value[key];
-    const redacted = key === "headers" && isRecord(inner) ? redactNamed(inner, isSecretHeader) : key === "query" && isRecord(inner) ? redactNamed(inner, isSecretParameter) : levels > 0 ? redactAt(inner, levels - 1) : inner;
+    const redacted =
+      key === "headers" && isRecord(inner)
+        ? redactNamed(inner, isSecretHeader)
+        : key === "query" && isRecord(inner) && isRequest(value)
+          ? redactNamed(inner, isSecretParameter)
+          : levels > 0
+            ? redactAt(inner, levels - 1)
+            : inner;
     if (redacted !== inner) (out ??= { ...value })[key] = redacted;
   }
   return out ?? value;
@@ -48,6 +55,15 @@ function redactNamed(values: Record<string, unknown>, secret: (name: string) => 
     if (Object.prototype.hasOwnProperty.call(values, name) && secret(name)) (out ??= { ...values })[name] = REDACTED;
   }
   return out ?? values;
+}
+
+/**
+ * A request (a webhook event: its headers beside its query): only a request's query string
+ * holds credentials; a `query` field of the app's own data (`{ query: { code, key } }`) is kept
+ * as it is, or a replay of it would hand the task the placeholder.
+ */
+function isRequest(value: Record<string, unknown>): boolean {
+  return isRecord(value.headers);
 }
 
 /** A plain object: a Date, a Buffer or a Map is kept as it is. */

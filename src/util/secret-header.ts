@@ -31,7 +31,8 @@ export function isSecretHeader(name: string): boolean {
 export function isSecretParameter(name: string): boolean {
   let secret = knownParameters.get(name);
   if (secret !== undefined) return secret;
-  secret = SECRET_NAME.test(name) || SECRET_PARAM.test(name);
+  // "...-key" as a header is (?subscription-key=, ?x-functions-key=); not "..._key" (?sort_key=), which is data.
+  secret = SECRET_NAME.test(name) || SECRET_PARAM.test(name) || (KEY_PARAM.test(name) && !NOT_A_SECRET.test(name));
   if (knownParameters.size < MOST_KNOWN) knownParameters.set(name, secret);
   return secret;
 }
@@ -40,3 +41,5 @@ const knownParameters = new Map<string, boolean>();
 
 /** Short names senders use for a credential in the query string. */
 const SECRET_PARAM = /^(?:sig|key|code|access_token|apikey)$/i;
+/** A parameter named "...-key", as the header names KEY_NAME takes. */
+const KEY_PARAM = /-key$/i;
