@@ -5,7 +5,7 @@ import { benchPostgresUrl } from "./servers/postgres-database";
 import { Client } from "pg";
 
 /**
- * `node dist/bench/history-bytes.js`: what the event history takes on PostgreSQL per event, in
+ * `node dist/bench/history-bytes-postgres.js`: what the event history takes on PostgreSQL per event, in
  * the bench's main shape (a webhook task emitting to a second task: two events and two runs per
  * request). HISTORY_BYTES_REQUESTS requests (default 5,000) of the main case's 312-byte body,
  * then pg_total_relation_size of the history's tables (with their indexes and TOAST) over the
