@@ -1,16 +1,12 @@
 import { expect } from "chai";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { CoreApp, silentLogger, type CoreAppOptions, type TaskContext } from "../../src/index";
+import { CoreApp, type CoreAppOptions, type TaskContext } from "../../src/index";
 import { Queue } from "../../src/app/queue";
 import { sleep } from "../helpers/app";
 import { until } from "../helpers/wait";
-import { PostgresFixture } from "../store/postgres/postgres-fixture";
 import { maxOverlapPerKey, maxStartsPerWindow, type Span } from "../helpers/flow-measures";
+import { ENGINES, useEngineApps, type Engine } from "../helpers/engine-apps";
 
-type Engine = "memory" | "embedded" | "postgres";
 const now = () => performance.timeOrigin + performance.now();
 
 interface Work {
@@ -20,28 +16,9 @@ interface Work {
 
 describe("flow control: concurrency per key, rate limits, delayed emits", function () {
   this.timeout(120_000);
-  let dir: string;
-  const postgres = new PostgresFixture();
-  const apps: CoreApp[] = [];
-  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "flow-"))));
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.stop({ timeoutMs: 3_000 });
-    await postgres.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   /** An app on `engine`; on PostgreSQL every app of a test shares one schema (replicas). */
-  let schema: string | undefined;
-  beforeEach(() => (schema = undefined));
-  function appOn(engine: Engine, name = "flow", extra: CoreAppOptions = {}): CoreApp {
-    let store: CoreAppOptions;
-    if (engine === "memory") store = { store: "memory" };
-    else if (engine === "embedded") store = { store: "embedded", dataDir: join(dir, "data") };
-    else store = { store: postgres.store({ schema: (schema ??= postgres.schema()), leaseMs: 2_000 }) };
-    const app = new CoreApp(name, { ...store, logger: silentLogger, shutdownTimeoutMs: 3_000, ...extra });
-    apps.push(app);
-    return app;
-  }
+  const onEngine = useEngineApps("flow", 3_000);
+  const appOn = (engine: Engine, name = "flow", extra: CoreAppOptions = {}): CoreApp => onEngine(engine, name, { shutdownTimeoutMs: 3_000, postgres: { leaseMs: 2_000 }, ...extra });
 
   async function feed(app: CoreApp, queue: string, values: readonly unknown[], prefix = "e"): Promise<void> {
     for (let i = 0; i < values.length; i += 200) {
@@ -50,7 +27,7 @@ describe("flow control: concurrency per key, rate limits, delayed emits", functi
     }
   }
 
-  for (const engine of ["memory", "embedded", "postgres"] as Engine[]) {
+  for (const engine of ENGINES) {
     const replicas = engine === "postgres" ? 3 : 1;
     it(`${engine}: 3,000 events over 300 keys with concurrency { limit: 2, key } (${replicas} app${replicas > 1 ? "s" : ""}): at most 2 per key at once, some key at 2, each run once`, async () => {
       const spans: Span[] = [];
@@ -153,7 +130,7 @@ describe("flow control: concurrency per key, rate limits, delayed emits", functi
     expect(ran[0]).to.be.at.least(0);
   });
 
-  for (const engine of ["memory", "embedded", "postgres"] as Engine[]) {
+  for (const engine of ENGINES) {
     it(`${engine}: ctx.emit is written with the run's completion: a run that fails and is retried emits once`, async () => {
       const app = appOn(engine);
       const got: string[] = [];

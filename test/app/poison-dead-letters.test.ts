@@ -1,14 +1,10 @@
 import { expect } from "chai";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { CoreApp, silentLogger, WebhookSource, type CoreAppOptions } from "../../src/index";
+import { CoreApp, WebhookSource } from "../../src/index";
 import { send } from "../helpers/http-client";
 import { sleep } from "../helpers/app";
 import { until } from "../helpers/wait";
-import { PostgresFixture } from "../store/postgres/postgres-fixture";
+import { ENGINES, useEngineApps, type Engine } from "../helpers/engine-apps";
 
-type Engine = "memory" | "embedded" | "postgres";
 
 /** JSON arrays nested `depth` levels. */
 function nested(depth: number): unknown {
@@ -23,22 +19,8 @@ function nested(depth: number): unknown {
  */
 describe("events the store cannot write whole still end as dead letters after their attempts", function () {
   this.timeout(30_000);
-  let dir: string;
-  const postgres = new PostgresFixture();
-  const apps: CoreApp[] = [];
-  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "poison-"))));
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.stop({ timeoutMs: 2_000 });
-    await postgres.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  function makeApp(engine: Engine): CoreApp {
-    const store: CoreAppOptions = engine === "memory" ? { store: "memory" } : engine === "embedded" ? { store: "embedded", dataDir: join(dir, "data") } : { store: postgres.store() };
-    const app = new CoreApp("poison", { ...store, logger: silentLogger });
-    apps.push(app);
-    return app;
-  }
+  const appOn = useEngineApps("poison");
+  const makeApp = (engine: Engine): CoreApp => appOn(engine, "poison");
 
   for (const engine of ["embedded", "postgres"] as const) {
     it(`${engine}: a 20,000-level body let in by a raised maxBodyDepth runs its attempts, then is a dead letter with its raw bytes`, async () => {
@@ -86,7 +68,7 @@ describe("events the store cannot write whole still end as dead letters after th
     });
   }
 
-  for (const engine of ["memory", "embedded", "postgres"] as const) {
+  for (const engine of ENGINES) {
     it(`${engine}: a task emitting a value nested 20,000 levels fails with a clear error and ends as a dead letter`, async () => {
       const app = makeApp(engine);
       app.task({ source: "in", emit: "out", name: "deep", retry: { attempts: 1 } }, async () => nested(20_000));

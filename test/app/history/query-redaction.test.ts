@@ -1,38 +1,20 @@
 import { expect } from "chai";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { CoreApp, silentLogger, type CoreAppOptions, type WebhookEvent } from "../../../src/index";
+import type { WebhookEvent } from "../../../src/index";
 import { Collector, webhook } from "../../helpers/app";
 import { send } from "../../helpers/http-client";
 import { until } from "../../helpers/wait";
-import { PostgresFixture } from "../../store/postgres/postgres-fixture";
+import { ENGINES, useEngineApps } from "../../helpers/engine-apps";
 
 const SECRET_QUERY = "token=t0k&api_key=k3y&signature=s1g&secret=s3c&password=pw&access_token=acc&sig=a&sig=b&apikey=ak";
 
 /** Credentials in the query string: the task gets them, the history (and all that reads it) does not, on every engine. */
 describe("event history: query parameters named like a credential are redacted", function () {
   this.timeout(30_000);
-  let dir: string;
-  const postgres = new PostgresFixture();
-  const apps: CoreApp[] = [];
-  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "query-redaction-"))));
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.stop({ timeoutMs: 2_000 });
-    await postgres.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const appOn = useEngineApps("query-redaction");
 
-  const stores = {
-    memory: (): CoreAppOptions => ({ store: "memory" }),
-    embedded: (): CoreAppOptions => ({ store: "embedded", dataDir: join(dir, "data") }),
-    postgres: (): CoreAppOptions => ({ store: `${postgres.url}?schema=${postgres.schema()}` as `postgres://${string}` }),
-  };
-
-  for (const [engine, store] of Object.entries(stores)) {
+  for (const engine of ENGINES) {
     it(`${engine}: keeps the query with those values as [redacted], the others as sent; the task got them all`, async () => {
-      const app = new CoreApp("query", { ...store(), logger: silentLogger });
-      apps.push(app);
+      const app = appOn(engine, "query");
       const hook = webhook({ path: "/q" });
       const got = new Collector<WebhookEvent>();
       app.task({ source: hook, name: "receive" }, got.handler);

@@ -1,16 +1,12 @@
 import { expect } from "chai";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { CoreApp, MemoryStore, ReplayError, silentLogger, WebhookSource, type CoreAppOptions, type WebhookEvent } from "../../../src/index";
+import { CoreApp, MemoryStore, ReplayError, WebhookSource, type CoreAppOptions, type WebhookEvent } from "../../../src/index";
 import { Collector, sleep, useApps, webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
 import { recordingLogger, rejection, until, type LogLine } from "../../helpers/wait";
-import { PostgresFixture } from "../../store/postgres/postgres-fixture";
+import { ENGINES, useEngineApps, type Engine } from "../../helpers/engine-apps";
 
 type Kind = { kind: string; n?: number };
 const kindOf = (e: WebhookEvent) => (e.body as Kind).kind;
-type Engine = "memory" | "embedded" | "postgres";
 const UNROUTED = { accepted: true, routed: false };
 
 /** The first value `get` gives that is not undefined, within 5 s. */
@@ -30,30 +26,11 @@ async function unroutedIds(app: CoreApp, count: number): Promise<string[]> {
 
 describe("event history: unrouted events (no task takes them)", function () {
   this.timeout(30_000);
-  let dir: string;
-  const postgres = new PostgresFixture();
-  const apps: CoreApp[] = [];
-  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "unrouted-"))));
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.stop({ timeoutMs: 2_000 });
-    await postgres.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
   /** Apps of one engine share its data: the same directory, the same schema, or (memory) one store instance. */
-  function engineOf(engine: Engine): (name: string, options?: CoreAppOptions) => CoreApp {
-    const schema = postgres.schema();
-    const memory = new MemoryStore();
-    return (name, options = {}) => {
-      const store: CoreAppOptions =
-        engine === "memory" ? { store: memory } : engine === "embedded" ? { store: "embedded", dataDir: join(dir, "data") } : { store: `${postgres.url}?schema=${schema}` as `postgres://${string}` };
-      const app = new CoreApp(name, { ...store, logger: silentLogger, ...options });
-      apps.push(app);
-      return app;
-    };
-  }
+  const appOn = useEngineApps("unrouted");
+  const engineOf = (engine: Engine) => (name: string, options?: CoreAppOptions) => appOn(engine, name, options);
 
-  for (const engine of ["memory", "embedded", "postgres"] as const) {
+  for (const engine of ENGINES) {
     describe(engine, () => {
       it("keeps an event no task takes as unrouted: 200 unrouted as before, then listed and shown with its headers (redacted) and body", async () => {
         const app = engineOf(engine)("keeps");
@@ -219,9 +196,7 @@ describe("event history: unrouted events (no task takes them)", function () {
   });
 
   it("history off: an unrouted event is answered as before, and nothing is noted", async () => {
-    const store = new MemoryStore();
-    const app = new CoreApp("off", { store, history: false, logger: silentLogger });
-    apps.push(app);
+    const app = appOn("memory", "off", { history: false });
     const hook = webhook({ path: "/org" });
     app.task({ source: hook, name: "pushes", filter: (e) => kindOf(e) === "push" }, () => undefined);
     await app.start();
@@ -229,13 +204,13 @@ describe("event history: unrouted events (no task takes them)", function () {
     expect(reply.status).to.equal(200);
     expect(reply.json()).to.deep.equal(UNROUTED);
     await sleep(30);
-    await store.history.flush();
-    expect((await store.history.size()).events).to.equal(0);
+    const history = app.store.history!;
+    await history.flush();
+    expect((await history.size()).events).to.equal(0);
   });
 
   it("embedded, history off: nothing is noted in the store's history", async () => {
-    const app = new CoreApp("off-embedded", { store: "embedded", dataDir: join(dir, "data"), history: false, logger: silentLogger });
-    apps.push(app);
+    const app = appOn("embedded", "off-embedded", { history: false });
     const hook = new WebhookSource({ path: "/org", host: "127.0.0.1", port: 0 });
     app.task({ source: hook, name: "pushes", filter: (e) => kindOf(e) === "push" }, () => undefined);
     await app.start();
