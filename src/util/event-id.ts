@@ -86,19 +86,13 @@ const TIMED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[78][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-
 export function derivedEventId(inputId: string, name: string): string {
   const key = `${inputId}\u0000${name}`;
   if (!TIMED_ID.test(inputId)) return hash("sha256", key, "base64url").slice(0, 24);
-  const digest = hash("sha256", key, "buffer");
-  // Written into a buffer and read out as one flat string: slices joined by a template would be
-  // a rope holding the input's id and the digest's text alive for as long as this id is kept.
-  const out = derivedOut;
-  out.write(inputId, 0, 13, "latin1");
-  out[13] = 0x2d;
-  // Version 8, variant 10xx, then hash bits: 12 + 14 + 48 of them.
-  hex(out, 0x8000 | (digest.readUInt16BE(0) & 0x0fff), 4, 14);
-  out[18] = 0x2d;
-  hex(out, 0x8000 | (digest.readUInt16BE(2) & 0x3fff), 4, 19);
-  out[23] = 0x2d;
-  for (let i = 0; i < 6; i++) hex(out, digest[4 + i]!, 2, 24 + 2 * i);
-  return out.toString("latin1", 0, 36);
+  const digest = hash("sha256", key, "hex");
+  // Version 8, the variant's two bits (10) with two of the hash's, then hash digits.
+  const id = `${inputId.slice(0, 13)}-8${digest.slice(0, 3)}-${VARIANT_DIGITS[parseInt(digest[3]!, 16) & 0x3]}${digest.slice(4, 7)}-${digest.slice(7, 19)}`;
+  // Read once, the joined parts become one flat string: kept as a rope, the id would hold the
+  // input's id alive (its first 13 characters are a slice of it) as long as it is kept.
+  id.charCodeAt(0);
+  return id;
 }
 
-const derivedOut = Buffer.allocUnsafe(36);
+const VARIANT_DIGITS = "89ab";
