@@ -26,6 +26,7 @@ import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
 import { flowQueueStats, type FlowQueueStats } from "./flow/flow-stats";
 import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "./flow/flow-record";
+import { CONSOLE_SIGN_OUTS } from "../console/console-sign-outs";
 import { exitCannotStart } from "./exit-cannot-start";
 import type { EventsApi } from "./events-api";
 import type { HistoryOptions } from "./history-options";
@@ -468,6 +469,7 @@ export class CoreApp {
       resume: (task) => this.resume(task),
       deadLetters: this.deadLetters,
       tasks,
+      signOuts: this.storeInstance?.state(CONSOLE_SIGN_OUTS),
     };
   }
 

@@ -2,12 +2,12 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { constantTimeEqual } from "../sources/webhook/constant-time";
 import type { ConsoleAuth } from "./console-options";
-import { ConsoleSessions } from "./console-sessions";
+import { ConsoleSignOuts } from "./console-sign-outs";
 
 /** Who a request is: how it proved it (and the session's nonce, to which its CSRF token is bound). */
 export type Principal =
   | { readonly kind: "open" }
-  | { readonly kind: "session"; readonly nonce: string }
+  | { readonly kind: "session"; readonly nonce: string; readonly expires: number }
   | { readonly kind: "bearer" }
   | { readonly kind: "basic"; readonly username: string };
 
@@ -23,29 +23,34 @@ export const SESSION_MS = 12 * 60 * 60 * 1000;
 
 /**
  * The console's authentication. The session cookie carries its expiry and a random nonce,
- * signed with a key derived from the configured secret; the nonce must also be one of this
- * console's live sessions, so that signing out ends the session on the server, not only in the
- * browser (a session therefore ends with the process too). Every comparison is constant-time.
+ * signed with a key derived from the configured secret, so that sessions survive a restart,
+ * hold on every replica sharing the secret, and end when it changes. Signing out is noted
+ * where every replica looks (see ConsoleSignOuts), so a copy of the cookie is refused from
+ * then on. Every comparison is constant-time.
  */
 export class ConsoleAuthenticator {
   readonly mode: "open" | "token" | "basic";
   readonly cookieName: string;
   private readonly key: Buffer;
-  private readonly sessions: ConsoleSessions;
 
   constructor(
     private readonly auth: ConsoleAuth | undefined,
     appName: string,
-    sessions = new ConsoleSessions(),
+    private readonly signOuts = new ConsoleSignOuts(undefined),
   ) {
-    this.sessions = sessions;
     this.cookieName = sessionCookieName(appName);
     this.mode = auth === undefined ? "open" : "token" in auth ? "token" : "basic";
     const secret = auth === undefined ? randomBytes(32) : "token" in auth ? `token:${auth.token}` : `basic:${auth.username}:${auth.password}`;
     this.key = createHmac("sha256", secret).update("webhook-tasks console v1").digest();
   }
 
-  /** The request's principal, or undefined when it proves nothing (401). */
+  /** The request's principal, or undefined when it proves nothing (401), a signed-out session included. */
+  async signedIn(req: IncomingMessage, now = Date.now()): Promise<Principal | undefined> {
+    const principal = this.authenticate(req, now);
+    return principal?.kind === "session" && (await this.signOuts.ended(principal.nonce, now)) ? undefined : principal;
+  }
+
+  /** What the request's credentials prove, sign-outs aside (see signedIn). */
   authenticate(req: IncomingMessage, now = Date.now()): Principal | undefined {
     const auth = this.auth;
     if (auth === undefined) return { kind: "open" };
@@ -83,13 +88,12 @@ export class ConsoleAuthenticator {
   newSession(now = Date.now()): string {
     const expires = now + SESSION_MS;
     const nonce = randomBytes(18).toString("base64url");
-    this.sessions.add(nonce, expires, now);
     return `${expires}.${nonce}.${this.sign(`session.${expires}.${nonce}`)}`;
   }
 
   /** Signing out: the session's cookie, wherever a copy of it is, no longer signs anyone in. */
-  endSession(principal: Principal): void {
-    if (principal.kind === "session") this.sessions.end(principal.nonce);
+  async endSession(principal: Principal, now = Date.now()): Promise<void> {
+    if (principal.kind === "session") await this.signOuts.end(principal.nonce, principal.expires, now);
   }
 
   /** The CSRF token of a principal: bound to its session (or to its credentials for basic and bearer). */
@@ -114,7 +118,7 @@ export class ConsoleAuthenticator {
     const [expires, nonce, signature] = parts;
     if (!constantTimeEqual(signature, this.sign(`session.${expires}.${nonce}`))) return undefined;
     const until = Number(expires);
-    return Number.isFinite(until) && until > now && this.sessions.has(nonce, now) ? { kind: "session", nonce } : undefined;
+    return Number.isFinite(until) && until > now ? { kind: "session", nonce, expires: until } : undefined;
   }
 
   private sign(text: string): string {

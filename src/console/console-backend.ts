@@ -1,3 +1,4 @@
+import type { StateStore } from "../store/store";
 import type { AppStatus } from "../app/app-status";
 import type { EventsApi } from "../app/events-api";
 import type { ActivityRow } from "../store/history";
@@ -21,6 +22,8 @@ export interface ConsoleBackend {
   readonly deadLetters: DeadLetterStore;
   /** The tasks, each with the label of the webhook source that feeds it, or the queue it reads. */
   readonly tasks: readonly ConsoleTask[];
+  /** Where sign-outs are noted (the app's store, see ConsoleSignOuts); without it, in this process only. */
+  readonly signOuts?: StateStore;
 }
 
 export interface ConsoleTask {

@@ -5,6 +5,7 @@ import type { TrustFunction } from "../http/trust-proxy";
 import { errorMessage, type Logger } from "../util/logger";
 import { BulkReplays } from "./bulk-replays";
 import { ConsoleAuthenticator, type Principal } from "./console-auth";
+import { ConsoleSignOuts } from "./console-sign-outs";
 import type { ConsoleAssets } from "./console-assets";
 import type { ConsoleBackend } from "./console-backend";
 import { isLoopbackHost, type ResolvedConsoleOptions } from "./console-options";
@@ -41,7 +42,7 @@ export class ConsoleScope {
     /** The app's trustProxy: behind a trusted proxy, wrong tokens are counted per client, not per proxy. */
     private readonly trust?: TrustFunction,
   ) {
-    this.auth = new ConsoleAuthenticator(options.auth, backend.appName);
+    this.auth = new ConsoleAuthenticator(options.auth, backend.appName, new ConsoleSignOuts(backend.signOuts));
     this.paths = new ConsolePaths(options.path === "/" ? "" : options.path);
     this.bulk = new BulkReplays(backend.events, logger);
     this.sources = [...new Set(backend.tasks.flatMap((t) => (t.source === undefined ? [] : [t.source])))];
@@ -72,7 +73,14 @@ export class ConsoleScope {
       const refused = this.hostRefusal(req);
       if (refused !== undefined) return this.send(res, 403, messagePage(this.context(undefined), "Refused", refused));
       const client = this.clientOf(req);
-      const principal = this.auth.authenticate(req);
+      let principal: Principal | undefined;
+      try {
+        principal = await this.auth.signedIn(req);
+      } catch (error) {
+        // Whether the session signed out cannot be told (the store failing): not let in.
+        this.logger.error({ error: errorMessage(error), path: req.originalUrl }, "console: could not check the session");
+        return this.send(res, 503, messagePage(this.context(undefined), "Unavailable", `The console cannot check your session now: ${errorMessage(error)}`));
+      }
       // A signed session cookie is no guess: others' wrong tokens from its address do not lock it out.
       // Anything else is refused before its answer is told, the right token included.
       if (principal?.kind !== "session" && principal?.kind !== "open" && this.throttled(client, res)) return;

@@ -17,11 +17,11 @@ export function addSignInRoutes(router: Router, scope: ConsoleScope, form: Reque
   const cookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
     `${auth.cookieName}=${value}; Path=${cookiePath}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? "; Secure" : ""}`;
 
-  router.get("/login", (req, res) => {
+  router.get("/login", async (req, res) => {
     setSecurityHeaders(res);
     if (auth.mode !== "token") return res.redirect(303, paths.overview());
     const next = safeNext(typeof req.query.next === "string" ? req.query.next : paths.overview(), paths);
-    if (auth.authenticate(req) !== undefined) return res.redirect(303, next);
+    if ((await auth.signedIn(req).catch(() => undefined)) !== undefined) return res.redirect(303, next);
     scope.send(res, 200, loginPage(scope.context(undefined), next, false));
   });
 
@@ -46,9 +46,9 @@ export function addSignInRoutes(router: Router, scope: ConsoleScope, form: Reque
   router.post(
     "/logout",
     form,
-    scope.guarded((req, res, principal) => {
-      // Ended here, not only in the browser: a copy of the cookie is refused from now on.
-      auth.endSession(principal);
+    scope.guarded(async (req, res, principal) => {
+      // Ended here, not only in the browser: a copy of the cookie is refused from now on, by every replica.
+      await auth.endSession(principal);
       res.setHeader("set-cookie", cookie("", 0, cameOverHttps(req)));
       res.redirect(303, paths.login());
     }),

@@ -4,7 +4,8 @@ import { ConsoleAuthenticator, SESSION_MS, sessionCookieName } from "../../src/c
 import { FilterError, historyQuery, parseTime } from "../../src/console/list-filter";
 import { isLoopbackHost, resolveConsoleOptions } from "../../src/console/console-options";
 import { html, trusted } from "../../src/console/html";
-import { ConsoleSessions } from "../../src/console/console-sessions";
+import { ConsoleSignOuts } from "../../src/console/console-sign-outs";
+import { MemoryStore } from "../../src/store/memory/memory-store";
 import { SignInThrottle } from "../../src/console/sign-in-throttle";
 import { safeNext } from "../../src/console/safe-next";
 import { ConsolePaths } from "../../src/console/console-paths";
@@ -14,7 +15,7 @@ const SESSION_COOKIE = sessionCookieName("shop");
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as IncomingMessage;
 
 describe("console: sessions, CSRF tokens, filters, escaping", () => {
-  it("ends a session when it expires, and when the token changes", () => {
+  it("ends a session when it expires, and when the token changes; a restart keeps it", () => {
     const auth = new ConsoleAuthenticator({ token: TOKEN }, "shop");
     const now = 1_700_000_000_000;
     const cookie = `${SESSION_COOKIE}=${auth.newSession(now)}`;
@@ -23,37 +24,45 @@ describe("console: sessions, CSRF tokens, filters, escaping", () => {
     expect(new ConsoleAuthenticator({ token: `${TOKEN}-rotated` }, "shop").authenticate(request({ cookie }), now + 1000)).to.equal(undefined);
     // Another app's console (another cookie name) does not read it.
     expect(new ConsoleAuthenticator({ token: TOKEN }, "other").authenticate(request({ cookie }), now + 1000)).to.equal(undefined);
-    // A restart (a new authenticator, same token) asks again: the session was this process's.
-    expect(new ConsoleAuthenticator({ token: TOKEN }, "shop").authenticate(request({ cookie }), now + 1000)).to.equal(undefined);
+    // A restart, or another replica (a new authenticator, same token), takes it.
+    expect(new ConsoleAuthenticator({ token: TOKEN }, "shop").authenticate(request({ cookie }), now + 1000)?.kind).to.equal("session");
   });
 
-  it("ends a session on the server when it signs out: a copy of its cookie is refused, other sessions and the Bearer token are not", () => {
-    const auth = new ConsoleAuthenticator({ token: TOKEN }, "shop");
+  it("refuses a signed-out session everywhere the store is shared: a copy of its cookie, another replica, after a restart; other sessions and the Bearer token go on", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    const replica = () => new ConsoleAuthenticator({ token: TOKEN }, "shop", new ConsoleSignOuts(store.state("console")));
+    const auth = replica();
     const mine = request({ cookie: `${SESSION_COOKIE}=${auth.newSession()}` });
     const other = request({ cookie: `${SESSION_COOKIE}=${auth.newSession()}` });
-    const principal = auth.authenticate(mine)!;
+    const principal = (await auth.signedIn(mine))!;
     expect(principal.kind).to.equal("session");
-    auth.endSession(principal);
-    expect(auth.authenticate(mine)).to.equal(undefined);
-    expect(auth.authenticate(other)?.kind).to.equal("session");
-    auth.endSession(auth.authenticate(request({ authorization: `Bearer ${TOKEN}` }))!);
-    expect(auth.authenticate(request({ authorization: `Bearer ${TOKEN}` }))?.kind).to.equal("bearer");
+    expect((await replica().signedIn(mine))?.kind, "another replica takes the session").to.equal("session");
+    await auth.endSession(principal);
+    expect(await auth.signedIn(mine)).to.equal(undefined);
+    expect(await replica().signedIn(mine), "nor does another replica, or this one restarted").to.equal(undefined);
+    expect((await auth.signedIn(other))?.kind).to.equal("session");
+    const bearer = request({ authorization: `Bearer ${TOKEN}` });
+    await auth.endSession((await auth.signedIn(bearer))!);
+    expect((await auth.signedIn(bearer))?.kind).to.equal("bearer");
+    // Without a store, the process alone remembers it.
+    const alone = new ConsoleAuthenticator({ token: TOKEN }, "shop");
+    const cookie = request({ cookie: `${SESSION_COOKIE}=${alone.newSession()}` });
+    await alone.endSession((await alone.signedIn(cookie))!);
+    expect(await alone.signedIn(cookie)).to.equal(undefined);
   });
 
-  it("keeps a bounded number of sessions: expired ones go, and past the bound the oldest ends", () => {
-    const sessions = new ConsoleSessions(3);
-    const auth = new ConsoleAuthenticator({ token: TOKEN }, "shop", sessions);
-    const now = 1_700_000_000_000;
-    const cookies = [0, 1, 2].map((i) => request({ cookie: `${SESSION_COOKIE}=${auth.newSession(now + i)}` }));
-    expect(sessions.size).to.equal(3);
-    const fourth = request({ cookie: `${SESSION_COOKIE}=${auth.newSession(now + 3)}` });
-    expect(sessions.size).to.equal(3);
-    expect(auth.authenticate(cookies[0], now + 10)).to.equal(undefined);
-    expect(auth.authenticate(cookies[1], now + 10)?.kind).to.equal("session");
-    expect(auth.authenticate(fourth, now + 10)?.kind).to.equal("session");
-    // A sign-in after the others expired finds them gone.
-    auth.newSession(now + SESSION_MS + 10);
-    expect(sessions.size).to.equal(1);
+  it("keeps a sign-out only as long as its cookie would have lasted", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    const signOuts = new ConsoleSignOuts(store.state("console"));
+    const now = Date.now();
+    await signOuts.end("n1", now + 50, now);
+    expect(await signOuts.ended("n1", now + 10)).to.equal(true);
+    expect(await new ConsoleSignOuts(store.state("console")).ended("n1", now + 10), "read from the store").to.equal(true);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(await new ConsoleSignOuts(store.state("console")).ended("n1"), "gone from the store with its cookie's expiry").to.equal(false);
+    expect(await signOuts.ended("n1"), "and from this process").to.equal(false);
   });
 
   it("binds the CSRF token to the session", () => {

@@ -58,4 +58,30 @@ describe("console on PostgreSQL: two replicas, one history", function () {
     expect(onA.text).to.include(`href="/events/${encodeURIComponent(id)}"`);
     expect((await a.app.events.get(id))?.replays).to.deep.equal([replayId]);
   });
+
+  it("takes one replica's session on the other, and once it signs out, refuses it on both and after a restart", async () => {
+    const schema = fixture.schema();
+    const a = await replica(schema);
+    const b = await replica(schema);
+    const browser = new ConsoleClient(a.app.consoleUrl!);
+    await browser.signIn();
+    const onB = new ConsoleClient(b.app.consoleUrl!);
+    const cookie = browser.cookie;
+    onB.cookie = cookie;
+    expect((await onB.request("/")).status, "B takes A's session").to.equal(200);
+    // Signing out clears the browser's cookie; the copies keep it.
+    expect((await browser.post("/logout")).status).to.equal(303);
+    const copyOnA = new ConsoleClient(a.app.consoleUrl!);
+    copyOnA.cookie = cookie;
+    expect((await copyOnA.request("/")).status, "A refuses a copy of the signed-out cookie").to.equal(401);
+    expect((await onB.request("/")).status, "so does B").to.equal(401);
+    await b.app.stop();
+    const restarted = await replica(schema);
+    const afterRestart = new ConsoleClient(restarted.app.consoleUrl!);
+    afterRestart.cookie = cookie;
+    expect((await afterRestart.request("/")).status, "and a replica started since").to.equal(401);
+    const fresh = new ConsoleClient(restarted.app.consoleUrl!);
+    await fresh.signIn();
+    expect((await fresh.request("/")).status, "a new session is taken").to.equal(200);
+  });
 });
