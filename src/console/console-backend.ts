@@ -1,8 +1,7 @@
-import type { StateStore } from "../store/store";
 import type { AppStatus } from "../app/app-status";
 import type { EventsApi } from "../app/events-api";
 import type { ActivityRow } from "../store/history";
-import type { DeadLetterStore } from "../store/store";
+import type { DeadLetterStore, StateStore } from "../store/store";
 
 /**
  * What the console reads and asks of the app: its public methods only (the same the CLI uses),
