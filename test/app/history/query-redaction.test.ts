@@ -5,7 +5,7 @@ import { send } from "../../helpers/http-client";
 import { until } from "../../helpers/wait";
 import { ENGINES, useEngineApps } from "../../helpers/engine-apps";
 
-const SECRET_QUERY = "token=t0k&api_key=k3y&signature=s1g&secret=s3c&password=pw&access_token=acc&sig=a&sig=b&apikey=ak";
+const SECRET_QUERY = "token=t0k&api_key=k3y&signature=s1g&secret=s3c&password=pw&access_token=acx&sig=a&sig=b&apikey=ak";
 
 /** Credentials in the query string: the task gets them, the history (and all that reads it) does not, on every engine. */
 describe("event history: query parameters named like a credential are redacted", function () {
@@ -23,7 +23,7 @@ describe("event history: query parameters named like a credential are redacted",
       expect(reply.status).to.equal(202);
       const id = reply.json<{ id: string }>().id;
       await got.waitFor(1);
-      expect(got.events[0].query).to.deep.include({ token: "t0k", api_key: "k3y", access_token: "acc", sig: ["a", "b"], page: "2" });
+      expect(got.events[0].query).to.deep.include({ token: "t0k", api_key: "k3y", access_token: "acx", sig: ["a", "b"], page: "2" });
       await until(async () => (await app.events.get(id))?.status === "succeeded");
       const kept = (await app.events.get(id))!.payload as WebhookEvent;
       expect(kept.query).to.deep.equal({
@@ -39,7 +39,8 @@ describe("event history: query parameters named like a credential are redacted",
         id: "42",
       });
       const listed = await app.events.list({});
-      expect(JSON.stringify(listed)).to.not.match(/t0k|k3y|s1g|s3c|acc/);
+      // Values with a letter past f: an event id is hex, and may hold "acc" by chance.
+      expect(JSON.stringify(listed)).to.not.match(/t0k|k3y|s1g|s3c|acx/);
     });
   }
 });
