@@ -16,22 +16,16 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Pool } from "pg";
-import type { EventNote, RunNote } from "../src/store/history";
 import type { PostgresPool } from "../src/store/postgres/postgres-options";
-import { emittedId } from "../src/app/task-runner";
-import { newEventId } from "../src/util/event-id";
-import { jsonBody, SMALL_BODY_BYTES } from "./payload";
+import { feedMainShape, type NoteSink } from "./history-notes";
+import { TICK_US } from "./thread-ticks";
 import { benchPostgresUrl } from "./servers/postgres-database";
 
 const RATE = Number(process.env.RATE ?? 3_000);
 const SECONDS = Number(process.env.SECONDS ?? 6);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
-const TICK_MS = 10;
-const TICK_US = 10_000; // USER_HZ is 100 on Linux
 
-interface HistoryLike {
-  noteEvent(note: EventNote): void;
-  noteRun(note: RunNote): void;
+interface HistoryLike extends NoteSink {
   flush(): Promise<void>;
   close(): Promise<void>;
 }
@@ -78,29 +72,6 @@ function backendTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-const text = jsonBody(SMALL_BODY_BYTES);
-
-/** One request's notes, as the app makes them. */
-function request(history: HistoryLike): void {
-  const now = Date.now();
-  // The app's ids: time-ordered for a webhook's event, a hash for an emitted one.
-  const id = newEventId(now);
-  const payload = {
-    body: JSON.parse(text) as unknown,
-    headers: { host: "127.0.0.1:41234", "content-type": "application/json", "content-length": String(SMALL_BODY_BYTES) },
-    query: {},
-    method: "POST",
-    path: "/hook0",
-    client: "127.0.0.1",
-    received_at: now / 1000,
-  };
-  history.noteEvent({ id, origin: { kind: "webhook", source: "hook0" }, receivedAt: now, deliveries: [{ task: "hook0", queue: "webhook:hook0", messageId: id }], payload, raw: Buffer.from(text), bodyFromRaw: true });
-  const child = emittedId(id, "hook0");
-  history.noteRun({ eventId: id, run: { task: "hook0", attempt: 1, startedAt: now, durationMs: 0.123, outcome: "success", emitted: [child] }, status: "succeeded" });
-  history.noteEvent({ id: child, origin: { kind: "queue", queue: "next0" }, receivedAt: now + 1, deliveries: [{ task: "next0", queue: "next0", messageId: child }], payload: { path: "/hook0", at: now / 1000 }, parentId: id });
-  history.noteRun({ eventId: child, run: { task: "next0", attempt: 1, startedAt: now + 1, durationMs: 0.05, outcome: "success" }, status: "succeeded" });
-}
-
 interface Figures {
   readonly dbUs: number;
   readonly appUs: number;
@@ -119,13 +90,7 @@ async function measure(build: Build): Promise<Figures> {
     const history = build.history(pool, schema);
     let sent = 0;
     const feed = async (ms: number) => {
-      const end = Date.now() + ms;
-      const perTick = (RATE * TICK_MS) / 1000;
-      while (Date.now() < end) {
-        for (let i = 0; i < perTick; i++) request(history);
-        sent += perTick;
-        await new Promise((r) => setTimeout(r, TICK_MS));
-      }
+      sent += await feedMainShape(history, RATE, ms);
     };
     await feed(2_000); // warm-up: statements prepared, code optimized
     await history.flush();

@@ -43,10 +43,10 @@ const CLOSE_TIMEOUT_MS = 1_000;
 /**
  * The embedded store's event history, in its own LMDB environment under `<data dir>/history/`
  * (history-env.ts), written behind the queues by a NoteWriter: one transaction per batch of
- * notes, every `intervalMs` (1 s) or as soon as `batchNotes` (10,000) wait. Each id index entry
- * lands on a random page, and a commit writes every page it touched: fewer, larger batches
- * write each index page once for many events (200 ms batches wrote three times the bytes). A crash (even
- * SIGKILL) loses at most the notes of the batch not yet committed: those of the last interval.
+ * notes, a first note waiting at most `intervalMs` (1 s), the next batch `gapMs` (50 ms) after
+ * the last commit while notes keep coming, or at once when `batchNotes` (10,000) wait. A commit
+ * writes every page it touched: fewer, larger batches write each page once for many events. A
+ * crash (even SIGKILL) loses at most the notes of the batch not yet committed.
  * Queues and history never share a transaction, so an event is never lost with its note.
  *
  * Layout (named databases): `timeline` [receivedAt, id] → the whole event (origin, name, each

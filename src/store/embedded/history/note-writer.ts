@@ -26,6 +26,13 @@ export interface NoteWriterOptions {
   readonly intervalMs?: number;
   /** A batch is written at once when this many notes wait (default 10,000), and holds at most this many. */
   readonly batchNotes?: number;
+  /**
+   * Pause between one batch and the next while notes keep coming (default 50 ms), unless a
+   * full batch waits or someone flushes. Written back to back, each batch held only what came
+   * during the last commit (a few ms under load): most runs then landed a batch after their
+   * event, whose record was written twice, and each commit rewrote the same index pages.
+   */
+  readonly gapMs?: number;
   /** Notes kept while writing fails (default 100,000); past it the oldest are dropped, and logged. */
   readonly maxPending?: number;
   /**
@@ -71,6 +78,7 @@ export class NoteWriter {
   private skipped = 0;
   private readonly intervalMs: number;
   private readonly batchNotes: number;
+  private readonly gapMs: number;
   private readonly maxPending: number;
   private readonly batchBytesLimit: number;
   /** Bytes of the bodies noted since the last drain started. */
@@ -86,6 +94,7 @@ export class NoteWriter {
   ) {
     this.intervalMs = options.intervalMs ?? 1_000;
     this.batchNotes = options.batchNotes ?? 10_000;
+    this.gapMs = Math.min(options.gapMs ?? 50, this.intervalMs);
     this.maxPending = options.maxPending ?? 100_000;
     this.batchBytesLimit = options.batchBytes ?? 4 * 1024 * 1024;
   }
@@ -116,9 +125,10 @@ export class NoteWriter {
     this.clearTimer();
   }
 
-  private schedule(): void {
-    if (this.draining) return; // the drain loop takes what comes in meanwhile
-    if (this.pending.length >= this.batchNotes || this.bytesWaiting >= this.batchBytesLimit) {
+  /** Writes now when a full batch waits; otherwise within `delayMs` (the interval from a first note, the gap after a batch). */
+  private schedule(delayMs = this.intervalMs): void {
+    if (this.draining) return; // the drain loop takes what comes in meanwhile, or schedules it
+    if (this.full()) {
       this.clearTimer();
       void this.drain();
       return;
@@ -127,28 +137,39 @@ export class NoteWriter {
       this.timer = setTimeout(() => {
         this.timer = undefined;
         void this.drain();
-      }, this.intervalMs);
+      }, delayMs);
       this.timer.unref();
     }
   }
 
+  private full(): boolean {
+    return this.pending.length >= this.batchNotes || this.bytesWaiting >= this.batchBytesLimit;
+  }
+
   private drain(): Promise<void> {
-    this.bytesWaiting = 0;
-    this.draining ??= this.drainLoop().finally(() => {
-      this.draining = undefined;
-      if (this.pending.length > 0 && this.canWrite()) this.schedule();
-    });
+    this.draining ??= this.drainLoop().then(
+      (failed) => this.drained(failed),
+      () => this.drained(true),
+    );
     return this.draining;
   }
 
-  private async drainLoop(): Promise<void> {
+  /** After a failed batch, the next try waits the interval; otherwise what waits goes after the gap. */
+  private drained(failed: boolean): void {
+    this.draining = undefined;
+    if (this.pending.length > 0 && this.canWrite()) this.schedule(failed ? this.intervalMs : this.gapMs);
+  }
+
+  /** Writes batches while there are full ones (or a flush waits); true when one failed. */
+  private async drainLoop(): Promise<boolean> {
     while (this.pending.length > 0) {
       if (!this.canWrite()) {
         // The store is closed: the notes wait for it to open again; flush() does not hang on them.
         this.settleWaiters(this.added);
-        return;
+        return false;
       }
       const batch = this.pending.splice(0, this.batchNotes);
+      this.bytesWaiting = 0;
       if (!this.hasRoom(batchBytes(batch))) {
         // The disk is nearly full: the queues' room comes first (a batch put back after a
         // failure too). Writing resumes with the first batch that fits once work frees room.
@@ -162,9 +183,12 @@ export class NoteWriter {
         this.settle(batch.length);
       } catch (error) {
         this.failed(batch, error);
-        return; // tried again at the next interval
+        return true;
       }
+      // What came during the write waits for the gap, unless it fills a batch or is flushed.
+      if (!this.full() && !this.waiters.some((w) => w.upTo > this.settled)) return false;
     }
+    return false;
   }
 
   private failed(batch: Note[], error: unknown): void {
