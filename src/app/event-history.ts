@@ -82,9 +82,21 @@ export class EventHistory implements EventsApi {
       ratePerSecond: rate,
       takes: target === undefined ? undefined : (summary) => takes(target, summary.origin),
       // By status: the deliveries in it, not the event's other tasks (one that succeeded would run it twice).
-      replay: (event) => this.replayEvent(history, event, options.task, filter.status),
+      replay: async (event) => {
+        const replay = await this.replayEvent(history, event, options.task, filter.status);
+        if (options.onReplayed !== undefined) await this.told(options.onReplayed, event, replay);
+      },
       skipped: (event, error) => this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped"),
     });
+  }
+
+  /** The caller's hook after one replay of a bulk replay: what it throws is logged, not the bulk replay's end. */
+  private async told(onReplayed: NonNullable<BulkReplayOptions["onReplayed"]>, original: HistoryEvent, replay: ReplayResult): Promise<void> {
+    try {
+      await onReplayed(original, replay);
+    } catch (error) {
+      this.host.logger.warn({ eventId: original.id, replay: replay.id, err: error }, "replay: onReplayed threw; the bulk replay goes on");
+    }
   }
 
   /** Stores a fresh copy (no attempts yet) for each task, then notes the replay, linked to its original. */
@@ -174,14 +186,15 @@ function describeTarget(target: ReplayTarget): string {
 
 function checkReplayOptions(options: BulkReplayOptions, bulk: boolean): void {
   if (typeof options !== "object" || options === null) throw new ReplayError("app.events.replay: options must be an object");
-  const allowed = bulk ? ["task", "dryRun", "ratePerSecond"] : ["task"];
+  const allowed = bulk ? ["task", "dryRun", "ratePerSecond", "onReplayed"] : ["task"];
   for (const key of Object.keys(options)) {
     if (!allowed.includes(key)) {
-      const why = !bulk && (key === "dryRun" || key === "ratePerSecond") ? ` (${key} is for a replay by filter)` : "";
+      const why = !bulk && (key === "dryRun" || key === "ratePerSecond" || key === "onReplayed") ? ` (${key} is for a replay by filter)` : "";
       throw new ReplayError(`app.events.replay: unknown option "${key}"${why}; it takes ${allowed.join(", ")}`);
     }
   }
-  const { dryRun, ratePerSecond } = options;
+  const { dryRun, ratePerSecond, onReplayed } = options;
+  if (onReplayed !== undefined && typeof onReplayed !== "function") throw new ReplayError("app.events.replay: onReplayed must be a function");
   if (dryRun !== undefined && typeof dryRun !== "boolean") throw new ReplayError("app.events.replay: dryRun must be true or false");
   if (ratePerSecond !== undefined && (typeof ratePerSecond !== "number" || !Number.isFinite(ratePerSecond) || ratePerSecond <= 0)) {
     throw new ReplayError(`app.events.replay: ratePerSecond must be a number > 0, got ${String(ratePerSecond)}`);

@@ -13,6 +13,12 @@ export interface BulkReplayOptions extends ReplayOptions {
   readonly dryRun?: boolean;
   /** Most replays queued per second (default 50). */
   readonly ratePerSecond?: number;
+  /**
+   * Called with each original and its replay once the replay is queued, and awaited before the
+   * next one (to discard a dead letter the replay supersedes, say). What it throws is logged
+   * (`warn`) and the bulk replay goes on.
+   */
+  readonly onReplayed?: (original: HistoryEvent, replay: ReplayResult) => void | Promise<void>;
 }
 
 export interface ReplayResult {

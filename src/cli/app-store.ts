@@ -66,7 +66,8 @@ export interface StoreSettings {
  */
 export async function storeTargetOfYaml(file: string): Promise<AppStoreTarget> {
   const { file: absolute, issues, config } = await inspectConfig(file);
-  const storeIssues = issues.items.filter((issue) => issue.path === "" || issue.path === "app" || issue.path.startsWith("app."));
+  // Only what finds the store counts: a secret of a sender or of the console is not needed to read it.
+  const storeIssues = issues.items.filter((issue) => issue.path === "" || issue.path === "app" || (issue.path.startsWith("app.") && !issue.path.startsWith("app.console")));
   if (!config || storeIssues.length > 0) throw new ConfigError(absolute, storeIssues.length > 0 ? storeIssues : issues.items);
   return appTarget(config.name, appOptionsOf(config), tasksOfConfig(config));
 }

@@ -15,7 +15,7 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
   const send = scope.send.bind(scope);
 
   /** A replayed delivery's dead letter has nothing left to say: the replay supersedes it. */
-  const discardReplayedLetters = async (event: HistoryEvent, tasks: readonly string[]): Promise<void> => {
+  const discardReplayedLetters = async (event: HistoryEvent, { tasks }: { readonly tasks: readonly string[] }): Promise<void> => {
     for (const delivery of event.deliveries) {
       if (delivery.status !== "dead" || !tasks.includes(delivery.task)) continue;
       try {
@@ -42,7 +42,7 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
         } catch (error) {
           return send(res, 400, messagePage(ctx(principal), "Replay refused", errorMessage(error), "events"));
         }
-        await discardReplayedLetters(event, replay.tasks);
+        await discardReplayedLetters(event, replay);
         logger.info({ eventId: id, replay: replay.id, tasks: replay.tasks }, "console: event replayed");
         res.redirect(303, `${paths.event(replay.id)}?notice=replay`);
       }),
@@ -63,7 +63,7 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
           try {
             const event = await backend.events.get(id);
             const replay = await backend.events.replay(id);
-            if (event !== undefined) await discardReplayedLetters(event, replay.tasks);
+            if (event !== undefined) await discardReplayedLetters(event, replay);
           } catch (error) {
             failures.push(`${id}: ${errorMessage(error)}`);
           }
@@ -101,7 +101,7 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
         // A second click, a resent form or another tab would replay every event again, and pace apart.
         if (bulk.running) return refuse("A bulk replay is still running (below): wait for it to finish before starting another.", 409);
         const params = filterParams(text, ["cursor", "limit"]);
-        bulk.start(filter, params.toString(), { task, ratePerSecond: rate });
+        bulk.start(filter, params.toString(), { task, ratePerSecond: rate, onReplayed: discardReplayedLetters });
         params.set("started", "1");
         res.redirect(303, paths.replayMatching(params));
       }),
@@ -135,7 +135,7 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
         } catch (error) {
           return send(res, 400, messagePage(ctx(principal), "Replay refused", errorMessage(error), "dead-letters"));
         }
-        await discardReplayedLetters(event, replay.tasks);
+        await discardReplayedLetters(event, replay);
         logger.info({ eventId: event.id, replay: replay.id, tasks: replay.tasks }, "console: event replayed");
         return res.redirect(303, `${paths.event(replay.id)}?notice=replay`);
       }

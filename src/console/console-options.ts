@@ -87,7 +87,8 @@ function checkAuth(auth: unknown): ConsoleAuth {
 /** Only these hosts may serve a console without `auth`: nobody else can reach them. */
 export function isLoopbackHost(host: string): boolean {
   const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-  if (bare === "localhost") return true;
+  // Host names compare without regard to case (RFC 4343): LOCALHOST is localhost.
+  if (bare.toLowerCase() === "localhost") return true;
   if (isIP(bare) === 4) return bare.startsWith("127.");
   if (isIP(bare) === 6) return bare === "::1" || /^::ffff:127\./i.test(bare);
   return false;

@@ -19,6 +19,9 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
   const scope = new ConsoleScope(backend, options, assets, logger, trust);
   const router = express.Router({ caseSensitive: true });
   const form = express.urlencoded({ extended: false, limit: "256kb", parameterLimit: 1000 });
+  // Express mounts a path without regard to case; the console's path, like its pages, is exact.
+  const base = options.path === "/" ? "" : options.path;
+  router.use((req, _res, next) => next(req.baseUrl === base ? undefined : "router"));
   // The script, the stylesheet and the icon hold no data: the sign-in page needs them too.
   router.get("/assets/:name", (req, res, next) => {
     setSecurityHeaders(res, false);
@@ -27,5 +30,10 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
   addPageRoutes(router, scope);
   addActionRoutes(router, scope, form);
   addSignInRoutes(router, scope, form);
+  // Its own 404, with the pages' headers (Express's has neither the policy nor no-store).
+  router.use((_req, res) => {
+    setSecurityHeaders(res);
+    res.status(404).type("text/plain").send("Not found: no such page in the console\n");
+  });
   return router;
 }

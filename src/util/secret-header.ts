@@ -2,7 +2,7 @@ import { SECRET_HEADERS } from "./logger";
 
 const LISTED = new Set(SECRET_HEADERS);
 /** Beyond the logger's list: any header whose name says it carries a credential or a signature. */
-const SECRET_NAME = /signature|secret|token|passw|auth|api[-_]?key|cookie|session|hmac|credential/i;
+const SECRET_NAME = /signature|secret|token|passw|auth|api[-_]?key|private[-_]?key|cookie|session|hmac|credential|jwt|(?:^|[-_])(?:pass|pwd|otp)(?:$|[-_])/i;
 /** A header named "...-key" (x-webhook-key, x-functions-key, ocp-apim-subscription-key) carries one too; an idempotency key does not. */
 const KEY_NAME = /(?:^|[-_])key$/i;
 const NOT_A_SECRET = /idempotency[-_]key$/i;
@@ -40,6 +40,6 @@ export function isSecretParameter(name: string): boolean {
 const knownParameters = new Map<string, boolean>();
 
 /** Short names senders use for a credential in the query string. */
-const SECRET_PARAM = /^(?:sig|key|code|access_token|apikey)$/i;
+const SECRET_PARAM = /^(?:sig|key|code|access_token|apikey|pass|pwd|otp)$/i;
 /** A parameter named "...-key", as the header names KEY_NAME takes. */
 const KEY_PARAM = /-key$/i;

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { CJS_HANDLERS } from "../config/yaml-helpers";
 import { RunningCli, runCli } from "./cli-process";
 
-/** A YAML app with a secret from the environment and no dataDir, in its own directory. */
+/** A YAML app with secrets from the environment (a sender's, the console's) and no dataDir, in its own directory. */
 function writeApp(dir: string, dataDir?: string): string {
   const file = join(dir, "github.yaml");
   writeFileSync(
@@ -14,6 +14,7 @@ function writeApp(dir: string, dataDir?: string): string {
       "app:",
       "  store: embedded",
       ...(dataDir === undefined ? [] : [`  dataDir: ${dataDir}`]),
+      "  console: {port: 0, auth: {token: '${CONSOLE_TOKEN_FOR_TEST}'}}",
       "resources:",
       "  github: {type: webhook, path: /hooks/github, port: 0, auth: {type: github, secret: '${GH_SECRET_FOR_TEST}'}}",
       "tasks:",
@@ -35,14 +36,14 @@ describe("CLI: a YAML app's store, for the dead-letter commands", () => {
 
   it("keeps its data beside the YAML file by default, and dead-letters needs no secret to open it", async () => {
     const file = writeApp(join(root, "app"));
-    const env = { GH_SECRET_FOR_TEST: undefined, WEBHOOK_TASKS_DATA_DIR: undefined };
+    const env = { GH_SECRET_FOR_TEST: undefined, CONSOLE_TOKEN_FOR_TEST: undefined, WEBHOOK_TASKS_DATA_DIR: undefined };
     const before = await runCli(["dead-letters", "list", file], env, join(root, "elsewhere"));
     expect(before.code).to.equal(1);
     expect(before.stderr).to.contain(`has no store at ${join(root, "app", ".data", "github")}`);
-    expect(before.stderr).not.to.contain("GH_SECRET_FOR_TEST");
+    expect(before.stderr).not.to.contain("GH_SECRET_FOR_TEST").and.not.to.contain("CONSOLE_TOKEN_FOR_TEST");
 
     // Run from another directory: the store still lands beside the YAML file.
-    const app = new RunningCli([file], { ...env, GH_SECRET_FOR_TEST: "s3cret" }, join(root, "elsewhere"));
+    const app = new RunningCli([file], { ...env, GH_SECRET_FOR_TEST: "s3cret", CONSOLE_TOKEN_FOR_TEST: "a-console-token-of-some-length" }, join(root, "elsewhere"));
     await app.urls(1);
     expect(await app.stop("SIGTERM")).to.equal(0);
     expect(existsSync(join(root, "app", ".data", "github"))).to.equal(true);
@@ -51,6 +52,10 @@ describe("CLI: a YAML app's store, for the dead-letter commands", () => {
     const after = await runCli(["dead-letters", "list", file], env, join(root, "elsewhere"));
     expect(after.code, after.stderr).to.equal(0);
     expect(after.stdout.trim()).to.equal("no dead letters");
+    for (const command of [["status"], ["events", "list"]]) {
+      const read = await runCli([...command, file], env, join(root, "elsewhere"));
+      expect(read.code, `${command.join(" ")}: ${read.stderr}`).to.equal(0);
+    }
   });
 
   it("still refuses a variable the store settings need, naming it", async () => {

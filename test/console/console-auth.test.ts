@@ -108,7 +108,7 @@ describe("console: sessions, CSRF tokens, filters, escaping", () => {
   });
 
   it("knows loopback hosts, and the defaults", () => {
-    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "::ffff:127.0.0.1"]) expect(isLoopbackHost(host), host).to.equal(true);
+    for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST", "LocalHost", "::ffff:127.0.0.1"]) expect(isLoopbackHost(host), host).to.equal(true);
     for (const host of ["0.0.0.0", "::", "10.0.0.1", "example.com", "localhost.example.com"]) expect(isLoopbackHost(host), host).to.equal(false);
     expect(resolveConsoleOptions(true)).to.deep.equal({ host: "127.0.0.1", port: 9400, path: "/", auth: undefined, placed: false });
     expect(resolveConsoleOptions({ path: "/console/" })?.path).to.equal("/console");

@@ -93,6 +93,16 @@ describe("console placement and refusals", function () {
     const page = await fetch(app.consoleUrl!, { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } });
     expect(page.status).to.equal(200);
     expect(await page.text()).to.include('href="/console/events"');
+    // Its path is exact, as its pages are; an unknown page is the console's own 404, with its headers.
+    const upper = await fetch(`${new URL(source.url).origin}/CONSOLE/`, { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } });
+    expect(upper.status).to.equal(404);
+    expect(upper.headers.get("content-security-policy")).to.equal(null);
+    await upper.text();
+    const unknown = await fetch(`${app.consoleUrl!}nope`, { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } });
+    expect(unknown.status).to.equal(404);
+    expect(unknown.headers.get("content-security-policy")).to.include("default-src");
+    expect(unknown.headers.get("cache-control")).to.equal("no-store");
+    await unknown.text();
     const hook = await fetch(source.url, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
     expect(hook.status).to.equal(202);
     await hook.text();

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { MemoryStore, PermanentError, Queue, ReplayError, type TaskContext, type WebhookEvent } from "../../../src/index";
 import { Collector, useApps, webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
-import { rejection, until } from "../../helpers/wait";
+import { recordingLogger, rejection, until, type LogLine } from "../../helpers/wait";
 
 type Body = { n: number };
 
@@ -126,6 +126,10 @@ describe("event history: replay", () => {
     expect(err.message).to.match(/unknown option "dryRun" \(dryRun is for a replay by filter\)/);
     err = await rejection(app.events.replay({ source: "x" }, { ratePerSecond: 0 }));
     expect(err.message).to.match(/ratePerSecond must be a number > 0/);
+    err = await rejection(app.events.replay({ source: "x" }, { onReplayed: "discard" } as never));
+    expect(err.message).to.match(/onReplayed must be a function/);
+    err = await rejection(app.events.replay(id, { onReplayed: () => undefined } as never));
+    expect(err.message).to.match(/unknown option "onReplayed" \(onReplayed is for a replay by filter\)/);
     err = await rejection(app.events.replay({ status: "broken" as never }));
     expect(err.message).to.match(/status must be one of pending, succeeded, failed, dead/);
     err = await rejection(app.events.replay({ staus: "dead" } as never));
@@ -155,6 +159,36 @@ describe("event history: replay", () => {
     await second.waitFor(10);
     expect(second.events.slice(5).map((e) => e.body.n)).to.deep.equal([0, 1, 2, 3, 4]);
     expect(first.count).to.equal(5);
+  });
+
+  it("tells onReplayed of each replay of a bulk replay, in order, and goes on when it throws", async () => {
+    const lines: LogLine[] = [];
+    const app = newApp(undefined, { logger: recordingLogger(lines) });
+    const hook = webhook({ path: "/told" });
+    const got = new Collector<WebhookEvent<Body>>();
+    app.task({ source: hook, name: "told" }, got.handler);
+    await app.start();
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++) {
+      ids.push((await postJson(hook.url, { n })).json<{ id: string }>().id);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await got.waitFor(3);
+    const told: Array<[string, string, readonly string[]]> = [];
+    const result = await app.events.replay(
+      { source: "told" },
+      {
+        ratePerSecond: 1_000,
+        onReplayed: async (original, replay) => {
+          told.push([original.id, replay.replayOf, replay.tasks]);
+          if (told.length === 1) throw new Error("the hook failed");
+        },
+      },
+    );
+    expect(result).to.deep.equal({ matched: 3, queued: 3, dryRun: false });
+    expect(told).to.deep.equal(ids.map((id) => [id, id, ["told"]]));
+    expect(lines.filter((l) => l.msg.includes("onReplayed threw"))).to.have.length(1);
+    await got.waitFor(6);
   });
 
   it("replays by status only the deliveries in that status: a task that succeeded on a fanned-out event does not run it again", async () => {
