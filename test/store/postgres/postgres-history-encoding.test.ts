@@ -135,6 +135,33 @@ describe("PostgresStore history: notes written as columns, any text as it was", 
     }
   });
 
+  it("gives a __proto__ key of a payload kept as JSON back as an own key, changing no prototype", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    // JSON.parse makes own __proto__ keys, as a webhook's body and query parse do. U+0000 in the
+    // raw bytes keeps the body in the payload (jsonb), not rebuilt from the bytes.
+    const rawText = '{"user":"bob\\u0000","__proto__":{"isAdmin":true}}';
+    const body = JSON.parse(rawText) as object;
+    const query = JSON.parse('{"__proto__":"x","a":"1"}') as object;
+    h.noteEvent({ id: "proto", origin: { kind: "webhook", source: "s" }, receivedAt: T0, deliveries: [], payload: { body, query, headers: {} }, raw: Buffer.from(rawText) });
+    h.noteEvent({ id: "proto-q", origin: { kind: "queue", queue: "q" }, receivedAt: T0 + 1, deliveries: [], payload: JSON.parse('{"__proto__":{"isAdmin":true},"n":1}') });
+    await h.flush();
+    const payload = (await h.get("proto"))!.payload as { body: Record<string, unknown>; query: Record<string, unknown> };
+    // jsonb keeps keys in an order of its own: compared as sets.
+    expect(Object.keys(payload.body)).to.have.members(["user", "__proto__"]);
+    expect(Object.getPrototypeOf(payload.body)).to.equal(Object.prototype);
+    expect(payload.body.isAdmin).to.equal(undefined);
+    expect(Object.getOwnPropertyDescriptor(payload.body, "__proto__")?.value).to.deep.equal({ isAdmin: true });
+    expect(Object.keys(payload.query)).to.have.members(["__proto__", "a"]);
+    expect(Object.getOwnPropertyDescriptor(payload.query, "__proto__")?.value).to.equal("x");
+    expect(Object.getPrototypeOf(payload.query)).to.equal(Object.prototype);
+    const value = (await h.get("proto-q"))!.payload as Record<string, unknown>;
+    expect(Object.keys(value)).to.have.members(["__proto__", "n"]);
+    expect(Object.getPrototypeOf(value)).to.equal(Object.prototype);
+    expect(value.isAdmin).to.equal(undefined);
+  });
+
   it("keeps a missing payload missing, an empty raw body empty, and a batch of runs alone", async () => {
     const store = fixture.store();
     await store.open();
