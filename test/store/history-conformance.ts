@@ -226,6 +226,19 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         expect((await h.get("mutable"))!.payload).to.deep.equal(webhookNote("mutable", T0, { body: { n: 1, list: [1, 2], nested: { ok: true } } }).payload);
       });
 
+      it("gives back a JSON body whose raw bytes start with a BOM as noted, found by a body field, not in the way of other searches", async () => {
+        const { history: h } = await history();
+        const body = { repo: "octo/b", n: 1 };
+        const bom = webhookNote("bom", T0 + 1, { body, raw: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(body))]) });
+        await noted(h, webhookNote("plain", T0, { body: { repo: "octo/a", n: 1 } }), bom);
+        const got = (await h.get("bom"))!;
+        expect(got.payload).to.deep.equal(bom.payload);
+        expect(got.raw!.equals(bom.raw!)).to.equal(true);
+        expect(ids(await h.list({ search: "repo=octo/a" }))).to.deep.equal(["plain"]);
+        expect(ids(await h.list({ search: "repo=octo/b" }))).to.deep.equal(["bom"]);
+        expect(ids(await h.list({ search: "n=1" }))).to.deep.equal(["bom", "plain"]);
+      });
+
       it("knows no unknown id", async () => {
         const { history: h } = await history();
         await noted(h, webhookNote("e1", T0));

@@ -162,6 +162,34 @@ describe("PostgresStore history: notes written as columns, any text as it was", 
     expect(value.isAdmin).to.equal(undefined);
   });
 
+  it("keeps a body whose raw bytes start with a BOM in the payload, and reads one earlier versions left to the bytes", async () => {
+    const schema = fixture.schema();
+    const store = fixture.store({ schema });
+    await store.open();
+    const h = store.history;
+    const body = { repo: "octo/b" };
+    const note = (id: string, at: number, b: object): EventNote => ({ id, origin: { kind: "webhook", source: "s" }, receivedAt: at, deliveries: [], payload: { body: b, headers: {} }, raw: Buffer.from(JSON.stringify(b)) });
+    h.noteEvent(note("plain", T0, { repo: "octo/a" }));
+    h.noteEvent(note("bom", T0 + 1, body));
+    // Bytes starting with a BOM now: the body kept in the payload.
+    h.noteEvent({ ...note("now", T0 + 2, body), raw: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(body))]) });
+    await h.flush();
+    // Such a row: the body left to the raw bytes, and the bytes starting with a BOM.
+    const client = new pg.Client({ connectionString: fixture.url });
+    await client.connect();
+    try {
+      const { rowCount } = await client.query(`UPDATE "${schema}".history_events SET raw = '\\xefbbbf'::bytea || raw WHERE id = 'bom' AND body_from_raw`);
+      expect(rowCount).to.equal(1);
+      const { rows } = await client.query(`SELECT body_from_raw FROM "${schema}".history_events WHERE id = 'now'`);
+      expect(rows).to.deep.equal([{ body_from_raw: false }]);
+    } finally {
+      await client.end();
+    }
+    expect(((await h.get("bom"))!.payload as { body: unknown }).body).to.deep.equal(body);
+    expect((await h.list({ search: "repo=octo/a" })).events.map((e) => e.id)).to.deep.equal(["plain"]);
+    expect((await h.list({ search: "repo=octo/b" })).events.map((e) => e.id)).to.deep.equal(["now", "bom"]);
+  });
+
   it("keeps a missing payload missing, an empty raw body empty, and a batch of runs alone", async () => {
     const store = fixture.store();
     await store.open();
