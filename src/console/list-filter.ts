@@ -1,4 +1,5 @@
 import { EVENT_STATUSES, type EventStatus, type HistoryQuery } from "../store/history";
+import { checkHistoryQuery, HistoryQueryError } from "../store/history-query";
 
 /** The list's filter as the page's form and links carry it: every field of HistoryQuery as text. */
 export const FILTER_FIELDS = ["source", "task", "status", "since", "until", "search", "limit", "cursor"] as const;
@@ -71,6 +72,13 @@ export function historyQuery(text: FilterText, now = Date.now()): HistoryQuery {
     query.limit = limit;
   }
   if (text.cursor !== undefined) query.cursor = text.cursor;
+  // The history's own check too (a cursor it did not give, U+0000): refused here, before any page or replay asks.
+  try {
+    checkHistoryQuery(query);
+  } catch (error) {
+    if (error instanceof HistoryQueryError) throw new FilterError(error.message);
+    throw error;
+  }
   return query;
 }
 

@@ -22,7 +22,7 @@ const QUERY_KEYS = ["source", "task", "status", "since", "until", "search", "lim
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 500;
 
-/** A query the history cannot answer: a bad status, limit, time or cursor. */
+/** A query the history cannot answer: a bad status, limit, time or cursor, or text holding U+0000. */
 export class HistoryQueryError extends TypeError {
   override readonly name = "HistoryQueryError";
 }
@@ -63,6 +63,8 @@ export function checkHistoryQuery(query: HistoryQuery = {}): CheckedQuery {
   const { source, task, status, since, until, search, limit, cursor } = query;
   for (const [name, value] of [["source", source], ["task", task], ["search", search], ["cursor", cursor]] as const) {
     if (value !== undefined && (typeof value !== "string" || value === "")) throw new HistoryQueryError(`${name} must be a non-empty string, got ${shown(value)}`);
+    // No text stored holds U+0000 (PostgreSQL refuses it in any text): refused alike on every engine.
+    if (value?.includes("\u0000") === true) throw new HistoryQueryError(`${name} must not contain the character U+0000, got ${shown(value)}`);
   }
   if (status !== undefined && !EVENT_STATUSES.includes(status)) {
     throw new HistoryQueryError(`status must be one of ${EVENT_STATUSES.join(", ")}, got ${shown(status)}`);
@@ -106,7 +108,7 @@ export function decodeCursor(cursor: string): CursorPosition {
   } catch {
     parsed = undefined;
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "number" || !Number.isFinite(parsed[0]) || typeof parsed[1] !== "string") {
+  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "number" || !Number.isFinite(parsed[0]) || typeof parsed[1] !== "string" || parsed[1].includes("\u0000")) {
     throw new HistoryQueryError(`cursor ${shown(cursor)} is not one this history gave: pass a page's "next" as it is`);
   }
   return { receivedAt: parsed[0], id: parsed[1] };

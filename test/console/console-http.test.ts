@@ -209,11 +209,19 @@ describe("console over HTTP", function () {
       ["since=yesterday-ish", "since: &quot;yesterday-ish&quot; is not a time"],
       ["limit=5000", "not a number from 1 to 500"],
       ["task=a&task=b", "task must be given once"],
+      ["search=%00", "search must not contain the character U+0000"],
+      ["search=body.order%3D%00", "search must not contain the character U+0000"],
+      ["source=%00", "source must not contain the character U+0000"],
+      ["task=%00", "task must not contain the character U+0000"],
     ]) {
       const answer = await client.request(`/events?${query}`);
       expect(answer.status, query).to.equal(400);
       expect(answer.text, query).to.include(message);
+      const dry = await client.request(`/replay-matching?${query}`);
+      expect(dry.status, `replay-matching ${query}`).to.equal(400);
+      expect(dry.text, `replay-matching ${query}`).to.include(message);
     }
+    expect((await client.request("/events/%00")).status).to.equal(404);
   });
 
   it("replays one dead event by POST /events/<id>/replay: a new event, linked both ways, that succeeds", async () => {

@@ -135,6 +135,61 @@ describe("PostgresStore history: notes written as columns, any text as it was", 
     }
   });
 
+  it("gives a __proto__ key of a payload kept as JSON back as an own key, changing no prototype", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    // JSON.parse makes own __proto__ keys, as a webhook's body and query parse do. U+0000 in the
+    // raw bytes keeps the body in the payload (jsonb), not rebuilt from the bytes.
+    const rawText = '{"user":"bob\\u0000","__proto__":{"isAdmin":true}}';
+    const body = JSON.parse(rawText) as object;
+    const query = JSON.parse('{"__proto__":"x","a":"1"}') as object;
+    h.noteEvent({ id: "proto", origin: { kind: "webhook", source: "s" }, receivedAt: T0, deliveries: [], payload: { body, query, headers: {} }, raw: Buffer.from(rawText) });
+    h.noteEvent({ id: "proto-q", origin: { kind: "queue", queue: "q" }, receivedAt: T0 + 1, deliveries: [], payload: JSON.parse('{"__proto__":{"isAdmin":true},"n":1}') });
+    await h.flush();
+    const payload = (await h.get("proto"))!.payload as { body: Record<string, unknown>; query: Record<string, unknown> };
+    // jsonb keeps keys in an order of its own: compared as sets.
+    expect(Object.keys(payload.body)).to.have.members(["user", "__proto__"]);
+    expect(Object.getPrototypeOf(payload.body)).to.equal(Object.prototype);
+    expect(payload.body.isAdmin).to.equal(undefined);
+    expect(Object.getOwnPropertyDescriptor(payload.body, "__proto__")?.value).to.deep.equal({ isAdmin: true });
+    expect(Object.keys(payload.query)).to.have.members(["__proto__", "a"]);
+    expect(Object.getOwnPropertyDescriptor(payload.query, "__proto__")?.value).to.equal("x");
+    expect(Object.getPrototypeOf(payload.query)).to.equal(Object.prototype);
+    const value = (await h.get("proto-q"))!.payload as Record<string, unknown>;
+    expect(Object.keys(value)).to.have.members(["__proto__", "n"]);
+    expect(Object.getPrototypeOf(value)).to.equal(Object.prototype);
+    expect(value.isAdmin).to.equal(undefined);
+  });
+
+  it("keeps a body whose raw bytes start with a BOM in the payload, and reads one earlier versions left to the bytes", async () => {
+    const schema = fixture.schema();
+    const store = fixture.store({ schema });
+    await store.open();
+    const h = store.history;
+    const body = { repo: "octo/b" };
+    const note = (id: string, at: number, b: object): EventNote => ({ id, origin: { kind: "webhook", source: "s" }, receivedAt: at, deliveries: [], payload: { body: b, headers: {} }, raw: Buffer.from(JSON.stringify(b)) });
+    h.noteEvent(note("plain", T0, { repo: "octo/a" }));
+    h.noteEvent(note("bom", T0 + 1, body));
+    // Bytes starting with a BOM now: the body kept in the payload.
+    h.noteEvent({ ...note("now", T0 + 2, body), raw: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(body))]) });
+    await h.flush();
+    // Such a row: the body left to the raw bytes, and the bytes starting with a BOM.
+    const client = new pg.Client({ connectionString: fixture.url });
+    await client.connect();
+    try {
+      const { rowCount } = await client.query(`UPDATE "${schema}".history_events SET raw = '\\xefbbbf'::bytea || raw WHERE id = 'bom' AND body_from_raw`);
+      expect(rowCount).to.equal(1);
+      const { rows } = await client.query(`SELECT body_from_raw FROM "${schema}".history_events WHERE id = 'now'`);
+      expect(rows).to.deep.equal([{ body_from_raw: false }]);
+    } finally {
+      await client.end();
+    }
+    expect(((await h.get("bom"))!.payload as { body: unknown }).body).to.deep.equal(body);
+    expect((await h.list({ search: "repo=octo/a" })).events.map((e) => e.id)).to.deep.equal(["plain"]);
+    expect((await h.list({ search: "repo=octo/b" })).events.map((e) => e.id)).to.deep.equal(["now", "bom"]);
+  });
+
   it("keeps a missing payload missing, an empty raw body empty, and a batch of runs alone", async () => {
     const store = fixture.store();
     await store.open();

@@ -61,7 +61,9 @@ export function runOf(row: RunRow): RunRecord {
 export function payloadOf(row: Record<string, unknown>): unknown {
   const payload = revivedJson(row.payload);
   if (row.body_from_raw !== true || typeof payload !== "object" || payload === null) return payload;
-  return { body: JSON.parse((row.raw as Buffer).toString("utf8")) as unknown, ...(payload as Record<string, unknown>) };
+  const text = (row.raw as Buffer).toString("utf8");
+  // Earlier versions stored bytes starting with a BOM this way too: read past it, as the webhook's parse did.
+  return { body: JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) as unknown, ...(payload as Record<string, unknown>) };
 }
 
 export function optionalText(value: unknown): string | undefined {

@@ -69,7 +69,8 @@ function searchSql(events: string, search: ParsedSearch, param: (value: unknown,
     return `e.id = ANY(ARRAY(SELECT x.id FROM ${events} x WHERE x.id = ${text}
       UNION SELECT x.id FROM ${events} x WHERE x.source IS NOT NULL AND jsonb_path_query_array(x.payload -> 'headers', '$.*[*]') @> jsonb_build_array(${text})))`;
   }
-  const body = "(CASE WHEN e.source IS NULL THEN e.payload WHEN e.body_from_raw THEN convert_from(e.raw, 'UTF8')::jsonb ELSE e.payload -> 'body' END)";
+  // ltrim: earlier versions stored bytes starting with a BOM in the raw column alone too (jsonb refuses a BOM).
+  const body = "(CASE WHEN e.source IS NULL THEN e.payload WHEN e.body_from_raw THEN ltrim(convert_from(e.raw, 'UTF8'), chr(65279))::jsonb ELSE e.payload -> 'body' END)";
   const field = `(${body} #> ${param(search.path, "text[]")})`;
   const asString = `(jsonb_typeof(${field}) = 'string' AND ${field} #>> '{}' = ${param(search.value, "text")})`;
   const json = jsonOf(search.value);

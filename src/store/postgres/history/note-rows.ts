@@ -57,13 +57,15 @@ export interface NoteRows {
 
 const NONE: readonly never[] = [];
 
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+/** Keeps a leading BOM in the text (ignoreBOM): the text must be the bytes exactly, as the database reads them. */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * A webhook payload's body, when it is exactly what its raw bytes parse to as JSON (the usual
  * JSON webhook): the payload is then stored without it, and the body read back from the bytes.
  * The bytes must be UTF-8 and hold nothing jsonb refuses, so that the database can read them
- * as JSON too (a body field search).
+ * as JSON too (a body field search). Bytes starting with a BOM never qualify (neither jsonb nor
+ * JSON.parse takes one): their body is kept in the payload.
  */
 function bodyInRaw(note: EventNote): { readonly rest: Record<string, unknown> } | undefined {
   const { payload, raw } = note;
@@ -71,6 +73,7 @@ function bodyInRaw(note: EventNote): { readonly rest: Record<string, unknown> } 
   const { body, ...rest } = payload as Record<string, unknown>;
   if (typeof body !== "object" || body === null || Buffer.isBuffer(body)) return undefined;
   try {
+    if (raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) return undefined;
     const text = STRICT_UTF8.decode(raw);
     if (storableJsonText(text) !== text) return undefined;
     const bodyText = JSON.stringify(body);

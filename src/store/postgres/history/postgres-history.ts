@@ -118,6 +118,8 @@ export class PostgresHistory implements HistoryStore {
 
   async get(id: string): Promise<HistoryEvent | undefined> {
     if (typeof id !== "string") throw new TypeError(`history: an event id must be a string, got ${typeof id}`);
+    // No id stored holds U+0000 (it is written U+FFFD), and the database refuses it in a parameter.
+    if (id.includes("\u0000")) return undefined;
     const { rows } = await this.host.run(this.sql.get, [id]);
     if (rows.length === 0) return undefined;
     const row = rows[0];
