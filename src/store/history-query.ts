@@ -142,6 +142,8 @@ export function eventStatus(origin: EventOrigin, deliveries: readonly DeliveryVi
 /** Whether a summary satisfies the query's task and status (`unrouted`: no task took it, so no task filter matches). */
 export function matchesStatus(summary: EventSummary, task: string | undefined, status: EventStatus | undefined): boolean {
   if (status === "unrouted") return task === undefined && summary.status === "unrouted";
+  // No deliveries (a queue's value no task of this app consumes): found by its own status, pending, and by no task.
+  if (summary.deliveries.length === 0) return task === undefined && (status === undefined || status === summary.status);
   return matchesDeliveries(summary.deliveries, task, status);
 }
 

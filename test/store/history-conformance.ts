@@ -14,6 +14,7 @@ import type { Store } from "../../src/store/store";
  *   error message when that run did not succeed. An event's status is the worst of its
  *   deliveries' (dead, failed, pending, succeeded), pending when it has none; a webhook event
  *   with none is one no task took: `unrouted` (a queue's value with none waits in its queue).
+ *   An event with none is found by that status, and by no task.
  * - Runs may be noted before their event (another replica's writer was slower): they show once
  *   the event is noted. A second note of a known id is ignored.
  * - Lists are ordered newest first by receivedAt, then by id (code-unit order, SQL's COLLATE
@@ -432,7 +433,8 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         // No task took it: no task's filter finds it, with or without a status.
         expect(ids(await h.list({ status: "unrouted", task: "build" }))).to.deep.equal([]);
         expect(ids(await h.list({ task: "build" }))).to.deep.equal(["gh2", "gh1"]);
-        expect(ids(await h.list({ status: "pending" }))).to.deep.equal(["q1"]);
+        // The queue's value is found by the status it shows.
+        expect(ids(await h.list({ status: "pending" }))).to.deep.equal(["q0", "q1"]);
         expect(ids(await h.list({ search: "repository.full_name=octo/repo", status: "unrouted" }))).to.deep.equal(["un1"]);
         expect(ids(await h.list({ search: "req-un1" }))).to.deep.equal(["un1"]);
         const event = await h.get("un1");
@@ -443,6 +445,21 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         expect(payload.body).to.deep.equal({ action: "labeled", repository: { full_name: "octo/repo" } });
         expect(payload.headers["x-request-id"]).to.equal("req-un1");
         expect(event?.raw?.toString()).to.equal(JSON.stringify({ action: "labeled", repository: { full_name: "octo/repo" } }));
+      });
+
+      it("finds a queue's value no task consumes by the status it shows, pending, and by no task", async () => {
+        const { history: h } = await history();
+        await sample(h);
+        await noted(h, queueNote("q0", T0 + 5 * MINUTE, "orphans", { ok: true }, { tasks: [] }));
+        const [q0] = (await h.list({ limit: 1 })).events;
+        expect(q0.id).to.equal("q0");
+        expect(q0.status).to.equal("pending");
+        expect((await h.get("q0"))?.status).to.equal("pending");
+        expect(ids(await h.list({ status: "pending" }))).to.deep.equal(["q0", "q1"]);
+        expect(ids(await h.list({ status: "pending", since: T0 + 4 * MINUTE }))).to.deep.equal(["q0"]);
+        for (const status of ["succeeded", "failed", "dead", "unrouted"] as const) expect(ids(await h.list({ status, since: T0 + 4 * MINUTE })), status).to.deep.equal([]);
+        expect(ids(await h.list({ status: "pending", task: "deploy" }))).to.deep.equal(["q1"]);
+        expect(ids(await h.list({ task: "orphans" }))).to.deep.equal([]);
       });
 
       it("filters by time: since inclusive, until exclusive", async () => {
