@@ -1,6 +1,6 @@
 import type { DeliveryNote, EventNote, EventStatus, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
-import { handedOnForm } from "../store/payload-codec";
+import { exactForm } from "../store/payload-codec";
 import type { BulkReplayResult, ReplayResult } from "./events-api";
 import { copyId } from "./fan-out";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
@@ -50,7 +50,8 @@ export async function queueReplay(store: Store, history: HistoryStore, event: Hi
   const deliveries: DeliveryNote[] = [];
   for (const target of targets) {
     // Each copy its own payload, as fan-out gives them: a handler changing its event in place changes no other's.
-    const payload = handedOnForm(event.payload, "payload");
+    // Exact: the body as received, a `__proto__` key and lone surrogates (JSON escapes may make them) included.
+    const payload = exactForm(event.payload, "payload");
     let message: QueuedMessage = { id: target.sharesEvents ? copyId(id, target.name) : id, payload, attempts: 0, enqueuedAt: now };
     if (event.raw !== undefined) message = { ...message, raw: event.raw };
     if (target.orderingKey !== undefined) {

@@ -33,9 +33,12 @@ export interface CursorPosition {
   readonly id: string;
 }
 
-/** A query's search, parsed: a JSON body field equal to a value, or an id or header value. */
+/**
+ * A query's search, parsed: a JSON body field equal to a value (`number`: the value when it is
+ * written as a JSON number, which a numeric field equals by value), or an id or header value.
+ */
 export type ParsedSearch =
-  | { readonly kind: "field"; readonly path: readonly string[]; readonly value: string }
+  | { readonly kind: "field"; readonly path: readonly string[]; readonly value: string; readonly number?: number }
   | { readonly kind: "text"; readonly value: string };
 
 /** A query checked, with its limit, search and cursor resolved. */
@@ -87,12 +90,16 @@ export function checkHistoryQuery(query: HistoryQuery = {}): CheckedQuery {
   };
 }
 
+/** A number as JSON writes it: `4200`, `4200.0`, `-1.5`, `1e2`. */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
 /** `path=value` (a dotted path of the JSON body) or anything else (an id or a header value). */
 export function parseSearch(search: string): ParsedSearch {
   const eq = search.indexOf("=");
   if (eq > 0) {
     const path = search.slice(0, eq).split(".");
-    if (path.every((part) => part !== "")) return { kind: "field", path, value: search.slice(eq + 1) };
+    const value = search.slice(eq + 1);
+    if (path.every((part) => part !== "")) return JSON_NUMBER.test(value) ? { kind: "field", path, value, number: Number(value) } : { kind: "field", path, value };
   }
   return { kind: "text", value: search };
 }
@@ -144,6 +151,8 @@ export function eventStatus(origin: EventOrigin, deliveries: readonly DeliveryVi
 /** Whether a summary satisfies the query's task and status (`unrouted`: no task took it, so no task filter matches). */
 export function matchesStatus(summary: EventSummary, task: string | undefined, status: EventStatus | undefined): boolean {
   if (status === "unrouted") return task === undefined && summary.status === "unrouted";
+  // No deliveries (a queue's value no task of this app consumes): found by its own status, pending, and by no task.
+  if (summary.deliveries.length === 0) return task === undefined && (status === undefined || status === summary.status);
   return matchesDeliveries(summary.deliveries, task, status);
 }
 
@@ -181,7 +190,10 @@ export function matchesSearch(search: ParsedSearch, id: string, origin: EventOri
       if (typeof value !== "object" || value === null) return false;
       value = (value as Record<string, unknown>)[part];
     }
-    return value !== undefined && fieldText(value) === search.value;
+    if (value === undefined) return false;
+    // A number equals a value written as a number by value (`4200.0`, `1e2` find 4200 and 100), as PostgreSQL's jsonb compares them.
+    if (typeof value === "number" && search.number !== undefined) return value === search.number;
+    return fieldText(value) === search.value;
   }
   if (id === search.value) return true;
   if (headers === undefined) return false;

@@ -10,6 +10,9 @@ import { NOT_PLAIN, plainCopy } from "./plain-data";
 export const PAYLOAD_ENCODING = { useRecords: false } as const;
 
 const packr = new Packr(PAYLOAD_ENCODING);
+/** Reads maps as Maps: msgpackr renames a `__proto__` key to `__proto_` when it reads a map into an object. */
+const asMaps = new Packr({ ...PAYLOAD_ENCODING, mapsAsObjects: false });
+const PROTO = Buffer.from("__proto__");
 
 /** A value a task emitted that no engine can store; `path` names the bad part, from `result`. */
 export class UnstorableValueError extends TypeError {
@@ -41,6 +44,16 @@ export function handedOnForm(value: unknown, root = "result"): unknown {
   return copied === NOT_PLAIN ? storedForm(value, root) : copied;
 }
 
+/**
+ * handedOnForm for a value that must stay as it was received (a replay's payload, the memory
+ * history's copy of an event): plain data is copied exactly, strings with a lone surrogate
+ * included (the codec would write those as UTF-8, which has none); anything else takes storedForm.
+ */
+export function exactForm(value: unknown, root = "payload"): unknown {
+  const copied = plainCopy(value, true);
+  return copied === NOT_PLAIN ? storedForm(value, root) : copied;
+}
+
 /** The bytes of a value (checked first, see storedForm); a copy the caller may keep. */
 export function encodePayload(value: unknown, root = "result"): Buffer {
   checkStorable(value, root);
@@ -49,7 +62,29 @@ export function encodePayload(value: unknown, root = "result"): Buffer {
 }
 
 export function decodePayload(bytes: Buffer): unknown {
-  return packr.unpack(bytes);
+  return unpackKeepingProto(bytes, (b) => packr.unpack(b));
+}
+
+/**
+ * Decodes a payload so that a `__proto__` key (a query string or a JSON body may hold one)
+ * comes back as the own property it was, instead of msgpackr's `__proto_` (and never as a
+ * changed prototype). Only payloads whose bytes hold the name take the slower way.
+ * `maps`: the decoder that reads maps as Maps, for a caller whose decoder has options of its own.
+ */
+export function unpackKeepingProto<B extends Uint8Array>(bytes: B, unpack: (bytes: B) => unknown, maps: Packr = asMaps): unknown {
+  if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(PROTO)) return unpack(bytes);
+  return plainFromMaps(maps.unpack(bytes));
+}
+
+/** Maps as plain objects (as the fast way reads them), every key an own data property. */
+function plainFromMaps(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plainFromMaps);
+  if (!(value instanceof Map)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of value) {
+    Object.defineProperty(out, String(key), { value: plainFromMaps(item), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
 }
 
 /**

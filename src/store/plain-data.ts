@@ -8,22 +8,26 @@ export const NOT_PLAIN: unique symbol = Symbol("not plain data");
  * A copy of `value` made in one walk when it is plain data, which the payload codec would give
  * back equal: strings (well-formed UTF-16), numbers other than -0, booleans, null, arrays
  * without holes or undefined, and objects whose prototype is Object.prototype with well-formed
- * string keys other than "__proto__" (undefined values kept), all of them extensible (no engine
+ * string keys (undefined values kept; an own "__proto__" key, which JSON.parse and query strings
+ * can make, stays an own property, as the codec reads it back), all of them extensible (no engine
  * gives back a frozen, sealed or non-extensible object). An object reached twice is copied
  * twice, as the codec does. Anything else (a Date, a Buffer, a Map, a class instance, a cycle)
  * answers NOT_PLAIN and takes the codec's full check and copy.
  *
+ * `exact`: strings and keys with a lone surrogate are copied as they are, where the codec would
+ * make them U+FFFD (a value that must stay as it was received: see exactForm).
+ *
  * A copy, not the value itself: the task that returned it may keep it (a constant, a cache),
  * and the task that receives it may change it; neither must see the other's changes.
  */
-export function plainCopy(value: unknown): unknown {
-  return copy(value, 0);
+export function plainCopy(value: unknown, exact = false): unknown {
+  return copy(value, 0, exact);
 }
 
-function copy(value: unknown, depth: number): unknown {
+function copy(value: unknown, depth: number, exact: boolean): unknown {
   switch (typeof value) {
     case "string":
-      return (value as unknown as WellFormed).isWellFormed() ? value : NOT_PLAIN;
+      return exact || (value as unknown as WellFormed).isWellFormed() ? value : NOT_PLAIN;
     case "number":
       return value !== 0 || 1 / value > 0 ? value : NOT_PLAIN;
     case "boolean":
@@ -43,7 +47,7 @@ function copy(value: unknown, depth: number): unknown {
       const item = array[i];
       // A hole or undefined reads back as undefined in a dense array: not the same array.
       if (item === undefined) return NOT_PLAIN;
-      const copied = copy(item, depth + 1);
+      const copied = copy(item, depth + 1, exact);
       if (copied === NOT_PLAIN) return NOT_PLAIN;
       out[i] = copied;
     }
@@ -53,18 +57,14 @@ function copy(value: unknown, depth: number): unknown {
   const object = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const key in object) {
-    // The codec renames an own "__proto__" key, which JSON.parse can make.
-    if (key === "__proto__") return NOT_PLAIN;
     // MessagePack writes keys as UTF-8 too: a lone surrogate comes back as U+FFFD.
-    if (!(key as unknown as WellFormed).isWellFormed()) return NOT_PLAIN;
+    if (!exact && !(key as unknown as WellFormed).isWellFormed()) return NOT_PLAIN;
     const item = object[key];
-    if (item === undefined) {
-      out[key] = undefined;
-      continue;
-    }
-    const copied = copy(item, depth + 1);
+    const copied = item === undefined ? undefined : copy(item, depth + 1, exact);
     if (copied === NOT_PLAIN) return NOT_PLAIN;
-    out[key] = copied;
+    // Assigned, "__proto__" would set the copy's prototype: defined, it stays an own key (JSON.parse makes such keys).
+    if (key === "__proto__") Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
+    else out[key] = copied;
   }
   // Symbol keys are left out by the codec.
   return Object.getOwnPropertySymbols(object).length === 0 ? out : NOT_PLAIN;

@@ -14,6 +14,8 @@ import type { Store } from "../../src/store/store";
  *   error message when that run did not succeed. An event's status is the worst of its
  *   deliveries' (dead, failed, pending, succeeded), pending when it has none; a webhook event
  *   with none is one no task took: `unrouted` (a queue's value with none waits in its queue).
+ *   An event with none is found by that status, and by no task.
+ * - A field search finds a number by its value (`4200.0`, `4.2e3` find 4200), a string by its text.
  * - Runs may be noted before their event (another replica's writer was slower): they show once
  *   the event is noted. A second note of a known id is ignored.
  * - Lists are ordered newest first by receivedAt, then by id (code-unit order, SQL's COLLATE
@@ -449,7 +451,8 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         // No task took it: no task's filter finds it, with or without a status.
         expect(ids(await h.list({ status: "unrouted", task: "build" }))).to.deep.equal([]);
         expect(ids(await h.list({ task: "build" }))).to.deep.equal(["gh2", "gh1"]);
-        expect(ids(await h.list({ status: "pending" }))).to.deep.equal(["q1"]);
+        // The queue's value is found by the status it shows.
+        expect(ids(await h.list({ status: "pending" }))).to.deep.equal(["q0", "q1"]);
         expect(ids(await h.list({ search: "repository.full_name=octo/repo", status: "unrouted" }))).to.deep.equal(["un1"]);
         expect(ids(await h.list({ search: "req-un1" }))).to.deep.equal(["un1"]);
         const event = await h.get("un1");
@@ -460,6 +463,39 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         expect(payload.body).to.deep.equal({ action: "labeled", repository: { full_name: "octo/repo" } });
         expect(payload.headers["x-request-id"]).to.equal("req-un1");
         expect(event?.raw?.toString()).to.equal(JSON.stringify({ action: "labeled", repository: { full_name: "octo/repo" } }));
+      });
+
+      it("finds a queue's value no task consumes by the status it shows, pending, and by no task", async () => {
+        const { history: h } = await history();
+        await sample(h);
+        await noted(h, queueNote("q0", T0 + 5 * MINUTE, "orphans", { ok: true }, { tasks: [] }));
+        const [q0] = (await h.list({ limit: 1 })).events;
+        expect(q0.id).to.equal("q0");
+        expect(q0.status).to.equal("pending");
+        expect((await h.get("q0"))?.status).to.equal("pending");
+        expect(ids(await h.list({ status: "pending" }))).to.deep.equal(["q0", "q1"]);
+        expect(ids(await h.list({ status: "pending", since: T0 + 4 * MINUTE }))).to.deep.equal(["q0"]);
+        for (const status of ["succeeded", "failed", "dead", "unrouted"] as const) expect(ids(await h.list({ status, since: T0 + 4 * MINUTE })), status).to.deep.equal([]);
+        expect(ids(await h.list({ status: "pending", task: "deploy" }))).to.deep.equal(["q1"]);
+        expect(ids(await h.list({ task: "orphans" }))).to.deep.equal([]);
+      });
+
+      it("searches a numeric body field by value: 4200.0 and 4.2e3 find 4200, 1e2 finds 100, as written or as a number", async () => {
+        const { history: h } = await history();
+        const raw = '{"amount": 4200.0, "ratio": 1e2, "count": 7, "label": "4200.0", "flag": true}';
+        const body = JSON.parse(raw) as unknown;
+        await noted(h, { ...webhookNote("n1", T0, { body }), raw: Buffer.from(raw) }, queueNote("n2", T0 + 1, "totals", { amount: 4200, ratio: 100 }));
+        for (const search of ["amount=4200", "amount=4200.0", "amount=4.2e3", "amount=4200.00", "ratio=1e2", "ratio=100", "ratio=100.0", "ratio=1E+2"]) {
+          expect(ids(await h.list({ search })), search).to.deep.equal(["n2", "n1"]);
+        }
+        expect(ids(await h.list({ search: "count=7.0" }))).to.deep.equal(["n1"]);
+        // A string equals the text as it is; a number never equals a value that is not one.
+        expect(ids(await h.list({ search: "label=4200.0" }))).to.deep.equal(["n1"]);
+        expect(ids(await h.list({ search: "label=4200" }))).to.deep.equal([]);
+        expect(ids(await h.list({ search: "amount=4201" }))).to.deep.equal([]);
+        expect(ids(await h.list({ search: "amount=4200x" }))).to.deep.equal([]);
+        expect(ids(await h.list({ search: "amount=\"4200\"" }))).to.deep.equal([]);
+        expect(ids(await h.list({ search: "flag=true" }))).to.deep.equal(["n1"]);
       });
 
       it("filters by time: since inclusive, until exclusive", async () => {

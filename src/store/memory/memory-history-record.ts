@@ -1,5 +1,5 @@
 import type { DeliveryNote, EventNote, EventOrigin, RunNote } from "../history";
-import { handedOnForm } from "../payload-codec";
+import { exactForm } from "../payload-codec";
 import { parseBody } from "../../sources/webhook/parse-body";
 
 /**
@@ -171,10 +171,10 @@ function withoutBody(payload: unknown): Record<string, unknown> | undefined {
   return rest;
 }
 
-/** The payload as it is now (plain data copied in one walk, anything else through the codec); as it is when it cannot be copied. */
+/** The payload as it is now (plain data copied exactly in one walk, anything else through the codec); as it is when it cannot be copied. */
 export function snapshot(payload: unknown): unknown {
   try {
-    return handedOnForm(payload, "payload");
+    return exactForm(payload, "payload");
   } catch {
     return payload;
   }

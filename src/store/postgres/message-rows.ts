@@ -1,7 +1,6 @@
 import { Packr } from "msgpackr";
-import { PAYLOAD_ENCODING } from "../payload-codec";
+import { PAYLOAD_ENCODING, unpackKeepingProto } from "../payload-codec";
 import type { DeadLetter, QueuedMessage } from "../store";
-import { unpackKeepingProto } from "./proto-keys";
 import { keyFromStored, storableText, storedKey } from "./storable-text";
 
 /*

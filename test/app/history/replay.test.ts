@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import { MemoryStore, PermanentError, Queue, ReplayError, type TaskContext, type WebhookEvent } from "../../../src/index";
 import { Collector, useApps, webhook } from "../../helpers/app";
-import { postJson } from "../../helpers/http-client";
+import { postJson, send } from "../../helpers/http-client";
+import { useEngineApps } from "../../helpers/engine-apps";
 import { recordingLogger, rejection, until, type LogLine } from "../../helpers/wait";
 
 type Body = { n: number };
@@ -266,4 +267,43 @@ describe("event history: replay", () => {
     expect(otherRuns).to.equal(1);
     expect(total()).to.equal(2_010);
   });
+
+  describe("the body and query exactly as received", function () {
+    this.timeout(30_000);
+    const appOn = useEngineApps("replay-exact");
+    // JSON.parse makes an own "__proto__" key and a string holding a lone surrogate from these escapes.
+    const raw = '{"__proto__":{"x":1},"a":"\\ud800","b":["\\udc00z"]}';
+    const shape = (event: WebhookEvent) => {
+      const body = event.body as Record<string, unknown>;
+      return {
+        bodyKeys: Object.keys(body),
+        bodyPrototype: Object.getPrototypeOf(body) === Object.prototype,
+        proto: Object.getOwnPropertyDescriptor(body, "__proto__")?.value,
+        a: body.a,
+        b: body.b,
+        queryKeys: Object.keys(event.query),
+        queryProto: Object.getOwnPropertyDescriptor(event.query, "__proto__")?.value,
+      };
+    };
+    const expected = { bodyKeys: ["__proto__", "a", "b"], bodyPrototype: true, proto: { x: 1 }, a: "\ud800", b: ["\udc00z"], queryKeys: ["__proto__"], queryProto: "1" };
+
+    for (const engine of ["memory", "embedded"] as const) {
+      it(`${engine}: keeps a "__proto__" key and lone surrogates in the history and in the replay`, async () => {
+        const app = appOn(engine, `exact-${engine}`);
+        const hook = webhook({ path: "/exact" });
+        const got = new Collector<WebhookEvent>();
+        app.task({ source: hook, name: "receive" }, got.handler);
+        await app.start();
+        const id = (await send(`${hook.url}?__proto__=1`, { body: raw, headers: { "content-type": "application/json" } })).json<{ id: string }>().id;
+        await got.waitFor(1);
+        expect(shape(got.received[0].event), "as received").to.deep.equal(expected);
+        await until(async () => (await app.events.get(id))?.status === "succeeded");
+        expect(shape((await app.events.get(id))!.payload as WebhookEvent), "in the history").to.deep.equal(expected);
+        await app.events.replay(id);
+        await got.waitFor(2);
+        expect(shape(got.received[1].event), "replayed").to.deep.equal(expected);
+      });
+    }
+  });
 });
+

@@ -3,7 +3,7 @@ import { Packr } from "msgpackr";
 import { charsetOf } from "../../../sources/webhook/content-type";
 import { modeFor, parseBody } from "../../../sources/webhook/parse-body";
 import type { EventNote } from "../../history";
-import { PAYLOAD_ENCODING } from "../../payload-codec";
+import { PAYLOAD_ENCODING, unpackKeepingProto } from "../../payload-codec";
 import { HISTORY_CODEC } from "./history-codec";
 
 /** What is kept of an event's payload, encoded apart from its summary (see SummaryRecord.b). */
@@ -79,7 +79,7 @@ export function encodeBody(record: BodyRecord): Buffer {
 }
 
 export function decodeBody(bytes: Buffer | Uint8Array): BodyRecord {
-  return bodyPackr.unpack(bytes) as BodyRecord;
+  return unpackKeepingProto(bytes, (b) => bodyPackr.unpack(b)) as BodyRecord;
 }
 
 /** The payload as the note gave it. */

@@ -45,7 +45,11 @@ export function listEventsSql(tables: HistoryTables, query: HistoryQuery): { tex
     const code = STATUS_CODES[checked.status];
     if (code >= 2) where.push(`e.id IN (SELECT u.event_id FROM ${runs} u WHERE u.status = ${code})`);
     if (task !== undefined) where.push(`${deliveryStatusSql(runs, "e.id", task)} = ${code}`);
-    else where.push(`EXISTS (SELECT 1 FROM unnest(e.tasks) AS d(task) WHERE ${deliveryStatusSql(runs, "e.id", "d.task")} = ${code})`);
+    else {
+      const delivered = `EXISTS (SELECT 1 FROM unnest(e.tasks) AS d(task) WHERE ${deliveryStatusSql(runs, "e.id", "d.task")} = ${code})`;
+      // A queue's value no task of this app consumes (no tasks) is pending, as its summary says.
+      where.push(checked.status === "pending" ? `(${delivered} OR (e.tasks[1] IS NULL AND e.source IS NULL))` : delivered);
+    }
   }
   if (checked.search !== undefined) where.push(searchSql(events, checked.search, param));
   const sql = `SELECT ${summaryColumns(tables, "e")}
