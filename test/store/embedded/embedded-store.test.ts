@@ -75,6 +75,38 @@ describe("EmbeddedStore", function () {
     expect(got[3]).to.deep.equal(message("m3", { i: 3 }, { raw: Buffer.from([3, 0, 255]) }));
   });
 
+  it("keeps a __proto__ key as an own key across restarts: from the journal, the B-tree, a retry and the dead letters", async () => {
+    const dir = join(tempDir(), "data");
+    // JSON.parse makes "__proto__" an own key, as a webhook's body and query hold it.
+    const payload = () => JSON.parse('{"query":{"__proto__":"x","a":"1"},"body":{"__proto__":{"isAdmin":true},"b":2}}') as Record<string, unknown>;
+    const first = await openStore({ dir });
+    for (const id of ["p1", "p2", "p3"]) await first.enqueue("q", message(id, payload()));
+    const [retried] = await first.claim("q", 1);
+    await first.retryLater("q", retried!, Date.now() + 400);
+    await closeStore(first);
+
+    const second = await openStore({ dir });
+    const moved = await second.claim("q", 10);
+    expect(ids(moved)).to.deep.equal(["p2", "p3"]);
+    await second.deadLetter({ queue: "q", task: "t", message: moved[0]!, error: "failed for good", attempts: 1, diedAt: Date.now() });
+    await second.complete("q", "p3");
+    await closeStore(second);
+
+    const third = await openStore({ dir });
+    await sleep(450);
+    const due = await third.claim("q", 10);
+    expect(ids(due)).to.deep.equal(["p1"]);
+    const [letter] = await third.deadLetters.list();
+    for (const value of [moved[1]!.payload, due[0]!.payload, letter!.message.payload]) {
+      const { query, body } = value as { query: object; body: object };
+      expect(Object.keys(query)).to.deep.equal(["__proto__", "a"]);
+      expect(Object.getOwnPropertyDescriptor(query, "__proto__")?.value).to.equal("x");
+      expect(Object.getPrototypeOf(query)).to.equal(Object.prototype);
+      expect(Object.keys(body)).to.deep.equal(["__proto__", "b"]);
+      expect((body as { isAdmin?: boolean }).isAdmin).to.equal(undefined);
+    }
+  });
+
   it("counts every queue right after a restart, holes and retries included", async () => {
     const dir = join(tempDir(), "data");
     const first = await openStore({ dir });

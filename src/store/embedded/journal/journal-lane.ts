@@ -2,7 +2,7 @@ import { Packr } from "msgpackr";
 import type { QueuedMessage } from "../../store";
 import { messageMeta } from "../records";
 import { heldBytes, heldForm } from "../held-message";
-import { PAYLOAD_ENCODING } from "../../payload-codec";
+import { PAYLOAD_ENCODING, unpackKeepingProto } from "../../payload-codec";
 import { doneOp, enqueueOp } from "./journal-format";
 import type { JournalLog } from "./journal-log";
 import { LaneWaiting } from "./lane-waiting";
@@ -53,7 +53,8 @@ export function encodeMeta(message: QueuedMessage): Buffer {
 
 /** The message an enqueue operation holds; `raw` is used as given (the caller copies it out of a file's buffer if it must). */
 export function decodeMessage(meta: Buffer, raw: Buffer | undefined): QueuedMessage {
-  const decoded = packr.unpack(meta) as QueuedMessage;
+  // A `__proto__` key comes back as the own key it was (msgpackr alone renames it).
+  const decoded = unpackKeepingProto(meta, (b) => packr.unpack(b)) as QueuedMessage;
   return raw === undefined ? decoded : { ...decoded, raw };
 }
 
