@@ -30,10 +30,14 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
   addPageRoutes(router, scope);
   addActionRoutes(router, scope, form);
   addSignInRoutes(router, scope, form);
-  // Its own 404, with the pages' headers (Express's has neither the policy nor no-store).
-  router.use((_req, res) => {
-    setSecurityHeaders(res);
-    res.status(404).type("text/plain").send("Not found: no such page in the console\n");
-  });
+  // Its own 404 under its path, with the pages' headers (Express's has neither the policy nor
+  // no-store). Not at "/": there it may share a webhook listener, whose 404 (JSON, counted and
+  // logged as a refusal) belongs to the senders.
+  if (base !== "") {
+    router.use((_req, res) => {
+      setSecurityHeaders(res);
+      res.status(404).type("text/plain").send("Not found: no such page in the console\n");
+    });
+  }
   return router;
 }

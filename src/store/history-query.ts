@@ -192,7 +192,11 @@ export function matchesSearch(search: ParsedSearch, id: string, origin: EventOri
     }
     if (value === undefined) return false;
     // A number equals a value written as a number by value (`4200.0`, `1e2` find 4200 and 100), as PostgreSQL's jsonb compares them.
-    if (typeof value === "number" && search.number !== undefined) return value === search.number;
+    if (typeof value === "number") {
+      if (search.number !== undefined) return value === search.number;
+      // 1e400 in a body parses as Infinity, which JSON writes as null: it is no null.
+      if (!Number.isFinite(value)) return false;
+    }
     return fieldText(value) === search.value;
   }
   if (id === search.value) return true;

@@ -72,7 +72,8 @@ export function decodePayload(bytes: Buffer): unknown {
  * `maps`: the decoder that reads maps as Maps, for a caller whose decoder has options of its own.
  */
 export function unpackKeepingProto<B extends Uint8Array>(bytes: B, unpack: (bytes: B) => unknown, maps: Packr = asMaps): unknown {
-  if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(PROTO)) return unpack(bytes);
+  // The value's own bytes only (`length`): lmdb hands out views of one large read buffer.
+  if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).includes(PROTO)) return unpack(bytes);
   return plainFromMaps(maps.unpack(bytes));
 }
 

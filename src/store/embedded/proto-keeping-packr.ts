@@ -16,7 +16,9 @@ export class ProtoKeepingPackr extends Packr {
   }
 
   override unpack(bytes: Buffer | Uint8Array, options?: UnpackOptions): unknown {
-    return unpackKeepingProto(bytes, (b) => super.unpack(b, options), this.maps);
+    // lmdb hands a view of its whole read buffer and the value's end: only the value is looked at.
+    const end = typeof options === "number" ? options : bytes.length;
+    return unpackKeepingProto(bytes.subarray(0, end), () => super.unpack(bytes, options), this.maps);
   }
 
   override decode(bytes: Buffer | Uint8Array, options?: UnpackOptions): unknown {

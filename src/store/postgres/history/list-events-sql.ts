@@ -77,15 +77,17 @@ function searchSql(events: string, search: ParsedSearch, param: (value: unknown,
   const body = "(CASE WHEN e.source IS NULL THEN e.payload WHEN e.body_from_raw THEN ltrim(convert_from(e.raw, 'UTF8'), chr(65279))::jsonb ELSE e.payload -> 'body' END)";
   const field = `(${body} #> ${param(search.path, "text[]")})`;
   const asString = `(jsonb_typeof(${field}) = 'string' AND ${field} #>> '{}' = ${param(search.value, "text")})`;
-  const json = jsonOf(search.value);
+  // A number as written (jsonb compares numbers by value, `1e400` included); other JSON only as
+  // JSON.stringify writes it, as the other engines compare it (no spaces around a `true`).
+  const json = search.number !== undefined ? search.value : canonicalJson(search.value);
   if (json === undefined) return asString;
-  return `(${asString} OR (jsonb_typeof(${field}) <> 'string' AND ${field} = ${param(JSON.stringify(json), "jsonb")}))`;
+  return `(${asString} OR (jsonb_typeof(${field}) <> 'string' AND ${field} = ${param(json, "jsonb")}))`;
 }
 
-/** The value read as JSON (a number, true, null, an object...), or undefined when it is not JSON. */
-function jsonOf(value: string): unknown {
+/** The value when it is JSON exactly as JSON.stringify writes it (true, null, [1,2], ...), else undefined. */
+function canonicalJson(value: string): string | undefined {
   try {
-    return JSON.parse(value) as unknown;
+    return JSON.stringify(JSON.parse(value)) === value ? value : undefined;
   } catch {
     return undefined;
   }
