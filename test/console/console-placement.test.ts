@@ -108,6 +108,18 @@ describe("console placement and refusals", function () {
     await hook.text();
   });
 
+  it("at / on a webhook source's listener, leaves the senders' 404 (JSON) to the listener", async () => {
+    const source = new WebhookSource({ path: "/hooks/a", host: "127.0.0.1", port: 0 });
+    const app = make({ console: { host: "127.0.0.1", port: 0, path: "/", auth: { token: CONSOLE_TOKEN } } }, source);
+    await app.start();
+    const typo = await fetch(`${new URL(source.url).origin}/hooks/typo`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    expect(typo.status).to.equal(404);
+    expect(((await typo.json()) as { error: string }).error).to.equal("not_found");
+    const page = await fetch(app.consoleUrl!, { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } });
+    expect(page.status).to.equal(200);
+    await page.text();
+  });
+
   it("with basic authentication: a challenge without credentials, pages and actions with them", async () => {
     const app = make({ console: { port: 0, auth: { username: "ops", password: "a-long-password" } } });
     await app.start();
