@@ -15,7 +15,7 @@ import { addSignInRoutes } from "./sign-in-routes";
  * action behind authentication, each action checked for a cross-site origin and the session's
  * CSRF token (ConsoleScope.guarded).
  */
-export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleOptions, assets: ConsoleAssets, logger: Logger, trust?: TrustFunction): Router {
+export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleOptions, assets: ConsoleAssets, logger: Logger, trust?: TrustFunction, sharesWebhooks = false): Router {
   const scope = new ConsoleScope(backend, options, assets, logger, trust);
   const router = express.Router({ caseSensitive: true });
   const form = express.urlencoded({ extended: false, limit: "256kb", parameterLimit: 1000 });
@@ -31,9 +31,9 @@ export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleO
   addActionRoutes(router, scope, form);
   addSignInRoutes(router, scope, form);
   // Its own 404 under its path, with the pages' headers (Express's has neither the policy nor
-  // no-store). Not at "/": there it may share a webhook listener, whose 404 (JSON, counted and
-  // logged as a refusal) belongs to the senders.
-  if (base !== "") {
+  // no-store). Not at "/" of a webhook source's listener: that 404 (JSON, counted and logged as
+  // a refusal) belongs to the senders.
+  if (base !== "" || !sharesWebhooks) {
     router.use((_req, res) => {
       setSecurityHeaders(res);
       res.status(404).type("text/plain").send("Not found: no such page in the console\n");

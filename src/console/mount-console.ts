@@ -79,7 +79,9 @@ export function placeConsole(listeners: ListenerRegistry, options: ResolvedConso
 export function mountConsole(listeners: ListenerRegistry, options: ResolvedConsoleOptions, backend: ConsoleBackend, logger: Logger, trust?: TrustFunction): MountedConsole {
   const listener = placeConsole(listeners, options);
   const assets = new ConsoleAssets();
-  listener.express.use(options.path, consoleRouter(backend, options, assets, logger.child({ component: "console" }), trust));
+  // A webhook source's listener has routes already (placeConsole checked them against the console's path).
+  const sharesWebhooks = listener.routes.paths().length > 0;
+  listener.express.use(options.path, consoleRouter(backend, options, assets, logger.child({ component: "console" }), trust, sharesWebhooks));
   return new MountedConsole(listener, options.path, assets);
 }
 

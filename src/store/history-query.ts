@@ -93,13 +93,23 @@ export function checkHistoryQuery(query: HistoryQuery = {}): CheckedQuery {
 /** A number as JSON writes it: `4200`, `4200.0`, `-1.5`, `1e2`. */
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
+/**
+ * Whether a search value is a number every engine compares by value: JSON's form, and within
+ * what PostgreSQL's numeric holds (an exponent past a thousand, or a thousand digits, is text).
+ */
+function comparableNumber(value: string): boolean {
+  if (value.length > 1_000 || !JSON_NUMBER.test(value)) return false;
+  const exponent = /[eE]([+-]?\d+)$/.exec(value);
+  return exponent === null || Math.abs(Number(exponent[1])) <= 1_000;
+}
+
 /** `path=value` (a dotted path of the JSON body) or anything else (an id or a header value). */
 export function parseSearch(search: string): ParsedSearch {
   const eq = search.indexOf("=");
   if (eq > 0) {
     const path = search.slice(0, eq).split(".");
     const value = search.slice(eq + 1);
-    if (path.every((part) => part !== "")) return JSON_NUMBER.test(value) ? { kind: "field", path, value, number: Number(value) } : { kind: "field", path, value };
+    if (path.every((part) => part !== "")) return comparableNumber(value) ? { kind: "field", path, value, number: Number(value) } : { kind: "field", path, value };
   }
   return { kind: "text", value: search };
 }

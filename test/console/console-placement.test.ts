@@ -108,6 +108,18 @@ describe("console placement and refusals", function () {
     await hook.text();
   });
 
+  it("on its own listener, answers an unknown page with its own 404 and the pages' headers", async () => {
+    const app = make({ console: { port: 0, auth: { token: CONSOLE_TOKEN } } });
+    await app.start();
+    for (const path of ["nope", "favicon.ico"]) {
+      const answer = await fetch(`${app.consoleUrl!}${path}`, { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } });
+      expect(answer.status, path).to.equal(404);
+      expect(answer.headers.get("content-security-policy"), path).to.include("default-src");
+      expect(answer.headers.get("cache-control"), path).to.equal("no-store");
+      expect(await answer.text()).to.include("no such page in the console");
+    }
+  });
+
   it("at / on a webhook source's listener, leaves the senders' 404 (JSON) to the listener", async () => {
     const source = new WebhookSource({ path: "/hooks/a", host: "127.0.0.1", port: 0 });
     const app = make({ console: { host: "127.0.0.1", port: 0, path: "/", auth: { token: CONSOLE_TOKEN } } }, source);
