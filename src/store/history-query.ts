@@ -197,7 +197,8 @@ export function matchesSearch(search: ParsedSearch, id: string, origin: EventOri
   if (search.kind === "field") {
     let value: unknown = body;
     for (const part of search.path) {
-      if (typeof value !== "object" || value === null) return false;
+      // Own fields only, as PostgreSQL's #> reads them: not `length`, not `__proto__`'s prototype.
+      if (typeof value !== "object" || value === null || !Object.prototype.hasOwnProperty.call(value, part)) return false;
       value = (value as Record<string, unknown>)[part];
     }
     if (value === undefined) return false;

@@ -507,6 +507,8 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         await noted(h, { ...webhookNote("big", T0, { body: JSON.parse(huge) as unknown }), raw: Buffer.from(huge) }, { ...webhookNote("nul", T0 + 1, { body: JSON.parse(none) as unknown }), raw: Buffer.from(none) });
         expect(ids(await h.list({ search: "x=1e400" }))).to.deep.equal(["big"]);
         expect(ids(await h.list({ search: "x=null" }))).to.deep.equal(["nul"]);
+        // A path follows the body's own fields only, as JSON has them.
+        for (const search of ["x.length=1", "__proto__={}", "x.constructor=null"]) expect(ids(await h.list({ search })), search).to.deep.equal([]);
         // Past what any engine holds as a number: text, found nowhere (and no database error).
         for (const search of ["x=1e1000000", "x=1e-16384", `x=${"9".repeat(2_000)}`]) expect(ids(await h.list({ search })), search.slice(0, 20)).to.deep.equal([]);
       });
