@@ -29,8 +29,8 @@ export interface NoteWriterOptions {
   /**
    * Pause between one batch and the next while notes keep coming (default 50 ms), unless a
    * full batch waits or someone flushes. Written back to back, each batch held only what came
-   * during the last commit (a few ms under load): most runs then landed a batch after their
-   * event, whose record was written twice, and each commit rewrote the same index pages.
+   * during the last commit (a few ms under load): a third of the runs then landed a batch after
+   * their event, whose record was written twice, and each commit rewrote the same index pages.
    */
   readonly gapMs?: number;
   /** Notes kept while writing fails (default 100,000); past it the oldest are dropped, and logged. */
@@ -81,7 +81,7 @@ export class NoteWriter {
   private readonly gapMs: number;
   private readonly maxPending: number;
   private readonly batchBytesLimit: number;
-  /** Bytes of the bodies noted since the last drain started. */
+  /** Bytes of the bodies noted since the last batch was taken. */
   private bytesWaiting = 0;
 
   constructor(
