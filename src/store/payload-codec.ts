@@ -1,5 +1,6 @@
 import { Packr } from "msgpackr";
 import { NOT_PLAIN, plainCopy } from "./plain-data";
+import { setOwnKey } from "../util/own-key";
 
 /**
  * How values are written by every engine that writes them out: MessagePack (msgpackr) as plain
@@ -83,7 +84,7 @@ function plainFromMaps(value: unknown): unknown {
   if (!(value instanceof Map)) return value;
   const out: Record<string, unknown> = {};
   for (const [key, item] of value) {
-    Object.defineProperty(out, String(key), { value: plainFromMaps(item), enumerable: true, writable: true, configurable: true });
+    setOwnKey(out, String(key), plainFromMaps(item));
   }
   return out;
 }

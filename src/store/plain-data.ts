@@ -1,3 +1,5 @@
+import { setOwnKey } from "../util/own-key";
+
 /** Deeper than this is taken as not plain (a cycle, or data deep enough to be worth the full check). */
 const MAX_DEPTH = 64;
 
@@ -62,9 +64,7 @@ function copy(value: unknown, depth: number, exact: boolean): unknown {
     const item = object[key];
     const copied = item === undefined ? undefined : copy(item, depth + 1, exact);
     if (copied === NOT_PLAIN) return NOT_PLAIN;
-    // Assigned, "__proto__" would set the copy's prototype: defined, it stays an own key (JSON.parse makes such keys).
-    if (key === "__proto__") Object.defineProperty(out, key, { value: copied, enumerable: true, writable: true, configurable: true });
-    else out[key] = copied;
+    setOwnKey(out, key, copied);
   }
   // Symbol keys are left out by the codec.
   return Object.getOwnPropertySymbols(object).length === 0 ? out : NOT_PLAIN;

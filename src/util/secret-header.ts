@@ -40,6 +40,6 @@ export function isSecretParameter(name: string): boolean {
 const knownParameters = new Map<string, boolean>();
 
 /** Short names senders use for a credential in the query string. */
-const SECRET_PARAM = /^(?:sig|key|code|access_token|apikey|pass|pwd|otp)$/i;
+const SECRET_PARAM = /^(?:sig|key|code|access_token|apikey)$/i;
 /** A parameter named "...-key", as the header names KEY_NAME takes. */
 const KEY_PARAM = /-key$/i;

@@ -1,3 +1,5 @@
+import { setOwnKey } from "../../../util/own-key";
+
 /*
  * Payloads as PostgreSQL's jsonb takes them. JSON has no bytes, no bigint, and jsonb refuses
  * U+0000 and unpaired surrogates (one such string would fail the whole batch it rides in): bytes
@@ -46,11 +48,7 @@ function fixEscape(escape: string): string {
   return "\\ufffd";
 }
 
-/**
- * A payload read back: `{ "$bytes": base64 }` objects become Buffers again. A `__proto__` key
- * (JSON.parse makes it an own property) is defined, not assigned: assigning it would set the
- * object's prototype and lose the key.
- */
+/** A payload read back: `{ "$bytes": base64 }` objects become Buffers again; a `__proto__` key stays an own key. */
 export function revivedJson(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(revivedJson);
   if (typeof value !== "object" || value === null) return value;
@@ -58,9 +56,6 @@ export function revivedJson(value: unknown): unknown {
   const keys = Object.keys(record);
   if (keys.length === 1 && keys[0] === BYTES && typeof record[BYTES] === "string") return Buffer.from(record[BYTES], "base64");
   const out: Record<string, unknown> = {};
-  for (const key of keys) {
-    if (key === "__proto__") Object.defineProperty(out, key, { value: revivedJson(record[key]), enumerable: true, writable: true, configurable: true });
-    else out[key] = revivedJson(record[key]);
-  }
+  for (const key of keys) setOwnKey(out, key, revivedJson(record[key]));
   return out;
 }

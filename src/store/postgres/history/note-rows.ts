@@ -57,8 +57,7 @@ export interface NoteRows {
 
 const NONE: readonly never[] = [];
 
-/** Keeps a leading BOM in the text (ignoreBOM): the text must be the bytes exactly, as the database reads them. */
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * A webhook payload's body, when it is exactly what its raw bytes parse to as JSON (the usual
