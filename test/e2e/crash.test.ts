@@ -34,12 +34,14 @@ async function drained(app: ChildApp, ids: readonly string[], ms = 30_000): Prom
 
 function invocationCounts(file: string): Map<string, number> {
   const counts = new Map<string, number>();
-  if (!existsSync(file)) return counts;
-  for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean)) {
-    const xid = line.split(" ")[0];
-    counts.set(xid, (counts.get(xid) ?? 0) + 1);
-  }
+  for (const xid of invocationOrder(file)) counts.set(xid, (counts.get(xid) ?? 0) + 1);
   return counts;
+}
+
+/** The x-event-ids in the order their runs started. */
+function invocationOrder(file: string): string[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => line.split(" ")[0]);
 }
 
 describe("crash safety (embedded store, child process, SIGKILL)", function () {
@@ -95,15 +97,19 @@ describe("crash safety (embedded store, child process, SIGKILL)", function () {
     const before = await status(running, ids);
     expect(before.waiting, "work should still be queued at the kill").to.be.greaterThan(0);
     await running.kill("SIGKILL");
+    const beforeKill = invocationOrder(join(dir, "invocations.log"));
 
     running = await startChild(FIXTURE, env({ FINISH_CONCURRENCY: "4" }));
     const done = await drained(running, ids);
     expect(ids.filter((id) => !done.has(id))).to.deep.equal([]);
     const counts = invocationCounts(join(dir, "invocations.log"));
-    // At-least-once: every event reached the task; a handful that were running at the kill twice.
+    // At-least-once: every event reached the task. Twice only the last ones started before the
+    // kill: the one running, and those that had finished but whose completion was still being
+    // committed in the background (at most 4 per slot, as the runner allows).
     expect(ids.every((id) => (counts.get(id) ?? 0) >= 1)).to.equal(true);
     const repeated = ids.filter((id) => (counts.get(id) ?? 0) > 1);
-    expect(repeated.length).to.be.at.most(1, "only the event running at the kill may be delivered twice");
+    const lastStarted = beforeKill.slice(-(1 + 4));
+    expect(repeated.filter((id) => !lastStarted.includes(id)), "only events that were running or finishing at the kill may be delivered twice").to.deep.equal([]);
   });
 
   it("a second process on the same data directory is refused while the first runs, and starts once it was killed", async () => {
