@@ -6,6 +6,10 @@ import { startChild, type ChildApp } from "./child-app";
 import { until } from "../helpers/wait";
 
 const FIXTURE = join(__dirname, "fixtures", "group-crash-app.js");
+/** The groups' wait when the kill must come while they collect: many times what sending takes, even on a busy machine. */
+const COLLECT_MS = 6_000;
+/** The groups' wait when a burst must be one group: many times what sending it takes. */
+const GROUP_MS = 1_000;
 
 interface Run {
   readonly task: string;
@@ -44,12 +48,15 @@ describe("debounce and batch across a SIGKILL (embedded store, child process)", 
 
   it("a debounce and a batch collecting when the process is killed run after the restart, with every event", async () => {
     const log = join(dir, "runs.log");
-    const env = { DATA_DIR: join(dir, "data"), LOG_FILE: log, GROUP_WAIT_MS: "3000" };
+    const env = { DATA_DIR: join(dir, "data"), LOG_FILE: log, GROUP_WAIT_MS: String(COLLECT_MS) };
     running = await startChild(FIXTURE, env);
+    const firstSent = Date.now();
     for (const key of ["a", "b", "c"]) for (let n = 0; n < 10; n++) expect(await post(`${running.base}/in`, { kind: "debounce", key, n })).to.equal(202);
     for (let n = 0; n < 25; n++) expect(await post(`${running.base}/in`, { kind: "batch", key: "x", n })).to.equal(202);
-    // Killed while every group still collects (3 s after its events): nothing has run.
+    // Killed while every group still collects: nothing has run. That needs the 55 requests and
+    // the kill to take less than the groups' wait; a machine too slow for that says so here.
     await running.kill("SIGKILL");
+    expect(Date.now() - firstSent, "ms from the first request to the kill").to.be.below(COLLECT_MS);
     expect(runs(log)).to.deep.equal([]);
     running = await startChild(FIXTURE, env);
     await until(() => runs(log).length === 4, 15_000);
@@ -67,10 +74,14 @@ describe("debounce and batch across a SIGKILL (embedded store, child process)", 
 
   it("groups whose runs were cut short by the kill run again after the restart, whole", async () => {
     const log = join(dir, "runs.log");
-    const env = { DATA_DIR: join(dir, "data"), LOG_FILE: log, GROUP_WAIT_MS: "200" };
+    const env = { DATA_DIR: join(dir, "data"), LOG_FILE: log, GROUP_WAIT_MS: String(GROUP_MS) };
     running = await startChild(FIXTURE, { ...env, RUN_MS: "30000" });
+    const firstSent = Date.now();
     for (let n = 0; n < 8; n++) expect(await post(`${running.base}/in`, { kind: "debounce", key: "k", n })).to.equal(202);
     for (let n = 0; n < 6; n++) expect(await post(`${running.base}/in`, { kind: "batch", key: "x", n })).to.equal(202);
+    // One burst and one batch only if all 14 requests fit in the groups' wait (else the groups
+    // split); a machine too slow for that says so here.
+    expect(Date.now() - firstSent, "ms to send the events").to.be.below(GROUP_MS);
     await until(() => runs(log, true).length === 2, 10_000);
     await running.kill("SIGKILL");
     expect(runs(log)).to.deep.equal([]);
