@@ -7,21 +7,22 @@ const ONE_WEEK_MS = 7 * 24 * 3600 * 1000;
 export class OrderHandlers {
   @Task({ source: ordersHook, emit: "orders" })
   async receiveOrder(ctx: TaskContext, event: WebhookEvent<{ id?: string; total?: number }>) {
-    const eventId = event.headers["x-event-id"] ?? ctx.eventId;
-    const marker = `processed:${eventId}`;
+    // The sender's own id of the delivery (the same on its retries); ctx.eventId is ours.
+    const deliveryId = event.headers["x-event-id"] ?? ctx.eventId;
+    const marker = `processed:${deliveryId}`;
     // Atomic: of two copies arriving together, exactly one gets true.
-    if (!(await ctx.state.setIfAbsent(marker, true, { ttlMs: ONE_WEEK_MS }))) return { duplicate: true, eventId };
+    if (!(await ctx.state.setIfAbsent(marker, true, { ttlMs: ONE_WEEK_MS }))) return { duplicate: true, deliveryId };
     try {
       // ... do the real work here ...
     } catch (error) {
       await ctx.state.delete(marker); // not processed after all: let the retry in
       throw error;
     }
-    return { duplicate: false, eventId, order: event.body.id, total: event.body.total };
+    return { duplicate: false, deliveryId, order: event.body.id, total: event.body.total };
   }
 
   @Task({ source: "orders" })
-  async logOrder(ctx: TaskContext, result: { duplicate: boolean; eventId: string }) {
-    ctx.logger.info({ eventId: result.eventId }, result.duplicate ? "duplicate delivery dropped" : "order processed");
+  async logOrder(ctx: TaskContext, result: { duplicate: boolean; deliveryId: string }) {
+    ctx.logger.info({ deliveryId: result.deliveryId }, result.duplicate ? "duplicate delivery dropped" : "order processed");
   }
 }

@@ -20,7 +20,7 @@ exports.slashCommand = async function slashCommand(ctx, event) {
 
 // Repeated x-event-ids never get here: the source's `dedupe` answers them itself.
 exports.receiveOrder = async function receiveOrder(ctx, event) {
-  ctx.logger.info({ order: event.body.id, eventId: event.headers["x-event-id"] }, "order processed");
+  ctx.logger.info({ order: event.body.id, deliveryId: event.headers["x-event-id"] }, "order processed");
 };
 
 // The signature was checked by the source's `auth` (type hmac) before this event existed.

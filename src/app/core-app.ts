@@ -2,7 +2,7 @@ import type { Express } from "express";
 import { ListenerRegistry } from "../http/listener-registry";
 import type { ListenerTimeouts } from "../http/listener";
 import { compileTrust, type TrustProxy } from "../http/trust-proxy";
-import { createStore, storeFromEnv, type StoreSpec } from "../store/create-store";
+import { checkStoreSpec, createStore, storeFromEnv, type StoreSpec } from "../store/create-store";
 import type { DeadLetterStore, EmitRecord, QueuedMessage, StateStore, Store } from "../store/store";
 import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "../util/logger";
 import { OutcomeRegistry } from "./outcome-registry";
@@ -121,6 +121,7 @@ export class CoreApp {
       throw new TypeError(`CoreApp: name must be 1-100 letters, digits or _ . - (it names the data directory), got ${JSON.stringify(name)}`);
     }
     this.name = name;
+    if (options.store !== undefined) checkStoreSpec(options.store);
     this.options = options;
     this.logger = options.logger ?? createDefaultLogger(options.logLevel ?? levelFromEnv(), { app: name });
     this.listeners = new ListenerRegistry(options.http);
@@ -301,7 +302,10 @@ export class CoreApp {
    */
   configureForTest(options: { store?: StoreSpec; freePorts?: boolean }): this {
     if (this.appState !== "new") throw new Error(`CoreApp "${this.name}": configureForTest() must come before start()`);
-    if (options.store !== undefined) this.options = { ...this.options, store: options.store };
+    if (options.store !== undefined) {
+      checkStoreSpec(options.store);
+      this.options = { ...this.options, store: options.store };
+    }
     if (options.freePorts) this.listeners.bindFreePorts();
     return this;
   }

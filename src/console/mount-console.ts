@@ -63,9 +63,12 @@ export function placeConsole(listeners: ListenerRegistry, options: ResolvedConso
         `the console's address ${where} is a webhook source's listener: the console takes another port, or shares that listener under console.path only when console.host and console.port both name it`,
       );
     }
-    const collisions = shared.routes.paths().filter((path) => collides(path, options.path));
+    const paths = shared.routes.paths();
+    const collisions = paths.filter((path) => collides(path, options.path));
     if (collisions.length > 0) {
-      throw new ConsolePlacementError(`route conflict on ${where}: webhook path${collisions.length > 1 ? "s" : ""} ${collisions.join(", ")} would hide the console's pages under "${options.path}"; give console.path another value (e.g. "/console")`);
+      const free = SUGGESTED_PATHS.find((base) => base !== options.path && !paths.some((path) => collides(path, base)));
+      const hint = free === undefined ? "" : ` (e.g. "${free}")`;
+      throw new ConsolePlacementError(`route conflict on ${where}: webhook path${collisions.length > 1 ? "s" : ""} ${collisions.join(", ")} would hide the console's pages under "${options.path}"; give console.path another value${hint}`);
     }
   }
   if (shared !== undefined) return shared;
@@ -86,6 +89,9 @@ export function mountConsole(listeners: ListenerRegistry, options: ResolvedConso
 }
 
 /** Whether a webhook path is one of the console's routes under `base`. */
+/** Paths the conflict error suggests, the first that no webhook path of the listener hides (and not the one refused). */
+const SUGGESTED_PATHS = ["/console", "/_console", "/webhook-console", "/admin/webhook-console"];
+
 function collides(path: string, base: string): boolean {
   let rest: string;
   if (base === "/") rest = path;

@@ -5,9 +5,14 @@ import { MemoryStore } from "./memory/memory-store";
 import { PostgresStore } from "./postgres/postgres-store";
 import { isPostgresUrl, postgresOptionsFromUrl, redactPostgresUrl, type PostgresUrl } from "./postgres/postgres-options";
 import type { Logger } from "../util/logger";
+import { didYouMean } from "../util/did-you-mean";
 
-/** An engine by name, a PostgreSQL connection string, or a store built by the caller (used as is). */
-export type StoreSpec = "memory" | "embedded" | PostgresUrl | Store;
+/**
+ * An engine by name, a PostgreSQL connection string, or a store built by the caller (used as
+ * is). Any string is taken, so that a URL read from the environment needs no cast; one that is
+ * none of these is refused when the app is built.
+ */
+export type StoreSpec = "memory" | "embedded" | PostgresUrl | (string & Record<never, never>) | Store;
 
 export interface CreateStoreOptions {
   /** Names the default data directory. */
@@ -68,6 +73,24 @@ export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store
   if (isPostgresUrl(spec)) {
     return new PostgresStore({ ...postgresOptionsFromUrl(spec), maxQueued: options.maxQueued, consumer: options.consumer, logger: options.logger });
   }
-  if (typeof spec === "object" && spec !== null && typeof spec.enqueue === "function") return spec;
-  throw new TypeError(`unknown store ${JSON.stringify(typeof spec === "string" ? describeStore(spec) : spec)}: use "memory", "embedded", a postgres:// URL or a Store instance`);
+  checkStoreSpec(spec);
+  return spec as Store;
+}
+
+/** Throws the TypeError an unknown store gets, so that an app refuses it when built, not only at start(). */
+export function checkStoreSpec(spec: StoreSpec): void {
+  if (spec === "memory" || spec === "embedded" || isPostgresUrl(spec)) return;
+  if (typeof spec === "object" && spec !== null && typeof spec.enqueue === "function") return;
+  const shown = typeof spec === "string" ? unknownStoreName(spec) : JSON.stringify(spec);
+  throw new TypeError(`unknown store ${shown}: use "memory", "embedded", a postgres:// URL or a Store instance`);
+}
+
+/** A misspelt name as given, with a guess; anything else only by its scheme: a URL may hold a password. */
+function unknownStoreName(spec: string): string {
+  if (/^[A-Za-z0-9_-]{1,40}$/.test(spec)) {
+    const guess = didYouMean(spec, ["memory", "embedded"]);
+    return `${JSON.stringify(spec)}${guess === undefined ? "" : ` (did you mean "${guess}"?)`}`;
+  }
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(spec)?.[0];
+  return scheme === undefined ? "(a string that is not shown: it may hold a password)" : `"${scheme}…" (the rest not shown: it may hold a password)`;
 }

@@ -80,6 +80,8 @@ describe("console placement and refusals", function () {
     error = undefined;
     await colliding.start().catch((e: unknown) => (error = e));
     expect(String(error)).to.include("route conflict on 127.0.0.1:0: webhook path /console/events would hide the console's pages");
+    // The path it suggests is free, not the one refused.
+    expect(String(error)).to.include('give console.path another value (e.g. "/_console")');
     // check() (and `webhook-tasks check`) says the same without starting anything.
     expect(() => colliding.check()).to.throw("webhook path /console/events would hide the console's pages");
     expect(() => make({ console: { host: "::", port: 0 } }).check()).to.throw("reachable from other machines without authentication");

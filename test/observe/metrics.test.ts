@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { Registry } from "prom-client";
-import { BearerAuth, PermanentError, type CoreApp } from "../../src/index";
+import { BearerAuth, PermanentError, WebhookError, type CoreApp } from "../../src/index";
 import { useApps, webhook } from "../helpers/app";
 import { postJson, send } from "../helpers/http-client";
 import { parseExposition, type Exposition } from "../helpers/prometheus";
@@ -35,6 +35,10 @@ describe("metrics (/metrics, prom-client)", () => {
       throw new Error("never works");
     });
     app.task({ source: slow, name: "slow", timeoutMs: 50, retry: { attempts: 1 } }, () => new Promise(() => undefined));
+    const answering = webhook({ path: "/answering", reply: "result" });
+    app.task({ source: answering, name: "answering" }, () => {
+      throw new WebhookError(422, "order_unknown", "no such order");
+    });
     await app.start();
 
     expect((await postJson(plain.url, { n: 1 }, { "x-delivery": "d1" })).status).to.equal(202);
@@ -44,6 +48,7 @@ describe("metrics (/metrics, prom-client)", () => {
     expect((await postJson(flaky.url, {})).status).to.equal(202);
     expect((await postJson(doomed.url, {})).status).to.equal(202);
     expect((await postJson(slow.url, {})).status).to.equal(202);
+    expect((await postJson(answering.url, {})).status).to.equal(422);
     expect((await send(`${new URL(plain.url).origin}/nowhere/42`)).status).to.equal(404);
     await until(async () => (await app.deadLetters.list()).length === 2 && flakyCalls === 3);
 
@@ -59,6 +64,8 @@ describe("metrics (/metrics, prom-client)", () => {
     expect(requests({ source: "guarded", status: "401", code: "unauthorized" })).to.equal(1);
     expect(requests({ source: "guarded", status: "413", code: "body_too_large" })).to.equal(1);
     expect(requests({ source: "", status: "404", code: "not_found" })).to.equal(1);
+    // A task's WebhookError answer is labelled with the error's own code.
+    expect(requests({ source: "answering", status: "422", code: "order_unknown" })).to.equal(1);
     // The unknown path is nowhere in the labels.
     expect(metrics.samples("webhook_requests_total").every((s) => !Object.values(s.labels).some((v) => v.includes("nowhere")))).to.equal(true);
     expect(metrics.value("webhook_request_duration_seconds_count", { source: "plain" })).to.equal(2);

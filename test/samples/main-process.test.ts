@@ -64,7 +64,17 @@ describe("samples: the start-up log of npm start", () => {
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
     const [code] = (await once(child, "close")) as [number];
     expect(code).to.equal(1);
-    expect(stderr).to.contain("ORDERS_TOKEN is not set (development values are refused when NODE_ENV=production)");
+    expect(stderr.trim()).to.equal("cannot start: ORDERS_TOKEN is not set (development values are refused when NODE_ENV=production)");
+  });
+
+  it("with NODE_ENV=production, names every unset secret in one line, with no stack trace", async () => {
+    const { ORDERS_TOKEN: _o, SIGNING_SECRET: _s, ...env } = process.env;
+    const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: "production", PORT: "0", CONSOLE_PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const [code] = (await once(child, "close")) as [number];
+    expect(code).to.equal(1);
+    expect(stderr.trim()).to.match(/^cannot start: (ORDERS_TOKEN, SIGNING_SECRET|SIGNING_SECRET, ORDERS_TOKEN) are not set \(development values are refused when NODE_ENV=production\)$/);
   });
 
   it("refuses them too when NODE_ENV says production another way (Production, PRODUCTION, prod)", async () => {

@@ -74,8 +74,8 @@ describe("samples (the main sample app, in process)", () => {
       });
     const answers = await Promise.all([send(), send(), send()]);
     expect(answers.map((a) => a.status)).to.deep.equal([200, 200, 200]);
-    // ctx.logger binds eventId to the run's message id: the handler's own eventId field is kept under `fields`.
-    const mine = () => logs.filter((l) => (l.fields?.fields as { eventId?: string } | undefined)?.eventId === "evt-same-time");
+    // The sender's id as the handler logs it; ctx.logger adds the run's own eventId.
+    const mine = () => logs.filter((l) => l.fields?.deliveryId === "evt-same-time");
     await until(() => mine().length === 3);
     expect(mine().filter((l) => l.msg === "order processed")).to.have.length(1);
     expect(mine().filter((l) => l.msg === "duplicate delivery dropped")).to.have.length(2);

@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { CoreApp } from "../../src/app/core-app";
 import { createStore, DATA_DIR_ENV, defaultDataDir } from "../../src/store/create-store";
 import { EmbeddedStore } from "../../src/store/embedded/embedded-store";
 import { MemoryStore } from "../../src/store/memory/memory-store";
@@ -60,5 +61,22 @@ describe("createStore", () => {
     const given = new MemoryStore();
     expect(createStore(given, { appName: "a" })).to.equal(given);
     expect(() => createStore("redis" as "memory", { appName: "a" })).to.throw(TypeError, /unknown store/);
+  });
+
+  it("takes a string read from the environment without a cast, and refuses one that names no store when the app is built", () => {
+    const fromEnvironment: string | undefined = process.env.WEBHOOK_TASKS_TEST_UNSET_STORE;
+    expect(createStore(fromEnvironment ?? "memory", { appName: "a" })).to.be.instanceOf(MemoryStore);
+    expect(() => new CoreApp("env-store", { store: fromEnvironment ?? "memory" })).not.to.throw();
+    const misspelt: string = "embeded";
+    expect(() => new CoreApp("env-store", { store: misspelt })).to.throw(TypeError, 'unknown store "embeded" (did you mean "embedded"?): use "memory", "embedded", a postgres:// URL or a Store instance');
+    // A URL of another scheme is not printed past its scheme: it may hold a password.
+    const wrongScheme: string = "postgress://orders:hunter2@db.internal/hooks";
+    let message = "";
+    try {
+      new CoreApp("env-store", { store: wrongScheme });
+    } catch (error) {
+      message = String(error);
+    }
+    expect(message).to.include('unknown store "postgress://…" (the rest not shown: it may hold a password)').and.not.include("hunter2");
   });
 });

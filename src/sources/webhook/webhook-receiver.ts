@@ -273,6 +273,8 @@ export class WebhookReceiver implements RouteHandler {
     if ("timedOut" in outcome) return this.accepted(res, id);
     const error = outcome.error;
     if (this.options.reply === "result" && error instanceof WebhookError) {
+      // Metrics and refusal logs name the task's own code, as they do the framework's.
+      noteResponseCode(res, error.code);
       return sendResponse(res, new WebhookResponse({ status_code: error.status, body: error.body }));
     }
     sendError(res, 500, "task_failed", "the task failed; send the webhook again");
