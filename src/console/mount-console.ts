@@ -88,10 +88,10 @@ export function mountConsole(listeners: ListenerRegistry, options: ResolvedConso
   return new MountedConsole(listener, options.path, assets);
 }
 
-/** Whether a webhook path is one of the console's routes under `base`. */
 /** Paths the conflict error suggests, the first that no webhook path of the listener hides (and not the one refused). */
 const SUGGESTED_PATHS = ["/console", "/_console", "/webhook-console", "/admin/webhook-console"];
 
+/** Whether a webhook path is one of the console's routes under `base`. */
 function collides(path: string, base: string): boolean {
   let rest: string;
   if (base === "/") rest = path;

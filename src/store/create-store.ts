@@ -81,7 +81,8 @@ export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store
 export function checkStoreSpec(spec: StoreSpec): void {
   if (spec === "memory" || spec === "embedded" || isPostgresUrl(spec)) return;
   if (typeof spec === "object" && spec !== null && typeof spec.enqueue === "function") return;
-  const shown = typeof spec === "string" ? unknownStoreName(spec) : JSON.stringify(spec);
+  // An object is not printed either: options meant for new PostgresStore(...) hold a password.
+  const shown = typeof spec === "string" ? unknownStoreName(spec) : typeof spec === "object" && spec !== null ? "(an object that is not a Store, such as PostgresStore's options without new PostgresStore)" : String(spec);
   throw new TypeError(`unknown store ${shown}: use "memory", "embedded", a postgres:// URL or a Store instance`);
 }
 

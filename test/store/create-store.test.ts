@@ -78,5 +78,9 @@ describe("createStore", () => {
       message = String(error);
     }
     expect(message).to.include('unknown store "postgress://…" (the rest not shown: it may hold a password)').and.not.include("hunter2");
+    // Nor are options given where a store goes.
+    const options = { connectionString: "postgres://orders:hunter2@db.internal/hooks" } as unknown as Store;
+    expect(() => new CoreApp("env-store", { store: options })).to.throw(TypeError, "unknown store (an object that is not a Store");
+    expect(() => new CoreApp("env-store", { store: options })).to.not.throw(/hunter2/);
   });
 });
