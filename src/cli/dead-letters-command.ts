@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import type { DeadLetter, Store } from "../store/store";
 import { APP_OPTIONS, APP_USAGE, appRefOf, targetOf, type AppRef } from "./app-argument";
 import { openAppStore } from "./app-store";
@@ -6,6 +5,7 @@ import type { Output } from "./output";
 import { redactSecretHeaders } from "../util/redact-headers";
 import { clip, formatTable } from "./table";
 import { UsageError } from "./usage";
+import { parseCommandArgs } from "./command-args";
 
 type Action = "list" | "show" | "replay" | "purge";
 const ACTIONS: readonly Action[] = ["list", "show", "replay", "purge"];
@@ -37,16 +37,11 @@ export async function deadLettersCommand(args: readonly string[], output: Output
 }
 
 export function parseDeadLetterArgs(args: readonly string[]): DeadLetterRequest {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      ...APP_OPTIONS,
-      all: { type: "boolean" },
-      queue: { type: "string" },
-      json: { type: "boolean" },
-    },
-    allowPositionals: true,
-    strict: true,
+  const { values, positionals } = parseCommandArgs("dead-letters", args, {
+    ...APP_OPTIONS,
+    all: { type: "boolean" },
+    queue: { type: "string" },
+    json: { type: "boolean" },
   });
   const [action, ...rest] = positionals;
   if (action === undefined) throw new UsageError(`dead-letters needs an action: ${ACTIONS.join(", ")}`);

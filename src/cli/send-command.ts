@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { didYouMean } from "../util/did-you-mean";
 import { signRequest, SIGN_PRESETS, type SignPreset } from "../testing/sign-request";
 import { sendHttp, SendFailure, type SentAnswer } from "./http-send";
 import type { Output } from "./output";
 import { UsageError } from "./usage";
+import { parseCommandArgs } from "./command-args";
 
 /**
  * `send <url> [--preset p --secret-env VAR] (--file f | --data text) [--header k:v] [--method M]`:
@@ -12,18 +12,13 @@ import { UsageError } from "./usage";
  * Prints the answer (status line, headers, body); exit code 0 for a 2xx answer, 1 otherwise.
  */
 export async function sendCommand(args: readonly string[], output: Output): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      preset: { type: "string" },
-      "secret-env": { type: "string" },
-      file: { type: "string" },
-      data: { type: "string" },
-      header: { type: "string", multiple: true },
-      method: { type: "string" },
-    },
-    allowPositionals: true,
-    strict: true,
+  const { values, positionals } = parseCommandArgs("send", args, {
+    preset: { type: "string" },
+    "secret-env": { type: "string" },
+    file: { type: "string" },
+    data: { type: "string" },
+    header: { type: "string", multiple: true },
+    method: { type: "string" },
   });
   if (positionals.length !== 1) throw new UsageError("send takes one argument: the URL of the webhook");
   const url = parseUrl(positionals[0]);

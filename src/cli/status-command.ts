@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { parseCommandArgs } from "./command-args";
 import { APP_OPTIONS, APP_USAGE, appRefOf, targetOf } from "./app-argument";
 import { openAppStore, storeLocation } from "./app-store";
 import type { Output } from "./output";
@@ -21,7 +21,7 @@ export const STORE_EMPTY = "no queue holds a message or a dead letter: the store
  * the task consuming it and those feeding it.
  */
 export async function statusCommand(args: readonly string[], output: Output): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...args], options: { ...APP_OPTIONS, json: { type: "boolean" } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseCommandArgs("status", args, { ...APP_OPTIONS, json: { type: "boolean" } });
   const parsed = appRefOf(values, positionals, 0);
   if (parsed === undefined) throw new UsageError(`usage: status ${APP_USAGE} [--json]`);
   const target = await targetOf(parsed.app);
