@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { parseCommandArgs } from "./command-args";
 import type { CoreApp } from "../app/core-app";
 import { silentLogger } from "../util/logger";
 import { appOptionsOf } from "../config/app-options";
@@ -29,7 +29,7 @@ interface TaskSummary {
  * Problems go to stderr (through the thrown ConfigError); a summary goes to stdout.
  */
 export async function checkCommand(args: readonly string[], output: Output): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...args], options: { json: { type: "boolean" } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseCommandArgs("check", args, { json: { type: "boolean" } });
   if (positionals.length !== 1) throw new UsageError("check takes one argument: the worker YAML file");
   const file = positionals[0];
   const app = await loadApp(file, { logger: silentLogger });

@@ -1,11 +1,12 @@
-import { parseArgs } from "node:util";
 import type { DeadLetter, Store } from "../store/store";
 import { APP_OPTIONS, APP_USAGE, appRefOf, targetOf, type AppRef } from "./app-argument";
-import { openAppStore } from "./app-store";
+import { openAppStore, type TaskQueues } from "./app-store";
+import { queueHint } from "./name-hints";
 import type { Output } from "./output";
 import { redactSecretHeaders } from "../util/redact-headers";
 import { clip, formatTable } from "./table";
 import { UsageError } from "./usage";
+import { parseCommandArgs } from "./command-args";
 
 type Action = "list" | "show" | "replay" | "purge";
 const ACTIONS: readonly Action[] = ["list", "show", "replay", "purge"];
@@ -28,25 +29,21 @@ export interface DeadLetterRequest {
  */
 export async function deadLettersCommand(args: readonly string[], output: Output): Promise<number> {
   const request = parseDeadLetterArgs(args);
-  const store = await openAppStore(await targetOf(request.app));
+  const target = await targetOf(request.app);
+  const store = await openAppStore(target);
   try {
-    return await operate(store, request, output);
+    return await operate(store, request, output, target.tasks);
   } finally {
     await store.close();
   }
 }
 
 export function parseDeadLetterArgs(args: readonly string[]): DeadLetterRequest {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      ...APP_OPTIONS,
-      all: { type: "boolean" },
-      queue: { type: "string" },
-      json: { type: "boolean" },
-    },
-    allowPositionals: true,
-    strict: true,
+  const { values, positionals } = parseCommandArgs("dead-letters", args, {
+    ...APP_OPTIONS,
+    all: { type: "boolean" },
+    queue: { type: "string" },
+    json: { type: "boolean" },
   });
   const [action, ...rest] = positionals;
   if (action === undefined) throw new UsageError(`dead-letters needs an action: ${ACTIONS.join(", ")}`);
@@ -64,8 +61,8 @@ export function parseDeadLetterArgs(args: readonly string[]): DeadLetterRequest 
   return { action: action as Action, id, all, queue: values.queue, json: values.json === true, app: parsed.app };
 }
 
-/** Carries out a request on an open store; returns the exit code. */
-export async function operate(store: Store, request: DeadLetterRequest, output: Output): Promise<number> {
+/** Carries out a request on an open store; returns the exit code. `tasks`: the app's, when it is known (not with --store). */
+export async function operate(store: Store, request: DeadLetterRequest, output: Output, tasks?: readonly TaskQueues[]): Promise<number> {
   const letters = store.deadLetters;
   switch (request.action) {
     case "list": {
@@ -73,6 +70,7 @@ export async function operate(store: Store, request: DeadLetterRequest, output: 
       if (request.json) output.out(JSON.stringify(list.map(toJson), null, 2));
       else if (list.length === 0) output.out("no dead letters");
       else for (const line of listTable(list)) output.out(line);
+      if (list.length === 0) await hintQueue(store, request, tasks, output);
       return 0;
     }
     case "show": {
@@ -90,12 +88,14 @@ export async function operate(store: Store, request: DeadLetterRequest, output: 
         else if (!request.all) return notFound(id, output);
       }
       report(request, "replayed", replayed, output);
+      if (ids.length === 0) await hintQueue(store, request, tasks, output);
       return 0;
     }
     case "purge": {
       const purged = request.all ? await letters.purge(request.queue === undefined ? {} : { queue: request.queue }) : await letters.purge({ id: request.id as string });
       if (!request.all && purged === 0) return notFound(request.id as string, output);
       report(request, "purged", purged, output);
+      if (request.all && purged === 0) await hintQueue(store, request, tasks, output);
       return 0;
     }
   }
@@ -104,6 +104,13 @@ export async function operate(store: Store, request: DeadLetterRequest, output: 
 function report(request: DeadLetterRequest, verb: string, count: number, output: Output): void {
   if (request.json) output.out(JSON.stringify({ [verb]: count }));
   else output.out(`${verb} ${count} dead letter${count === 1 ? "" : "s"}${verb === "replayed" && count > 0 ? " (their tasks handle them when the app runs)" : ""}`);
+}
+
+/** When nothing matched: a --queue that names no queue known. On stderr, so that `--json` output stays one document. */
+async function hintQueue(store: Store, request: DeadLetterRequest, tasks: readonly TaskQueues[] | undefined, output: Output): Promise<void> {
+  if (request.queue === undefined) return;
+  const hint = await queueHint(store, request.queue, tasks);
+  if (hint !== undefined) output.err(hint);
 }
 
 function notFound(id: string, output: Output): number {

@@ -1,8 +1,8 @@
-import { parseArgs } from "node:util";
 import type { ReplayFilter } from "../app/events-api";
 import { EVENT_STATUSES, type EventStatus, type HistoryQuery } from "../store/history";
 import { decodeCursor, HistoryQueryError, MAX_LIST_LIMIT } from "../store/history-query";
 import { APP_OPTIONS, APP_USAGE, appRefOf, type AppRef } from "./app-argument";
+import { parseCommandArgs } from "./command-args";
 import { parseTimeFlag } from "./time-flag";
 import { UsageError } from "./usage";
 
@@ -50,7 +50,7 @@ type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]["type"] extend
  * Every flag value is checked here: a bad one is a UsageError naming it, before any store is opened.
  */
 export function parseEventsArgs(args: readonly string[], now: number = Date.now()): EventsRequest {
-  const { values, positionals } = parseArgs({ args: [...args], options: OPTIONS, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
+  const { values, positionals } = parseCommandArgs("events", args, OPTIONS) as { values: Values; positionals: string[] };
   const [action, ...rest] = positionals;
   if (action === undefined) throw new UsageError(`events needs an action: ${ACTIONS.join(", ")}`);
   if (!ACTIONS.includes(action as Action)) throw new UsageError(`unknown events action "${action}"; one of: ${ACTIONS.join(", ")}`);

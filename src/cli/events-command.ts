@@ -6,6 +6,7 @@ import type { Store } from "../store/store";
 import { targetOf } from "./app-argument";
 import { openAppStore, storeLocation, type AppStoreTarget, type TaskQueues } from "./app-store";
 import { parseEventsArgs, type EventsRequest } from "./events-args";
+import { taskHint } from "./name-hints";
 import { sourceHint } from "./source-hint";
 import { withFlows } from "./replay-flows";
 import { eventDetails, eventJson, eventsTable, summaryJson } from "./events-print";
@@ -65,7 +66,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
       const page = await history.list(request.query);
       if (request.json) output.out(JSON.stringify({ events: page.events.map(summaryJson), ...(page.next === undefined ? {} : { next: page.next }) }, null, 2));
       else for (const line of eventsTable(page)) output.out(line);
-      if (page.events.length === 0 && request.query.source !== undefined && request.query.cursor === undefined) await hintSource(history, request.query.source, output);
+      if (page.events.length === 0 && request.query.cursor === undefined) await hintNames(history, request.query, tasks, output);
       return 0;
     }
     case "show": {
@@ -107,7 +108,7 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
       else if (result.dryRun) output.out(`would replay ${plural(result.matched, "event")} (dry run: nothing queued)`);
       else if (result.matched === 0) output.out("no events match: nothing replayed");
       else output.out(`replayed ${result.queued} of ${plural(result.matched, "event")} (their tasks run them when the app runs)`);
-      if (result.matched === 0 && request.filter.source !== undefined) await hintSource(history, request.filter.source, output);
+      if (result.matched === 0) await hintNames(history, request.filter, tasks, output);
       return 0;
     }
   }
@@ -163,10 +164,10 @@ async function unroutedTarget(history: HistoryStore, event: HistoryEvent, task: 
   return { name: task, queue: known?.queue ?? delivery.queue, sharesEvents: false };
 }
 
-/** On stderr, so that `--json` output stays one document. */
-async function hintSource(history: HistoryStore, source: string, output: Output): Promise<void> {
-  const hint = await sourceHint(history, source);
-  if (hint !== undefined) output.err(hint);
+/** When nothing matched: a --source or --task that names nothing known. On stderr, so that `--json` output stays one document. */
+async function hintNames(history: HistoryStore, filter: { readonly source?: string; readonly task?: string }, tasks: readonly TaskQueues[] | undefined, output: Output): Promise<void> {
+  const hints = [filter.source === undefined ? undefined : await sourceHint(history, filter.source), filter.task === undefined ? undefined : await taskHint(history, filter.task, tasks)];
+  for (const hint of hints) if (hint !== undefined) output.err(hint);
 }
 
 function notFound(id: string, output: Output): number {

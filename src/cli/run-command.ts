@@ -1,10 +1,10 @@
-import { parseArgs } from "node:util";
 import type { CoreApp } from "../app/core-app";
 import type { LogLevel } from "../util/logger";
 import { loadApp } from "../config/load-app";
 import { LOG_LEVELS } from "../util/logger";
 import { WebhookSource } from "../sources/webhook/webhook-source";
 import { UsageError } from "./usage";
+import { parseCommandArgs } from "./command-args";
 
 /**
  * `run <worker.yaml>`: builds the app and starts it with `app.run()`, which stops it
@@ -13,12 +13,7 @@ import { UsageError } from "./usage";
  * "listening" line per webhook gives its full URL (useful with `port: 0`).
  */
 export async function runCommand(args: readonly string[]): Promise<CoreApp> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: { "log-level": { type: "string" } },
-    allowPositionals: true,
-    strict: true,
-  });
+  const { values, positionals } = parseCommandArgs("run", args, { "log-level": { type: "string" } });
   if (positionals.length !== 1) throw new UsageError("run takes one argument: the worker YAML file");
   const level = values["log-level"];
   if (level !== undefined && !LOG_LEVELS.includes(level as LogLevel)) {

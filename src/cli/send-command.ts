@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { didYouMean } from "../util/did-you-mean";
 import { signRequest, SIGN_PRESETS, type SignPreset } from "../testing/sign-request";
+import { sendHttp, SendFailure, type SentAnswer } from "./http-send";
 import type { Output } from "./output";
 import { UsageError } from "./usage";
+import { parseCommandArgs } from "./command-args";
 
 /**
  * `send <url> [--preset p --secret-env VAR] (--file f | --data text) [--header k:v] [--method M]`:
@@ -11,18 +12,13 @@ import { UsageError } from "./usage";
  * Prints the answer (status line, headers, body); exit code 0 for a 2xx answer, 1 otherwise.
  */
 export async function sendCommand(args: readonly string[], output: Output): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    options: {
-      preset: { type: "string" },
-      "secret-env": { type: "string" },
-      file: { type: "string" },
-      data: { type: "string" },
-      header: { type: "string", multiple: true },
-      method: { type: "string" },
-    },
-    allowPositionals: true,
-    strict: true,
+  const { values, positionals } = parseCommandArgs("send", args, {
+    preset: { type: "string" },
+    "secret-env": { type: "string" },
+    file: { type: "string" },
+    data: { type: "string" },
+    header: { type: "string", multiple: true },
+    method: { type: "string" },
   });
   if (positionals.length !== 1) throw new UsageError("send takes one argument: the URL of the webhook");
   const url = parseUrl(positionals[0]);
@@ -45,19 +41,23 @@ export async function sendCommand(args: readonly string[], output: Output): Prom
     headers[header.slice(0, colon).trim().toLowerCase()] = header.slice(colon + 1).trim();
   }
 
-  let response: Response;
+  const method = (values.method ?? "POST").toUpperCase();
+  if ((method === "GET" || method === "HEAD") && body.length > 0) throw new UsageError(`send: a ${method} request carries no body; drop --file/--data or give another --method`);
+  let answer: SentAnswer;
   try {
-    response = await fetch(url, { method: (values.method ?? "POST").toUpperCase(), headers, body: body.length > 0 ? body : undefined, redirect: "manual" });
+    answer = await sendHttp(url, method, headers, body);
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new Error(`send: cannot reach ${url.href}: ${cause?.code ?? cause?.message ?? (error as Error).message} (is the app running?)`);
+    if (error instanceof SendFailure) throw new Error(`send: cannot reach ${url.href}: ${error.reason} (is the app running?)`);
+    // node refuses a method or header it cannot send (a space in the method, a newline in a value).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ERR_INVALID_HTTP_TOKEN" || code === "ERR_INVALID_CHAR" || code === "ERR_HTTP_INVALID_HEADER_VALUE") throw new UsageError(`send: ${(error as Error).message}`);
+    throw error;
   }
-  output.out(`HTTP ${response.status} ${response.statusText}`);
-  for (const [name, value] of response.headers) output.out(`${name}: ${value}`);
+  output.out(`HTTP ${answer.status} ${answer.statusText}`);
+  for (const [name, value] of answer.headers) output.out(`${name}: ${value}`);
   output.out("");
-  const text = await response.text();
-  if (text.length > 0) output.out(text);
-  return response.ok ? 0 : 1;
+  if (answer.body.length > 0) output.out(answer.body);
+  return answer.status >= 200 && answer.status < 300 ? 0 : 1;
 }
 
 function parseUrl(text: string): URL {

@@ -1,4 +1,4 @@
-import { parseArgs } from "node:util";
+import { parseCommandArgs } from "./command-args";
 import { APP_OPTIONS, APP_USAGE, appRefOf, targetOf } from "./app-argument";
 import { openAppStore, storeLocation } from "./app-store";
 import type { Output } from "./output";
@@ -10,12 +10,18 @@ import { UsageError } from "./usage";
 export const CONSUMER_UNKNOWN = "CONSUMER ?: unknown with --store (no app is read); give the app (worker.yaml or --module) to see the tasks";
 
 /**
+ * With --store, queues are found by what they hold: neither engine keeps a list of queues, so an
+ * idle store's empty queues cannot be named (the app's own are listed when the app is given).
+ */
+export const STORE_EMPTY = "no queue holds a message or a dead letter: the store lists only those; give the app (worker.yaml or --module) to see its empty queues too";
+
+/**
  * `status <app> [--json]`: opens the store without consuming (the app may be running), prints
  * per queue its depth, oldest age, in flight and dead letters, and, when the app is known,
  * the task consuming it and those feeding it.
  */
 export async function statusCommand(args: readonly string[], output: Output): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...args], options: { ...APP_OPTIONS, json: { type: "boolean" } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseCommandArgs("status", args, { ...APP_OPTIONS, json: { type: "boolean" } });
   const parsed = appRefOf(values, positionals, 0);
   if (parsed === undefined) throw new UsageError(`usage: status ${APP_USAGE} [--json]`);
   const target = await targetOf(parsed.app);
@@ -42,7 +48,7 @@ export function statusTable(report: StatusReport): string[] {
 
 function queueTable(report: StatusReport): string[] {
   const known = report.tasks !== null;
-  if (report.queues.length === 0) return [known ? `app ${report.app}: no queues` : `store ${report.store.location}: no queues`];
+  if (report.queues.length === 0) return [known ? `app ${report.app}: no queues` : `${STORE_EMPTY} (${report.store.location})`];
   // Shown when some message waits for its time or for a limit: the usual table stays as it was.
   const flow = report.queues.some((q) => q.delayed > 0 || q.limited > 0);
   const grouped = report.queues.some((q) => q.collecting > 0);

@@ -34,7 +34,7 @@ export interface StatusReport {
   readonly app: string | null;
   /** The store read: its engine, and its directory or URL (without a password). */
   readonly store: { readonly engine: string; readonly location: string };
-  /** The app's queues first (in task order), then any other queue the store holds. */
+  /** The app's queues first (in task order), then any other queue holding a message or a dead letter (the store keeps no list of empty ones). */
   readonly queues: readonly QueueReport[];
   /** The app's tasks; null with `--store`. */
   readonly tasks: ReadonlyArray<{ readonly name: string; readonly queue: string; readonly emit: string | null }> | null;

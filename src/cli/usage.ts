@@ -12,7 +12,8 @@ Commands:
   run <worker.yaml>              Start the app the file describes; SIGINT/SIGTERM stop it
                                  gracefully. Logs JSON lines on stdout; the "started" line
                                  lists the listeners' URLs.
-      --log-level <level>        debug | info | warn | error | silent (overrides app.logLevel)
+      --log-level <level>        trace | debug | info | warn | error | fatal | silent
+                                 (overrides app.logLevel)
   check <worker.yaml>            Validate everything (schema, \${ENV} variables, handler
                                  modules and exports, routes) without listening; print a
                                  summary. Exit code 0 when the file is good, 1 otherwise.

@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
+import { LOG_LEVELS } from "../../src/util/logger";
 import { FIXTURES, outLines, useTempDir, worker } from "../config/yaml-helpers";
 import { until } from "../helpers/wait";
 import { RunningCli, runCli } from "./cli-process";
@@ -39,6 +40,25 @@ describe("CLI: usage", () => {
       const options = [...block.matchAll(/^ {6}(--[a-z-]+)/gm)].map((m) => m[1]);
       expect(options, block).to.deep.equal([...new Set(options)]);
     }
+  });
+
+  it("an unknown option is named, with the closest option and the command's options, not node's text about positionals", async () => {
+    const typo = await runCli(["send", "http://127.0.0.1:1/x", "--presett", "github"]);
+    expect(typo.code).to.equal(2);
+    expect(typo.stderr).to.equal(
+      'error: unknown option "--presett" for send (did you mean "--preset"?); its options: --preset, --secret-env, --file, --data, --header, --method, --help\n' +
+        "Run 'webhook-tasks --help' for usage.\n",
+    );
+    const inline = await runCli(["status", "--jsn=1", "--store", "/nowhere"]);
+    expect(inline.stderr).to.contain('error: unknown option "--jsn" for status (did you mean "--json"?); its options: --module, --store, --json, --help');
+    const far = await runCli(["run", "--verbose", WORKER]);
+    expect([far.code, far.stderr.split("\n")[0]]).to.deep.equal([2, 'error: unknown option "--verbose" for run; its options: --log-level, --help']);
+  });
+
+  it("--help lists every --log-level run accepts", async () => {
+    const { stdout } = await runCli(["--help"]);
+    const line = stdout.slice(stdout.indexOf("--log-level <level>"), stdout.indexOf("(overrides app.logLevel)"));
+    expect([...line.matchAll(/\b([a-z]+)\b(?= \||\s*$)/g)].map((m) => m[1])).to.deep.equal([...LOG_LEVELS]);
   });
 
   it("--version prints the package version", async () => {

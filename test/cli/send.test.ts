@@ -1,4 +1,6 @@
+import { createServer as createHttpServer, type IncomingHttpHeaders } from "node:http";
 import { createServer } from "node:net";
+import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { expect } from "chai";
 import { CoreApp, GitHubSignature, silentLogger, TwilioSignature, WebhookSource, type WebhookEvent } from "../../src/index";
@@ -80,6 +82,67 @@ describe("CLI: send", () => {
     const down = await runCli(["send", `http://127.0.0.1:${port}/hooks/github`, "--data", "{}"]);
     expect(down.code).to.equal(1);
     expect(down.stderr).to.contain(`error: send: cannot reach http://127.0.0.1:${port}/hooks/github: ECONNREFUSED (is the app running?)`);
+    expect(received.length).to.equal(before);
+  });
+
+  it("reaches an app on a port fetch() blocks (10080): the request is sent and answered", async function () {
+    // Browsers' and fetch()'s "bad ports": an app may listen there all the same.
+    const server = createHttpServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => res.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify({ got: body, method: req.method })));
+    });
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(10080, "127.0.0.1", () => resolve(true));
+    });
+    if (!bound) {
+      console.log("    (skipped: port 10080 is taken on this machine)");
+      this.skip();
+    }
+    try {
+      const result = await runCli(["send", "http://127.0.0.1:10080/hooks/github", "--data", '{"a":1}']);
+      expect(result.code, result.stderr).to.equal(0);
+      expect(result.stdout).to.match(/^HTTP 202 Accepted\n/);
+      expect(result.stdout).to.contain('{"got":"{\\"a\\":1}","method":"POST"}');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("sends the headers it always sent and prints the answer as before: redirects not followed, set-cookie one a line, a gzip body decoded", async () => {
+    let seen: IncomingHttpHeaders = {};
+    const server = createHttpServer((req, res) => {
+      seen = req.headers;
+      req.resume();
+      res.setHeader("set-cookie", ["a=1", "b=2"]);
+      res.setHeader("x-two", ["p", "q"]);
+      res.writeHead(302, "Found Elsewhere", { location: "/elsewhere", "content-encoding": "gzip" }).end(gzipSync("moved ✓"));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const result = await runCli(["send", `http://127.0.0.1:${port}/hooks/x`, "--data", "a=1", "--header", "X-Extra: yes", "--method", "put"]);
+      expect(result.code).to.equal(1);
+      const lines = result.stdout.split("\n");
+      expect(lines[0]).to.equal("HTTP 302 Found Elsewhere");
+      expect(lines).to.include.members(["location: /elsewhere", "set-cookie: a=1", "set-cookie: b=2", "x-two: p, q", "moved ✓"]);
+      const names = lines.slice(1, lines.indexOf("")).map((l) => l.slice(0, l.indexOf(":")));
+      expect(names).to.deep.equal([...names].sort());
+      expect(seen).to.include({ "content-type": "application/x-www-form-urlencoded", "content-length": "3", "x-extra": "yes", accept: "*/*", "user-agent": "node", "accept-encoding": "gzip, deflate" });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("refuses a body on GET or HEAD, and a method that is not a token (exit 2), sending nothing", async () => {
+    const before = received.length;
+    const get = await runCli(["send", github.url, "--method", "get", "--data", "{}"]);
+    expect(get.code).to.equal(2);
+    expect(get.stderr).to.contain("error: send: a GET request carries no body; drop --file/--data or give another --method");
+    const bad = await runCli(["send", github.url, "--method", "PO ST", "--data", "{}"]);
+    expect(bad.code, bad.stderr).to.equal(2);
+    expect(bad.stderr).to.match(/error: send: .*method/i);
     expect(received.length).to.equal(before);
   });
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import { CONSUMER_UNKNOWN, statusTable } from "../../src/cli/status-command";
+import { CONSUMER_UNKNOWN, STORE_EMPTY, statusTable } from "../../src/cli/status-command";
 import { statusReport } from "../../src/cli/status-report";
 import { MemoryStore } from "../../src/index";
 import { FIXTURES } from "../config/yaml-helpers";
@@ -55,6 +55,22 @@ describe("CLI: status", () => {
     expect(statusTable(paused).at(-1)).to.equal("paused: send (events are stored, none runs until resumed: app.resume(task) or the console)");
     // With --store (no app read), the pause is the store's: still named.
     expect((await statusReport(undefined, undefined, store, "memory")).paused).to.deep.equal(["send"]);
+    await store.close();
+  });
+
+  it("with --store, an idle store whose queues are all empty says that no queue holds anything, not that there are no queues", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    await store.enqueue("webhook:in", { id: "a", payload: {}, attempts: 0, enqueuedAt: Date.now() });
+    const [message] = await store.claim("webhook:in", 1);
+    await store.complete("webhook:in", message.id);
+    const idle = await statusReport(undefined, undefined, store, "/srv/data");
+    expect(idle.queues).to.deep.equal([]);
+    expect(statusTable(idle)).to.deep.equal([`${STORE_EMPTY} (/srv/data)`]);
+    expect(STORE_EMPTY).to.equal("no queue holds a message or a dead letter: the store lists only those; give the app (worker.yaml or --module) to see its empty queues too");
+    // With the app, its queues are listed, empty or not.
+    const known = await statusReport("demo", [{ name: "receive", queue: "webhook:in", emit: undefined }], store, "/srv/data");
+    expect(statusTable(known)[1]).to.match(/^webhook:in\s+0\s+0\s+0\s+-\s+0\s+receive\s+-$/);
     await store.close();
   });
 
