@@ -223,8 +223,12 @@ export class CoreApp {
     options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[]; batch: BatchOptions<SenderEvent<X, NoInfer<P>>> },
     handler: BatchCheckedHandler<SenderEvent<X, P>, H>,
   ): this;
-  task<E = WebhookEvent, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
+  task<E = WebhookEvent, R = unknown, S extends Source = Source, const H extends EmittableResult<R> = EmittableResult<R>>(
     options: TaskOptions<S, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
+    handler: BatchCheckedHandler<E, H>,
+  ): this;
+  task<E = unknown, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<string, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
     handler: BatchCheckedHandler<E, H>,
   ): this;
   task<T, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(options: TaskOptions<Queue<T>, R>, handler: ResultCheckedHandler<T, H>): this;
@@ -232,8 +236,13 @@ export class CoreApp {
     options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
     handler: ResultCheckedHandler<SenderEvent<X, P>, H>,
   ): this;
-  task<E = WebhookEvent, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
+  task<E = WebhookEvent, R = unknown, S extends Source = Source, const H extends EmittableResult<R> = EmittableResult<R>>(
     options: TaskOptions<S, R, NoInfer<E>>,
+    handler: ResultCheckedHandler<E, H>,
+  ): this;
+  /** A queue named by a plain string: its values are untyped (`unknown`) unless the handler says what it takes. */
+  task<E = unknown, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<string, R, NoInfer<E>>,
     handler: ResultCheckedHandler<E, H>,
   ): this;
   task(options: TaskOptions<TaskSource, unknown, never>, handler: (ctx: TaskContext<never>, event: never) => unknown): this {

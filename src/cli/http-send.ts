@@ -19,8 +19,8 @@ export class SendFailure extends Error {
   }
 }
 
-/** The headers fetch() added, which `send` always sent: the app sees the same request as before. */
-const DEFAULT_HEADERS: Readonly<Record<string, string>> = { accept: "*/*", "accept-language": "*", "sec-fetch-mode": "cors", "user-agent": "node", "accept-encoding": "gzip, deflate" };
+/** Headers every request carries unless `--header` gives its own (a browser's sec-fetch-* are not among them). */
+const DEFAULT_HEADERS: Readonly<Record<string, string>> = { accept: "*/*", "user-agent": "node", "accept-encoding": "gzip, deflate" };
 const CONNECT_TIMEOUT_MS = 10_000;
 const IDLE_TIMEOUT_MS = 300_000;
 

@@ -17,19 +17,19 @@ export interface TaskMethodMetadata {
   readonly options: TaskOptions<never>;
 }
 
-/** A method @Task accepts: `(ctx, event: E) => R`, async or not. */
-export type TaskMethod<E, R> = (ctx: TaskContext, event: E) => TaskResult<R> | Promise<TaskResult<R>>;
+/** A method @Task accepts: `(ctx, event: E) => R`, async or not; `C` types `ctx.batch`. */
+export type TaskMethod<E, R, C = never> = (ctx: TaskContext<C>, event: E) => TaskResult<R> | Promise<TaskResult<R>>;
 
 /**
  * What @Task returns: a method decorator that checks the method's type, `(ctx, event: E) =>
  * R`, where `E` comes from a typed Queue source and `R` from a typed Queue emit. It works as a
  * legacy decorator (`experimentalDecorators`) and as a standard one (TypeScript's default).
  */
-export interface TaskMethodDecorator<E, R> {
+export interface TaskMethodDecorator<E, R, C = never> {
   /** Legacy form, with `experimentalDecorators`. */
-  <M extends TaskMethod<E, R>>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<M>): void;
+  <M extends TaskMethod<E, R, C>>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<M>): void;
   /** Standard form. */
-  <This, M extends TaskMethod<E, R>>(value: M, context: ClassMethodDecoratorContext<This, M>): void;
+  <This, M extends TaskMethod<E, R, C>>(value: M, context: ClassMethodDecoratorContext<This, M>): void;
 }
 
 /**
@@ -42,11 +42,11 @@ export interface TaskMethodDecorator<E, R> {
  *
  * `E` types the event for `orderingKey`: `@Task<WebhookEvent<PushBody>>({ source, orderingKey: (e) => e.body.repo })`.
  */
-export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R> & { batch: BatchOptions<T> }): TaskMethodDecorator<T[], R>;
-export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R>): TaskMethodDecorator<T, R>;
+export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R> & { batch: BatchOptions<T> }): TaskMethodDecorator<T[], R, T>;
+export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R>): TaskMethodDecorator<T, R, T>;
 export function Task<X extends TypedSender, P extends string, R = unknown>(
   options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
-): TaskMethodDecorator<SenderEvent<X, P>, R>;
+): TaskMethodDecorator<SenderEvent<X, P>, R, SenderEvent<X, P>>;
 export function Task<E = WebhookEvent, R = unknown, S extends Source | string = Source | string>(options: TaskOptions<S, R, E>): TaskMethodDecorator<never, R>;
 export function Task(options: TaskOptions<TaskSource, unknown, never>): TaskMethodDecorator<never, unknown> {
   const decorator = (...args: unknown[]): void => {

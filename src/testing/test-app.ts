@@ -86,7 +86,11 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
   const timeoutMs = options.timeoutMs ?? 5_000;
   const store = createStore(options.store ?? "memory", { appName: app.name });
   const watcher = new RunWatcher();
-  app.configureForTest({ store: watcher.wrap(store), freePorts: true });
+  try {
+    app.configureForTest({ store: watcher.wrap(store), freePorts: true });
+  } catch {
+    throw new Error(`testApp: app "${app.name}" was started already (by an earlier testApp or app.start()); an app starts once, so build a fresh app for each test`);
+  }
   const unobserve = app.onOutcome((id, outcome) => watcher.settled(id, outcome));
   await app.start();
   // One request per queue at a time: the message a request adds is then the one after the count taken before it.
@@ -103,6 +107,17 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
     return tasks;
   };
   const noRun = { event: undefined, result: undefined, emitted: undefined, error: undefined };
+  /** The run of event `id` by `task`; past the timeout, a paused task is named as the reason. */
+  const runOf = async <E>(task: string | undefined, id: string): Promise<Pick<TestRun<E>, "event" | "result" | "emitted" | "error">> => {
+    try {
+      return await watcher.run<E>(id, timeoutMs);
+    } catch (error) {
+      if (task !== undefined && error instanceof RunTimeout && (await app.paused()).includes(task)) {
+        throw new RunTimeout(`testApp: task "${task}" is paused, so it did not run event ${id} within ${timeoutMs} ms; app.resume("${task}") lets it run`);
+      }
+      throw error;
+    }
+  };
 
   const deliver = async <B>(source: WebhookSource, init: SendInit, method: string): Promise<TestDelivery<WebhookEvent<B>>> => {
     if (!(source instanceof WebhookSource)) throw new TypeError(`testApp.${method}: the first argument must be a WebhookSource of the app`);
@@ -124,7 +139,7 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
         for (const [i, task] of tasks.entries()) {
           const id = watcher.idAfter(task.queue, before[i]);
           // Defined, not assigned: a task named "__proto__" is a run too, not the object's prototype.
-          if (id !== undefined) Object.defineProperty(runs, task.name, { value: { ...answer, ...(await watcher.run<WebhookEvent<B>>(id, timeoutMs)) }, enumerable: true, writable: true, configurable: true });
+          if (id !== undefined) Object.defineProperty(runs, task.name, { value: { ...answer, ...(await runOf<WebhookEvent<B>>(task.name, id)) }, enumerable: true, writable: true, configurable: true });
         }
         return { ...answer, runs };
     });
@@ -157,7 +172,8 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
         const copies = app.copiesFor(queue, { id, payload, attempts: 0, enqueuedAt: Date.now() });
         if (copies.length === 0) return { status: 0, headers: {}, body: undefined, ...noRun };
         await app.store.enqueueAll(copies, { internal: true });
-        return { status: 0, headers: {}, body: undefined, ...(await watcher.run<T>(copies[0].message.id, timeoutMs)) };
+        const task = app.tasks.find((t) => t.queue === copies[0].queue)?.name;
+        return { status: 0, headers: {}, body: undefined, ...(await runOf<T>(task, copies[0].message.id)) };
       });
     },
 
@@ -247,7 +263,7 @@ class RunWatcher {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve, reject) => {
         entry.waiters.push(resolve);
-        timer = setTimeout(() => reject(new Error(`testApp: the task did not finish event ${id} within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(() => reject(new RunTimeout(`testApp: the task did not finish event ${id} within ${timeoutMs} ms`)), timeoutMs);
       }).finally(() => clearTimeout(timer));
     }
     const outcome = entry.outcome!;
@@ -273,4 +289,9 @@ function parseAnswer(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/** A run that did not finish within the test app's timeout. */
+class RunTimeout extends Error {
+  override name = "RunTimeout";
 }

@@ -79,6 +79,28 @@ describe("testing: testApp runs a request through the whole pipeline", () => {
     }
   });
 
+  it("names a paused task as the reason a run did not come, and a second start of one app as a fresh app's job", async () => {
+    const { app, hook, totals } = ordersApp();
+    const t = await testApp(app, { timeoutMs: 300 });
+    try {
+      const totalsTask = app.tasks.find((task) => task.input === "totals")!.name;
+      await app.pause(totalsTask);
+      let error: unknown;
+      await t.push(totals, { order: "o-4", total: 1 }).catch((e: unknown) => (error = e));
+      expect(String(error)).to.contain(`testApp: task "${totalsTask}" is paused, so it did not run event`).and.contain(`app.resume("${totalsTask}") lets it run`);
+      const hookTask = app.tasks.find((task) => task.source === hook)!.name;
+      await app.pause(hookTask);
+      error = undefined;
+      await t.send(hook, { body: { id: "o-5", lines: [1] }, headers: { authorization: "Bearer tok" } }).catch((e: unknown) => (error = e));
+      expect(String(error)).to.contain(`testApp: task "${hookTask}" is paused`);
+      error = undefined;
+      await testApp(app).catch((e: unknown) => (error = e));
+      expect(String(error)).to.contain('testApp: app "kit-orders" was started already (by an earlier testApp or app.start()); an app starts once, so build a fresh app for each test');
+    } finally {
+      await t.stop();
+    }
+  });
+
   it("push() hands the task what an emitting task would: the stored form, with the task's ordering key computed", async () => {
     const app = new CoreApp("kit-push-form", { logger: silentLogger });
     const items = new Queue<{ key: string; tags: Map<string, number> }>("items");

@@ -50,3 +50,32 @@ export class Handlers {
     return event.price;
   }
 }
+
+// @Task with a debounce: ctx may be typed by the queue, and ctx.batch then holds its values.
+export class DebouncedHandlers {
+  @Task({ source: changes, debounce: { periodMs: 500, key: (c) => c.product } })
+  async latest(ctx: TaskContext<Change>, latest: Change): Promise<number> {
+    const first: Change | undefined = ctx.batch[0];
+    return (first?.price ?? 0) + latest.price;
+  }
+
+  // @ts-expect-error ctx.batch holds Changes, not numbers
+  @Task({ source: changes, debounce: { periodMs: 500, key: (c) => c.product } })
+  async wrongContext(ctx: TaskContext<number>, latest: Change): Promise<number> {
+    return latest.price + ctx.batch.length;
+  }
+
+  // A batched method's ctx holds the batch's values.
+  @Task({ source: changes, batch: { maxSize: 10, maxWaitMs: 100 } })
+  async batchContext(ctx: TaskContext<Change>, events: Change[]): Promise<number> {
+    return ctx.batch.length + events.length;
+  }
+}
+
+// A queue named by a plain string has untyped values: the handler says what it takes.
+app.task({ source: "totals" }, async (ctx, value) => {
+  // @ts-expect-error a plain string's queue gives `unknown`, not a webhook event
+  value.headers;
+  return undefined;
+});
+app.task({ source: "totals" }, async (ctx, value: { total: number }) => value.total);
