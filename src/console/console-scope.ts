@@ -17,6 +17,7 @@ import { crossSiteReason } from "./same-origin";
 import { safeNext } from "./safe-next";
 import { setSecurityHeaders } from "./security-headers";
 import { SignInThrottle } from "./sign-in-throttle";
+import { StoreRefusedError } from "../store/store-errors";
 
 /** A route's work, once the request is known to be allowed. */
 export type GuardedHandler = (req: Request, res: Response, principal: Principal) => Promise<void> | void;
@@ -105,6 +106,8 @@ export class ConsoleScope {
       } catch (error) {
         if (res.headersSent) return next(error);
         this.logger.error({ error: errorMessage(error), path: req.originalUrl }, "console: page failed");
+        // A store that cannot be reached now (a database down) is the server's passing state: 503, as the webhooks get.
+        if (error instanceof StoreRefusedError) return this.send(res, 503, messagePage(this.context(principal), "Unavailable", `The console cannot read the store now: ${errorMessage(error)}`));
         this.send(res, 500, messagePage(this.context(principal), "Something failed", `The console could not answer: ${errorMessage(error)}`));
       }
     };

@@ -1,4 +1,5 @@
 import pino from "pino";
+import { hostname } from "node:os";
 
 /** pino's level names, plus "silent". */
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
@@ -69,7 +70,8 @@ const CORE_KEYS = ["level", "time", "msg", "pid", "hostname"];
 export function createDefaultLogger(level: LogLevel = "info", base: LogFields = {}, destination?: pino.DestinationStream): Logger {
   const options: pino.LoggerOptions = {
     level,
-    base,
+    // pino's own base (pid, hostname) is replaced by a given one: kept, so replicas' lines tell apart.
+    base: { pid: process.pid, hostname: hostname(), ...base },
     redact: { paths: [...REDACT_PATHS], censor: "[redacted]" },
     serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
     formatters: { log: (fields) => shelterReserved(fields, CORE_KEYS) },

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { hostname } from "node:os";
 import { Agent } from "node:http";
 import { createDefaultLogger, GitHubSignature, type LogLevel } from "../../src/index";
 import { useApps, webhook } from "../helpers/app";
@@ -34,8 +35,24 @@ describe("logs (pino)", () => {
     const [line] = refusals;
     // Labelled with the source (its path without "/"), not with a task: a source may feed several.
     expect(line).to.include({ level: WARN, source: "gh", status: 401, code: ((await reply.json()) as { error: string }).error, client: "127.0.0.1", requestId: "req-42", method: "POST", path: "/gh", app: "logs-app" });
+    // pino's own keys are kept beside the app's: replicas writing to one stream tell apart.
+    expect(line).to.include({ pid: process.pid, hostname: hostname() });
     const all = JSON.stringify(lines);
     for (const secret of [SECRET, signature, "Bearer abc"]) expect(all).not.to.include(secret);
+  });
+
+  it("a receiver's error line names its task once (the logger is the task's)", async () => {
+    const texts: string[] = [];
+    const app = newApp("logs-app", { logger: createDefaultLogger("info", { app: "logs-app" }, { write: (text: string) => void texts.push(text) }) });
+    const source = webhook({ path: "/keyed" });
+    app.task({ source, name: "keyed", orderingKey: () => { throw new Error("no key here"); } }, () => undefined);
+    await app.start();
+    expect((await fetch(source.url, { method: "POST", body: "{}", headers: { "content-type": "application/json" } })).status).to.equal(500);
+    await until(() => texts.some((t) => t.includes("cannot compute the event's ordering key")));
+    const text = texts.find((t) => t.includes("cannot compute the event's ordering key"))!;
+    // JSON.parse keeps the last of two equal keys: the text itself must hold one.
+    expect(text.match(/"task":/g), text).to.have.length(1);
+    expect(JSON.parse(text)).to.include({ task: "keyed" }).and.have.property("error").that.includes("no key here");
   });
 
   it("404 and 405 are logged at info with the listener's origin and no source; 503 too", async () => {

@@ -170,7 +170,7 @@ export class WebhookReceiver implements RouteHandler {
 
   /** The task's ordering key function failed: nothing is stored, and the sender is told to send again. */
   private keyFailed(res: ServerResponse, id: string, error: OrderingKeyError): void {
-    this.logger.error({ task: this.taskName, eventId: id, error: error.message }, "cannot compute the event's ordering key: answered 500, nothing stored");
+    this.logger.error({ eventId: id, error: error.message }, "cannot compute the event's ordering key: answered 500, nothing stored");
     sendError(res, 500, "ordering_key_failed", "the event's ordering key could not be computed; send the webhook again");
   }
 
@@ -185,7 +185,7 @@ export class WebhookReceiver implements RouteHandler {
       const late = this.inbox.admit();
       if (late !== undefined) return refuse(res, late);
       this.inbox.accept(routed).catch((error: unknown) => {
-        this.logger.error({ task: this.taskName, eventId: message.id, error: errorMessage(error) }, "event acknowledged as received was not stored");
+        this.logger.error({ eventId: message.id, error: errorMessage(error) }, "event acknowledged as received was not stored");
       });
       return this.accepted(res, message.id);
     }
@@ -221,7 +221,7 @@ export class WebhookReceiver implements RouteHandler {
         const logged = refusal.code === "store_unavailable" ? this.storeFailures.pass() : undefined;
         if (logged) {
           const suppressed = logged.suppressed > 0 ? { suppressed: logged.suppressed } : {};
-          this.logger.error({ task: this.taskName, eventId: message.id, error: storeFailureDetail(error), ...suppressed }, "cannot store an event: answered 503");
+          this.logger.error({ eventId: message.id, error: storeFailureDetail(error), ...suppressed }, "cannot store an event: answered 503");
         }
         refuse(res, refusal);
       },
@@ -260,7 +260,7 @@ export class WebhookReceiver implements RouteHandler {
     try {
       this.answerWith(res, id, outcome);
     } catch (error) {
-      this.logger.error({ task: this.taskName, eventId: id, error: errorMessage(error) }, "the task's result cannot be sent as the HTTP answer");
+      this.logger.error({ eventId: id, error: errorMessage(error) }, "the task's result cannot be sent as the HTTP answer");
       sendError(res, 500, "internal_error", "the task's result could not be sent");
     }
   }
@@ -294,7 +294,7 @@ export class WebhookReceiver implements RouteHandler {
       res.setHeader("connection", "close");
       return sendError(res, error.status, error.code, error.message);
     }
-    this.logger.error({ task: this.taskName, error: errorMessage(error) }, "webhook request failed");
+    this.logger.error({ error: errorMessage(error) }, "webhook request failed");
     sendError(res, 500, "internal_error", "internal server error");
   }
 
