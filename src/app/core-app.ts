@@ -3,6 +3,7 @@ import { ListenerRegistry } from "../http/listener-registry";
 import type { ListenerTimeouts } from "../http/listener";
 import { compileTrust, type TrustProxy } from "../http/trust-proxy";
 import { checkStoreSpec, createStore, storeFromEnv, type StoreSpec } from "../store/create-store";
+import { StoreRefusedError, storeFailureDetail } from "../store/store-errors";
 import type { DeadLetterStore, EmitRecord, QueuedMessage, StateStore, Store } from "../store/store";
 import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "../util/logger";
 import { OutcomeRegistry } from "./outcome-registry";
@@ -446,6 +447,8 @@ export class CoreApp {
       this.storeInstance = undefined;
       await store.close().catch(() => undefined);
       this.appState = "stopped";
+      // "The store cannot reach its database" says nothing of where or why: the driver's cause does.
+      if (error instanceof StoreRefusedError && error.cause !== undefined) throw new Error(`${error.message} (${storeFailureDetail(error)})`, { cause: error });
       throw error;
     }
     for (const runner of this.runners) runner.start();

@@ -171,7 +171,7 @@ async function hintNames(history: HistoryStore, filter: { readonly source?: stri
 }
 
 function notFound(id: string, output: Output): number {
-  output.err(`error: no event with id ${id} in the history (it may have been pruned, or never accepted)`);
+  output.err(`error: no event with id ${id} in the history (it may have been pruned, lost in a crash before its note was written, or never accepted)`);
   return 1;
 }
 

@@ -53,7 +53,7 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
   try {
     app = new CoreApp(config.name, { ...appOptionsOf(config), ...overrides });
   } catch (error) {
-    issues.add(config.app.name === undefined ? [] : ["app", "name"], messageOf(error));
+    issues.add(constructorIssueAt(messageOf(error), config.app.name !== undefined), messageOf(error));
   }
   const sources = new Map<string, WebhookSource>();
   for (const [name, resource] of config.resources) {
@@ -129,4 +129,12 @@ function compiledFilter(spec: unknown): ((event: unknown) => boolean) | undefine
   const predicate = filterPredicate(node);
   // validateConfig allows filters on webhook tasks only: the event is a WebhookEvent.
   return (event) => predicate(event as WebhookEvent);
+}
+
+/** The key an error of new CoreApp is about: its name, its store, its console, or none (the environment's log level). */
+function constructorIssueAt(message: string, named: boolean): string[] {
+  if (message.startsWith("CoreApp: name")) return named ? ["app", "name"] : [];
+  if (message.startsWith("unknown store")) return ["app", "store"];
+  if (message.startsWith("console.")) return ["app", "console"];
+  return [];
 }

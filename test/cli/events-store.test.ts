@@ -200,9 +200,9 @@ for (const engine of [embedded(), postgres()]) {
 
       const unknown = await runCli(["events", "replay", "no-such-event", "--store", where], NO_SECRET);
       expect(unknown.code).to.equal(1);
-      expect(unknown.stderr).to.equal("error: no event with id no-such-event in the history (it may have been pruned, or never accepted)\n");
+      expect(unknown.stderr).to.equal("error: no event with id no-such-event in the history (it may have been pruned, lost in a crash before its note was written, or never accepted)\n");
       const shownUnknown = await runCli(["events", "show", "no-such-event", "--store", where], NO_SECRET);
-      expect([shownUnknown.code, shownUnknown.stderr]).to.deep.equal([1, "error: no event with id no-such-event in the history (it may have been pruned, or never accepted)\n"]);
+      expect([shownUnknown.code, shownUnknown.stderr]).to.deep.equal([1, "error: no event with id no-such-event in the history (it may have been pruned, lost in a crash before its note was written, or never accepted)\n"]);
       const wrongTask = await runCli(["events", "replay", dead, "--task", "archive", "--store", where], NO_SECRET);
       expect(wrongTask.code).to.equal(1);
       expect(wrongTask.stderr).to.match(new RegExp(`^error: cannot replay event "${dead}" to task "archive": it was not handed to that task \\(its tasks: (ship, audit|audit, ship)\\)\\n$`));

@@ -10,6 +10,22 @@ describe("YAML: app.console", () => {
   const file = (consoleBlock: string) => tmp.write("app.yaml", worker(hook, task, `app: {store: memory, console: ${consoleBlock}}`));
   const env = { CONSOLE_TOKEN: "token-from-the-environment-0123", CONSOLE_PASSWORD: "password-from-env", EMPTY: "" };
 
+  it("a bad log level in the environment is placed at no key of the file (not at app.name)", async () => {
+    const named = tmp.write("named.yaml", worker(hook, task, "app: {name: named, store: memory, console: true}"));
+    const saved = process.env.WEBHOOK_TASKS_LOG_LEVEL;
+    process.env.WEBHOOK_TASKS_LOG_LEVEL = "verbose";
+    try {
+      const level = await configIssues(loadApp(named, {}, { env }));
+      const issue = level.find((i) => i.message.startsWith("WEBHOOK_TASKS_LOG_LEVEL"));
+      expect(issue, JSON.stringify(level)).to.not.equal(undefined);
+      expect(issue!.path).to.equal("");
+      expect(issue!.line).to.equal(undefined);
+    } finally {
+      if (saved === undefined) delete process.env.WEBHOOK_TASKS_LOG_LEVEL;
+      else process.env.WEBHOOK_TASKS_LOG_LEVEL = saved;
+    }
+  });
+
   it("reads true, a mapping, and secrets from the environment", async () => {
     expect(appOptionsOf(await loadConfig(file("true"))).console).to.deep.equal({});
     expect(appOptionsOf(await loadConfig(file("false"))).console).to.equal(undefined);

@@ -16,7 +16,7 @@ export function filterForm(action: string, text: FilterText, sources: readonly s
     ${select("status", "Status", EVENT_STATUSES)}
     <label>Since<input name="since" value="${text.since ?? ""}" placeholder="1h, 2026-11-25T18:00Z" size="14"></label>
     <label>Until<input name="until" value="${text.until ?? ""}" placeholder="10m, 2026-11-25" size="14"></label>
-    <label class="wide">Search<input name="search" type="search" value="${text.search ?? ""}" placeholder="event id, header value, or body.path=value"></label>
+    <label class="wide">Search<input name="search" type="search" value="${text.search ?? ""}" placeholder="event id, header value, or field.path=value in the body"></label>
     ${paged ? html`<label>Per page<input name="limit" value="${text.limit ?? ""}" placeholder="50" size="4" inputmode="numeric"></label>` : ""}
     <button type="submit">Filter</button>
   </form>`;

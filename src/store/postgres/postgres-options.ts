@@ -133,9 +133,9 @@ export function postgresOptionsFromUrl(url: PostgresUrl): { connectionString: st
   try {
     parsed = new URL(url);
   } catch {
-    throw invalidUrl("PostgreSQL URL");
+    throw invalidUrl("PostgreSQL URL", url);
   }
-  if (credentialsMisread(url)) throw invalidUrl("PostgreSQL URL");
+  if (credentialsMisread(url)) throw invalidUrl("PostgreSQL URL", url);
   const schema = parsed.searchParams.get("schema");
   if (schema === null) return { connectionString: url };
   parsed.searchParams.delete("schema");
@@ -177,7 +177,7 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): ResolvedP
     throw new TypeError(`${where}: connectionString must start with postgres:// or postgresql://`);
   }
   // The driver would fail each connection with it, which looks like a database that is down.
-  if (connectionString !== undefined && (!URL.canParse(connectionString) || credentialsMisread(connectionString))) throw invalidUrl(`${where}: connectionString`);
+  if (connectionString !== undefined && (!URL.canParse(connectionString) || credentialsMisread(connectionString))) throw invalidUrl(`${where}: connectionString`, connectionString);
   const schema = options.schema ?? DEFAULTS.schema;
   if (typeof schema !== "string" || !SCHEMA_NAME.test(schema)) {
     throw new TypeError(`${where}: schema must be 1-63 lower-case letters, digits or _, not starting with a digit, got ${JSON.stringify(schema)}`);
@@ -219,7 +219,22 @@ function historyWriterTuning(tuning: HistoryWriterTuning | undefined): HistoryWr
   return tuning;
 }
 
-/** An unreadable URL is not shown: where it breaks is unknown, so any part of it may be the password. */
-function invalidUrl(what: string): TypeError {
-  return new TypeError(`${what} is not a valid URL (characters such as @ / # ? in the user or password must be percent-encoded: %40 %2F %23 %3F); it is not shown, since it may hold the password`);
+/**
+ * An unreadable URL is not shown: where it breaks is unknown, so any part of it may be the
+ * password. Only a bad port is named, with its host, when both come after an "@" (past any
+ * password).
+ */
+function invalidUrl(what: string, url: string): TypeError {
+  const port = badPort(url);
+  if (port !== undefined) return new TypeError(`${what} is not a valid URL: the port of ${port.host} is ${port.port}, not a number from 0 to 65535; the rest is not shown, since it may hold the password`);
+  return new TypeError(`${what} is not a valid URL (characters such as @ / # ? in the user or password must be percent-encoded: %40 %2F %23 %3F; a port is a number from 0 to 65535); it is not shown, since it may hold the password`);
+}
+
+/** The host and port after the last "@" of a URL whose port is out of range ("host:99999"), if that is what is wrong. */
+function badPort(url: string): { host: string; port: string } | undefined {
+  const at = url.lastIndexOf("@");
+  if (at < 0) return undefined;
+  const host = url.slice(at + 1).split(/[/?#]/)[0];
+  const match = /^(\[[^\]]*\]|[^:[\]]+):(\d+)$/.exec(host);
+  return match !== null && Number(match[2]) > 65535 ? { host: match[1], port: match[2] } : undefined;
 }

@@ -156,5 +156,9 @@ describe("Choosing the PostgreSQL store", function () {
     expect(result.code).to.equal(1);
     expect(result.stderr).to.match(/cannot open its postgres store: .*ECONNREFUSED/);
     expect(Date.now() - started).to.be.lessThan(10_000);
+    // `run` says why too: the driver's cause, with the address.
+    const run = await runCli(["run", yaml], { PORT: "0" });
+    expect(run.code).to.equal(1);
+    expect(run.stderr.trim()).to.equal("error: the store cannot reach its database right now (connect ECONNREFUSED 127.0.0.1:1)");
   });
 });

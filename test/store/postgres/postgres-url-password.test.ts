@@ -33,6 +33,21 @@ describe("PostgreSQL: a password with an unencoded # / ?", function () {
     });
   }
 
+  it("a port out of range is named with its host, past the password; without an @ nothing is shown", () => {
+    expect(() => new PostgresStore({ connectionString: "postgres://app:hunter@db.internal:99999/hooks" })).to.throw(
+      TypeError,
+      "PostgresStore: connectionString is not a valid URL: the port of db.internal is 99999, not a number from 0 to 65535; the rest is not shown",
+    );
+    // No "@": the number may be a password that lost its host, so it is not shown.
+    let message = "";
+    try {
+      new PostgresStore({ connectionString: "postgres://app:738291/hooks" });
+    } catch (error) {
+      message = String(error);
+    }
+    expect(message).to.contain("a port is a number from 0 to 65535").and.not.contain("738291");
+  });
+
   it("a well-formed URL with an @ in its query still checks out", async () => {
     const run = await runCli(["check", yaml()], { DATABASE_URL: "postgres://app:hunter@db.internal/hooks?application_name=me@there" });
     expect(run.code, run.stderr).to.equal(0);
