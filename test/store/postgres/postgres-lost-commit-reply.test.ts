@@ -9,9 +9,11 @@ import { PostgresFixture } from "./postgres-fixture";
 
 /**
  * A TCP proxy to the test server that, once armed, lets the next INSERT of new messages
- * through and then cuts the connection without passing the server's reply: the commit happens,
- * its answer is lost.
+ * through and cuts the connection once the server has answered it, without passing the answer:
+ * the commit happened (however long the server took), its answer is lost.
  */
+const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5]);
+
 class ReplyCutter {
   readonly server: Server;
   private armedFor: string | undefined;
@@ -39,7 +41,13 @@ class ReplyCutter {
     const upstream = createConnection(Number(this.target.port || 5432), this.target.hostname);
     let replies = true;
     upstream.on("data", (chunk) => {
-      if (replies) client.write(chunk);
+      if (replies) return void client.write(chunk);
+      // The server is ready for the next statement (ReadyForQuery, 'Z' of length 5): the
+      // statement committed. Its reply is dropped and the connection breaks.
+      if (chunk.includes(READY_FOR_QUERY)) {
+        client.destroy();
+        upstream.destroy();
+      }
     });
     client.on("data", (chunk) => {
       upstream.write(chunk);
@@ -47,11 +55,6 @@ class ReplyCutter {
         this.armedFor = undefined;
         this.cuts++;
         replies = false;
-        // Time for the server to run and commit it; then the connection breaks.
-        setTimeout(() => {
-          client.destroy();
-          upstream.destroy();
-        }, 300);
       }
     });
     const end = () => {
