@@ -527,7 +527,8 @@ export class CoreApp {
     const onSignal = (signal: NodeJS.Signals) => {
       if (signalled) {
         this.logger.warn(`second ${signal}: exiting without waiting`);
-        process.exit(130);
+        // 128 + the signal's number, as a shell reports a process the signal ended: 130 for SIGINT, 143 for SIGTERM.
+        process.exit(signal === "SIGTERM" ? 143 : 130);
       }
       signalled = true;
       this.shuttingDown = true;

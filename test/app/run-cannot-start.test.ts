@@ -48,3 +48,21 @@ describe("app.run() when the app cannot start", () => {
     expect(result.stderr).to.equal("cannot start: cannot listen on 192.0.2.1:0: no such local address\n");
   });
 });
+
+describe("app.run() and a second signal", () => {
+  for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+    it(`a second ${signal} during the graceful stop exits at once with ${code}, as a shell counts a process ${signal} ended`, async function () {
+      this.timeout(20_000);
+      // A long drain before the stop: only the second signal can end it soon.
+      const child = spawn(process.execPath, [RUN_APP], { env: { ...process.env, PORT: "0", SHUTDOWN_DELAY_MS: "30000" }, stdio: ["ignore", "pipe", "inherit"] });
+      await once(child.stdout, "data");
+      child.kill(signal);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const started = Date.now();
+      child.kill(signal);
+      const [exitCode] = (await once(child, "close")) as [number | null];
+      expect(exitCode).to.equal(code);
+      expect(Date.now() - started).to.be.lessThan(5_000);
+    });
+  }
+});
