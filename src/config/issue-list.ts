@@ -10,10 +10,22 @@ export type LineLookup = (segments: readonly KeySegment[]) => number | undefined
  */
 export class IssueList {
   readonly items: ConfigIssue[] = [];
+  /** Values whose ${VARIABLE} could not be substituted: what a later check says of them follows from that, and is left out. */
+  private readonly unsubstituted = new Set<string>();
 
   constructor(private readonly lineOf: LineLookup = () => undefined) {}
 
+  /** A value whose ${VARIABLE} could not be substituted: its issue, and no other at its path. */
+  addUnsubstituted(segments: readonly KeySegment[], message: string): void {
+    this.unsubstituted.add(formatKeyPath(segments));
+    this.record(segments, message);
+  }
+
   add(segments: readonly KeySegment[], message: string): void {
+    if (!this.unsubstituted.has(formatKeyPath(segments))) this.record(segments, message);
+  }
+
+  private record(segments: readonly KeySegment[], message: string): void {
     let line: number | undefined;
     for (let n = segments.length; n >= 0 && line === undefined; n--) line = this.lineOf(segments.slice(0, n));
     this.items.push({ path: formatKeyPath(segments), message, ...(line === undefined ? {} : { line }) });

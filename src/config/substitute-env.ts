@@ -57,7 +57,7 @@ function visit(node: unknown, path: KeySegment[], env: Environment, issues: Issu
   } else if (isSeq(node)) {
     node.items.forEach((item, index) => visit(item, [...path, index], env, issues));
   } else if (isScalar(node) && typeof node.value === "string") {
-    const expanded = expandString(node.value, env, (message) => issues.add(path, message));
+    const expanded = expandString(node.value, env, (message) => issues.addUnsubstituted(path, message));
     if (expanded !== undefined) node.value = expanded;
   }
 }

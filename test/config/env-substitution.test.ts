@@ -49,6 +49,12 @@ describe("YAML loading: ${ENV} substitution", () => {
     expect(issue.line).to.equal(8);
   });
 
+  it("says only that the variable is missing, not also that the value is wrong (port: ${PORT} unset)", async () => {
+    const file = tmp.write("env.yaml", worker("  hook: {type: webhook, path: /x, port: '${PORT}'}", task));
+    const issues = await configIssues(loadConfig(file, { env: {} }));
+    expect(issues.filter((i) => i.path === "resources.hook.port").map((i) => i.message)).to.deep.equal(["environment variable PORT is not set (set it, or give a default: ${PORT:-default})"]);
+  });
+
   it("reports every missing variable, not only the first", async () => {
     const file = tmp.write("env.yaml", worker("  hook: {type: webhook, path: '/${ONE}/${TWO}', host: '${THREE}'}", task));
     const issues = await configIssues(loadConfig(file, { env: {} }));
