@@ -232,6 +232,10 @@ export class CoreApp {
     options: TaskOptions<string, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
     handler: BatchCheckedHandler<E, H>,
   ): this;
+  task<E = unknown, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<S, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
+    handler: BatchCheckedHandler<E, H>,
+  ): this;
   task<T, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(options: TaskOptions<Queue<T>, R>, handler: ResultCheckedHandler<T, H>): this;
   task<X extends TypedSender, P extends string, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
     options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
@@ -244,6 +248,11 @@ export class CoreApp {
   /** A queue named by a plain string: its values are untyped (`unknown`) unless the handler says what it takes. */
   task<E = unknown, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
     options: TaskOptions<string, R, NoInfer<E>>,
+    handler: ResultCheckedHandler<E, H>,
+  ): this;
+  /** A source that may be either (a variable of type `Source | string`): untyped too. */
+  task<E = unknown, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
+    options: TaskOptions<S, R, NoInfer<E>>,
     handler: ResultCheckedHandler<E, H>,
   ): this;
   task(options: TaskOptions<TaskSource, unknown, never>, handler: (ctx: TaskContext<never>, event: never) => unknown): this {

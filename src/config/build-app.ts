@@ -4,7 +4,6 @@ import type { TaskConfig } from "./schema/task-config";
 import { ConcurrencyConfig } from "./schema/flow-config";
 import { flowKeyFunction } from "./flow-key";
 import type { WebhookSource } from "../sources/webhook/webhook-source";
-import type { Source } from "../sources/source";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import { appOptionsOf } from "./app-options";
 import { attribute, buildSource } from "./build-source";
@@ -68,8 +67,7 @@ export function assemble(config: LoadedConfig, handlers: ReadonlyMap<number, Tas
     config.tasks.forEach((task, index) => {
       const handler = handlers.get(index);
       const resource = config.resources.get(task.source);
-      // Typed as a Source for app.task (YAML's handlers are untyped); a queue's name takes the same path.
-      const source = (resource?.type === "webhook" ? sources.get(task.source) : task.source) as Source | undefined;
+      const source = resource?.type === "webhook" ? sources.get(task.source) : task.source;
       if (!handler || source === undefined) return;
       try {
         app.task(

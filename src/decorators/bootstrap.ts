@@ -21,8 +21,7 @@ export function createApp(moduleClass: Function, overrides: Partial<CoreAppOptio
     for (const { method, options: taskOptions } of taskMethodsOf(cls)) {
       const fn = (instance as Record<string | symbol, unknown>)[method] as (ctx: TaskContext, event: unknown) => unknown;
       // Options were typed where @Task was written; here they are only passed on.
-      // (Typed as a Source's: the app takes a queue's name through the same path.)
-      const named = { ...taskOptions, name: taskOptions.name ?? `${cls.name}.${String(method)}` } as TaskOptions<Source, unknown, unknown>;
+      const named = { ...taskOptions, name: taskOptions.name ?? `${cls.name}.${String(method)}` } as TaskOptions<Source | string>;
       app.task(named, (ctx: TaskContext, event: unknown) => fn.call(instance, ctx, event));
       count++;
     }

@@ -3,7 +3,7 @@
  * the suite fails when a line marked @ts-expect-error compiles (or when the rest does not).
  * Nothing here runs.
  */
-import { CoreApp, Queue, Task, type TaskContext } from "webhook-tasks";
+import { CoreApp, Queue, Task, WebhookSource, type TaskContext } from "webhook-tasks";
 
 interface Change {
   product: string;
@@ -79,3 +79,12 @@ app.task({ source: "totals" }, async (ctx, value) => {
   return undefined;
 });
 app.task({ source: "totals" }, async (ctx, value: { total: number }) => value.total);
+
+// A source that may be either (a helper's parameter) is taken too, its values untyped.
+export function addAudit(source: WebhookSource | string): void {
+  app.task({ source, name: `audit-${typeof source === "string" ? source : source.options.path}` }, async (ctx, value) => {
+    // @ts-expect-error the value of a source that may be a queue is `unknown`
+    value.headers;
+    return undefined;
+  });
+}
