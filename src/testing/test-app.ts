@@ -69,6 +69,12 @@ export interface TestApp {
    * then awaits the first consuming task's first attempt.
    */
   push<T>(queue: Queue<T> | string, value: T): Promise<TestRun<T>>;
+  /**
+   * Waits until no queue of the app's tasks holds a message (waiting, running, or due to be
+   * retried): every value emitted down a chain of tasks has run, to its end or to a dead letter.
+   * Rejects after `timeoutMs`, naming the queues that still hold messages.
+   */
+  drain(): Promise<void>;
   /** Stops the app (and its store). */
   stop(): Promise<void>;
 }
@@ -175,6 +181,25 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
         const task = app.tasks.find((t) => t.queue === copies[0].queue)?.name;
         return { status: 0, headers: {}, body: undefined, ...(await runOf<T>(task, copies[0].message.id)) };
       });
+    },
+
+    async drain() {
+      const queues = [...new Set(app.tasks.map((t) => t.queue))];
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const depths = await Promise.all(queues.map(async (queue) => [queue, await app.store.depth(queue)] as const));
+        const holding = depths.filter(([, depth]) => depth > 0);
+        if (holding.length === 0) return;
+        if (Date.now() >= end) {
+          const paused = new Set(await app.paused());
+          const about = holding.map(([queue, depth]) => {
+            const task = app.tasks.find((t) => t.queue === queue)?.name;
+            return `${queue}: ${depth}${task !== undefined && paused.has(task) ? ` (task "${task}" is paused)` : ""}`;
+          });
+          throw new RunTimeout(`testApp.drain: queues still hold messages after ${timeoutMs} ms: ${about.join(", ")}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+      }
     },
 
     async stop() {
@@ -290,6 +315,9 @@ function parseAnswer(text: string): unknown {
     return text;
   }
 }
+
+/** How often drain() looks at the queues. */
+const DRAIN_POLL_MS = 5;
 
 /** A run that did not finish within the test app's timeout. */
 class RunTimeout extends Error {

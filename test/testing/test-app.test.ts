@@ -101,6 +101,27 @@ describe("testing: testApp runs a request through the whole pipeline", () => {
     }
   });
 
+  it("drain() waits for the whole chain, the emitted value's task included, and names what a paused task holds", async () => {
+    const { app, hook, recorded } = ordersApp();
+    const t = await testApp(app, { timeoutMs: 500 });
+    try {
+      for (let n = 0; n < 5; n++) await t.send(hook, { body: { id: `o-${n}`, lines: [n] }, headers: { authorization: "Bearer tok" } });
+      await t.drain();
+      expect(recorded.map((r) => r.order).sort()).to.deep.equal(["o-0", "o-1", "o-2", "o-3", "o-4"]);
+      const totalsTask = app.tasks.find((task) => task.input === "totals")!;
+      await app.pause(totalsTask.name);
+      await t.send(hook, { body: { id: "o-held", lines: [1] }, headers: { authorization: "Bearer tok" } });
+      let error: unknown;
+      await t.drain().catch((e: unknown) => (error = e));
+      expect(String(error)).to.contain(`testApp.drain: queues still hold messages after 500 ms: ${totalsTask.queue}: 1 (task "${totalsTask.name}" is paused)`);
+      await app.resume(totalsTask.name);
+      await t.drain();
+      expect(recorded.map((r) => r.order)).to.include("o-held");
+    } finally {
+      await t.stop();
+    }
+  });
+
   it("push() hands the task what an emitting task would: the stored form, with the task's ordering key computed", async () => {
     const app = new CoreApp("kit-push-form", { logger: silentLogger });
     const items = new Queue<{ key: string; tags: Map<string, number> }>("items");
