@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
+import type { Duplex } from "node:stream";
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from "node:zlib";
 
 /** What `send` prints of an answer. */
@@ -48,6 +49,16 @@ export function sendHttp(url: URL, method: string, headers: Readonly<Record<stri
       clearTimeout(connecting);
       fail(error.code ?? error.message);
     });
+    // node hands a 101 or a CONNECT's answer to these events, not to "response": unheard, the
+    // promise would never settle and the process would end printing nothing, with code 0. The
+    // answer is printed without what follows it (no longer HTTP).
+    const switched = (res: IncomingMessage, socket: Duplex) => {
+      clearTimeout(connecting);
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? "", headers: headersOf(res), body: "" });
+    };
+    req.on("upgrade", switched);
+    req.on("connect", switched);
     req.on("response", (res) => {
       clearTimeout(connecting);
       const chunks: Buffer[] = [];

@@ -49,7 +49,7 @@ export function buildAuth(block: unknown, path: readonly KeySegment[], issues: I
   const { type, ...rest } = block;
   if (type === undefined) {
     const typo = misspelt(rest, "type");
-    if (typo !== undefined) issues.add([...path, typo], `unknown key (did you mean "type"?)`);
+    if (typo !== undefined) issues.addUnknownKey([...path, typo], `unknown key (did you mean "type"?)`);
     else issues.add([...path, "type"], `is required; one of: ${types.join(", ")}`);
     return undefined;
   }
@@ -64,7 +64,7 @@ export function buildAuth(block: unknown, path: readonly KeySegment[], issues: I
   // A misspelt credential key is reported as that, not as a missing credential plus an unknown key.
   const typo = credential === undefined ? misspelt(options, kind.credential) : undefined;
   if (typo !== undefined) {
-    issues.add([...path, typo], `unknown key (did you mean "${kind.credential}"?)`);
+    issues.addUnknownKey([...path, typo], `unknown key (did you mean "${kind.credential}"?)`);
     ok = false;
   } else if (credential === undefined) {
     issues.add([...path, kind.credential], `is required for auth type ${String(type)}`);
@@ -80,7 +80,7 @@ export function buildAuth(block: unknown, path: readonly KeySegment[], issues: I
   if (!kind.takesOptions) {
     for (const key of Object.keys(options)) {
       if (key === typo) continue;
-      issues.add([...path, key], unknownKeyMessage(key, ["type", kind.credential]));
+      issues.addUnknownKey([...path, key], unknownKeyMessage(key, ["type", kind.credential]));
       ok = false;
     }
   }

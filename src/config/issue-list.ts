@@ -25,6 +25,11 @@ export class IssueList {
     if (!this.unsubstituted.has(formatKeyPath(segments))) this.record(segments, message);
   }
 
+  /** A key the section does not have: about the key, not its value, so kept even when the value had a substitution issue. */
+  addUnknownKey(segments: readonly KeySegment[], message: string): void {
+    this.record(segments, message);
+  }
+
   private record(segments: readonly KeySegment[], message: string): void {
     let line: number | undefined;
     for (let n = segments.length; n >= 0 && line === undefined; n--) line = this.lineOf(segments.slice(0, n));

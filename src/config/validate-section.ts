@@ -33,7 +33,7 @@ function record(errors: readonly ValidationError[], path: readonly KeySegment[],
     const constraints = error.constraints ?? {};
     if (constraints.whitelistValidation !== undefined) {
       const owner = error.target?.constructor;
-      issues.add(here, owner ? unknownKeyMessage(error.property, knownKeys(owner)) : "unknown key");
+      issues.addUnknownKey(here, owner ? unknownKeyMessage(error.property, knownKeys(owner)) : "unknown key");
     } else {
       const first = Object.values(constraints)[0];
       if (first !== undefined) issues.add(here, first);

@@ -39,9 +39,8 @@ export function storeFromEnv(env: NodeJS.ProcessEnv = process.env): StoreSpec | 
   const value = env[STORE_ENV];
   if (value === undefined || value === "") return undefined;
   if (value === "memory" || value === "embedded" || isPostgresUrl(value)) return value;
-  // A URL of another form may hold a password: only its scheme is shown.
-  const shown = value.includes("://") ? `${value.slice(0, value.indexOf("://"))}://…` : value;
-  throw new TypeError(`${STORE_ENV}=${JSON.stringify(shown)}: use "memory", "embedded" or a postgres:// URL`);
+  // Shown as the app's store option is: a URL of another form (or a mistyped one, "postgres:/u:pw@db") only by its scheme, if any.
+  throw new TypeError(`${STORE_ENV}=${unknownStoreName(value)}: use "memory", "embedded" or a postgres:// URL`);
 }
 
 /** The store spec as it may be shown: a URL without its password. */

@@ -135,6 +135,29 @@ describe("CLI: send", () => {
     }
   });
 
+  it("prints an answer that leaves HTTP (101 upgrade, CONNECT) instead of ending silently with code 0", async () => {
+    // node gives these answers to the "upgrade" / "connect" events, never to "response".
+    const server = createServer((socket) =>
+      socket.once("data", (request: Buffer) => {
+        if (request.toString().startsWith("CONNECT ")) socket.write("HTTP/1.1 200 Connection established\r\n\r\n");
+        else socket.write("HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n");
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const upgraded = await runCli(["send", `http://127.0.0.1:${port}/ws`, "--method", "GET", "--header", "upgrade: websocket", "--header", "connection: upgrade"]);
+      expect(upgraded.code, upgraded.stderr).to.equal(1);
+      expect(upgraded.stdout).to.match(/^HTTP 101 Switching Protocols\n/);
+      expect(upgraded.stdout).to.contain("upgrade: websocket");
+      const tunnel = await runCli(["send", `http://127.0.0.1:${port}/x`, "--method", "CONNECT"]);
+      expect(tunnel.code, tunnel.stderr).to.equal(0);
+      expect(tunnel.stdout).to.match(/^HTTP 200 Connection established\n/);
+    } finally {
+      server.close();
+    }
+  });
+
   it("refuses a body on GET or HEAD, and a method that is not a token (exit 2), sending nothing", async () => {
     const before = received.length;
     const get = await runCli(["send", github.url, "--method", "get", "--data", "{}"]);

@@ -55,6 +55,14 @@ describe("YAML loading: ${ENV} substitution", () => {
     expect(issues.filter((i) => i.path === "resources.hook.port").map((i) => i.message)).to.deep.equal(["environment variable PORT is not set (set it, or give a default: ${PORT:-default})"]);
   });
 
+  it("still names a misspelt key whose value's variable is unset: the key is wrong whatever the variable holds", async () => {
+    const file = tmp.write("env.yaml", worker("  hook: {type: webhook, path: /x, prot: '${PORT}'}", task));
+    const issues = await configIssues(loadConfig(file, { env: {} }));
+    const messages = issues.filter((i) => i.path === "resources.hook.prot").map((i) => i.message);
+    expect(messages[0]).to.equal("environment variable PORT is not set (set it, or give a default: ${PORT:-default})");
+    expect(messages[1]).to.match(/^unknown key \(did you mean "port"\?\)/);
+  });
+
   it("reports every missing variable, not only the first", async () => {
     const file = tmp.write("env.yaml", worker("  hook: {type: webhook, path: '/${ONE}/${TWO}', host: '${THREE}'}", task));
     const issues = await configIssues(loadConfig(file, { env: {} }));

@@ -230,11 +230,16 @@ function invalidUrl(what: string, url: string): TypeError {
   return new TypeError(`${what} is not a valid URL (characters such as @ / # ? in the user or password must be percent-encoded: %40 %2F %23 %3F; a port is a number from 0 to 65535); it is not shown, since it may hold the password`);
 }
 
-/** The host and port after the last "@" of a URL whose port is out of range ("host:99999"), if that is what is wrong. */
+/**
+ * The host and port after the last "@" of a URL whose port is out of range ("host:99999"), if that
+ * is what is wrong. Only the part before any ? or #: an "@" in the query may be inside its
+ * `?password=`, and one after an unencoded # or ? of the password leaves no host to trust.
+ */
 function badPort(url: string): { host: string; port: string } | undefined {
-  const at = url.lastIndexOf("@");
+  const head = url.split(/[?#]/)[0];
+  const at = head.lastIndexOf("@");
   if (at < 0) return undefined;
-  const host = url.slice(at + 1).split(/[/?#]/)[0];
+  const host = head.slice(at + 1).split("/")[0];
   const match = /^(\[[^\]]*\]|[^:[\]]+):(\d+)$/.exec(host);
   return match !== null && Number(match[2]) > 65535 ? { host: match[1], port: match[2] } : undefined;
 }

@@ -28,6 +28,10 @@ describe("PostgreSQL: the password never shows", function () {
 
   it("$WEBHOOK_TASKS_STORE holding a URL of another form is refused without echoing its password", async () => {
     expect(() => storeFromEnv({ [STORE_ENV]: "POSTGRES://app:hunter2@db/x" })).to.throw(TypeError, /WEBHOOK_TASKS_STORE="POSTGRES:\/\/…"/);
+    // A URL missing a slash has no "://", yet its password is there all the same.
+    expect(() => storeFromEnv({ [STORE_ENV]: "postgres:/app:hunter2@db/x" })).to.throw(TypeError, STORE_ENV).with.property("message").that.does.not.contain("hunter2");
+    expect(() => storeFromEnv({ [STORE_ENV]: "app:hunter2@db:5432/x" })).to.throw(TypeError, STORE_ENV).with.property("message").that.does.not.contain("hunter2");
+    expect(() => storeFromEnv({ [STORE_ENV]: "memroy" })).to.throw(TypeError, 'WEBHOOK_TASKS_STORE="memroy" (did you mean "memory"?)');
     const noStore = tmp.write("no-store.yaml", `app: {name: secret-app}\nresources:\n  hook: {type: webhook, path: /x, port: 0}\ntasks:\n  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}\n`);
     const run = await runCli(["check", noStore], { [STORE_ENV]: "postgres+ssl://app:hunter2@db/x" });
     expect(run.code).to.equal(1);

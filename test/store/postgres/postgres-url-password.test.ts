@@ -48,6 +48,16 @@ describe("PostgreSQL: a password with an unencoded # / ?", function () {
     expect(message).to.contain("a port is a number from 0 to 65535").and.not.contain("738291");
   });
 
+  it("a bad port is not looked for in the query, where an @ may be inside ?password=", () => {
+    let message = "";
+    try {
+      new PostgresStore({ connectionString: "postgres://db.internal:99999/hooks?password=hun@zq7x:123456" });
+    } catch (error) {
+      message = String(error);
+    }
+    expect(message).to.contain("not a valid URL").and.not.contain("zq7x").and.not.contain("123456");
+  });
+
   it("a well-formed URL with an @ in its query still checks out", async () => {
     const run = await runCli(["check", yaml()], { DATABASE_URL: "postgres://app:hunter@db.internal/hooks?application_name=me@there" });
     expect(run.code, run.stderr).to.equal(0);
