@@ -22,7 +22,11 @@ export async function storeTargetOfStore(value: string): Promise<AppStoreTarget>
     throw new Error(`--store ${value.slice(0, value.indexOf("://"))}://…: give a postgres:// URL or the data directory of an embedded store`);
   }
   const dir = resolve(value);
-  if (!existsSync(join(dir, "data.mdb"))) throw new Error(`no embedded store at ${dir} (no data.mdb there): give the data directory of an app that ran`);
+  if (!existsSync(join(dir, "data.mdb"))) {
+    // A mistyped URL ("postgres:/u:pw@db") reads as a directory: its path would show the password.
+    if (value.includes("@") || /^[a-z][a-z0-9+.-]*:/i.test(value)) throw new Error("--store: no embedded store at that path, and not a postgres:// URL (the value is not shown: it may hold a password): give a postgres:// URL or the data directory of an embedded store");
+    throw new Error(`no embedded store at ${dir} (no data.mdb there): give the data directory of an app that ran`);
+  }
   return { appName: undefined, label: `store ${dir}`, store: "embedded", dataDir: dir, maxQueued: undefined, maxBytes: undefined, tasks: undefined };
 }
 

@@ -47,7 +47,10 @@ export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R>): TaskMet
 export function Task<X extends TypedSender, P extends string, R = unknown>(
   options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
 ): TaskMethodDecorator<SenderEvent<X, P>, R, SenderEvent<X, P>>;
-export function Task<E = WebhookEvent, R = unknown, S extends Source | string = Source | string>(options: TaskOptions<S, R, E>): TaskMethodDecorator<never, R>;
+/** A webhook source: `ctx` holds webhook events (any body), as the method's own annotation says. */
+export function Task<E = WebhookEvent, R = unknown, S extends Source = Source>(options: TaskOptions<S, R, E>): TaskMethodDecorator<never, R, WebhookEvent<never>>;
+/** A queue named by a plain string (or a source that may be either): untyped, the method says what it takes. */
+export function Task<E = unknown, R = unknown, S extends Source | string = Source | string>(options: TaskOptions<S, R, E>): TaskMethodDecorator<never, R>;
 export function Task(options: TaskOptions<TaskSource, unknown, never>): TaskMethodDecorator<never, unknown> {
   const decorator = (...args: unknown[]): void => {
     const call = decoratorCall(args);

@@ -85,12 +85,13 @@ export function checkStoreSpec(spec: StoreSpec): void {
   throw new TypeError(`unknown store ${shown}: use "memory", "embedded", a postgres:// URL or a Store instance`);
 }
 
-/** A misspelt name as given, with a guess; anything else only by its scheme: a URL may hold a password. */
+/**
+ * A misspelt engine name as given, with its guess; anything else only by its scheme: a URL may
+ * hold a password, and a bare word may be one (a password variable given by mistake).
+ */
 function unknownStoreName(spec: string): string {
-  if (/^[A-Za-z0-9_-]{1,40}$/.test(spec)) {
-    const guess = didYouMean(spec, ["memory", "embedded"]);
-    return `${JSON.stringify(spec)}${guess === undefined ? "" : ` (did you mean "${guess}"?)`}`;
-  }
+  const guess = /^[A-Za-z0-9_-]{1,40}$/.test(spec) ? didYouMean(spec, ["memory", "embedded"]) : undefined;
+  if (guess !== undefined) return `${JSON.stringify(spec)} (did you mean "${guess}"?)`;
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(spec)?.[0];
   return scheme === undefined ? "(a string that is not shown: it may hold a password)" : `"${scheme}…" (the rest not shown: it may hold a password)`;
 }

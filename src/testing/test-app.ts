@@ -94,7 +94,8 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
   const watcher = new RunWatcher();
   try {
     app.configureForTest({ store: watcher.wrap(store), freePorts: true });
-  } catch {
+  } catch (error) {
+    if (!(error instanceof Error && error.message.endsWith("configureForTest() must come before start()"))) throw error;
     throw new Error(`testApp: app "${app.name}" was started already (by an earlier testApp or app.start()); an app starts once, so build a fresh app for each test`);
   }
   const unobserve = app.onOutcome((id, outcome) => watcher.settled(id, outcome));

@@ -3,7 +3,7 @@
  * the suite fails when a line marked @ts-expect-error compiles (or when the rest does not).
  * Nothing here runs.
  */
-import { CoreApp, Queue, Task, WebhookSource, type TaskContext } from "webhook-tasks";
+import { CoreApp, Queue, Task, WebhookSource, type TaskContext, type WebhookEvent } from "webhook-tasks";
 
 interface Change {
   product: string;
@@ -87,4 +87,24 @@ export function addAudit(source: WebhookSource | string): void {
     value.headers;
     return undefined;
   });
+}
+
+// @Task on a webhook source without `on`: ctx holds webhook events, whatever their body.
+const plainHook = new WebhookSource({ path: "/plain", port: 0 });
+export class PlainHookHandlers {
+  @Task({ source: plainHook, debounce: { periodMs: 100 } })
+  async typedBody(ctx: TaskContext<WebhookEvent<{ id: string }>>, event: WebhookEvent<{ id: string }>): Promise<string> {
+    return (ctx.batch[0]?.body.id ?? "") + event.body.id;
+  }
+
+  @Task({ source: plainHook, name: "plain-untyped" })
+  async untyped(ctx: TaskContext, event: WebhookEvent): Promise<number> {
+    return ctx.batch.length + (event.method === "POST" ? 1 : 0);
+  }
+
+  // @ts-expect-error a webhook source's ctx holds webhook events, not numbers
+  @Task({ source: plainHook, name: "plain-wrong" })
+  async wrongContext(ctx: TaskContext<number>, event: WebhookEvent): Promise<number> {
+    return ctx.batch.length + (event.method === "POST" ? 1 : 0);
+  }
 }

@@ -32,6 +32,12 @@ describe("PostgreSQL: the password never shows", function () {
     expect(() => storeFromEnv({ [STORE_ENV]: "postgres:/app:hunter2@db/x" })).to.throw(TypeError, STORE_ENV).with.property("message").that.does.not.contain("hunter2");
     expect(() => storeFromEnv({ [STORE_ENV]: "app:hunter2@db:5432/x" })).to.throw(TypeError, STORE_ENV).with.property("message").that.does.not.contain("hunter2");
     expect(() => storeFromEnv({ [STORE_ENV]: "memroy" })).to.throw(TypeError, 'WEBHOOK_TASKS_STORE="memroy" (did you mean "memory"?)');
+    // A bare word that is no engine's name may be a password given by mistake: not shown.
+    expect(() => storeFromEnv({ [STORE_ENV]: "hunter2secret" })).to.throw(TypeError, STORE_ENV).with.property("message").that.does.not.contain("hunter2");
+    // --store reads a mistyped URL as a directory, whose path would show the password.
+    const mistyped = await runCli(["status", "--store", "postgres:/app:hunter2@db/x"]);
+    expect(mistyped.code).to.equal(1);
+    expect(mistyped.stderr).to.contain("not a postgres:// URL").and.not.contain("hunter2");
     const noStore = tmp.write("no-store.yaml", `app: {name: secret-app}\nresources:\n  hook: {type: webhook, path: /x, port: 0}\ntasks:\n  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}\n`);
     const run = await runCli(["check", noStore], { [STORE_ENV]: "postgres+ssl://app:hunter2@db/x" });
     expect(run.code).to.equal(1);
