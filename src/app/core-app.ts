@@ -129,6 +129,7 @@ export class CoreApp {
     this.observability = new AppObservability(options, this.logger, {
       queues: () => this.registry.queues(),
       stats: (queue) => (this.appState === "running" && this.storeInstance !== undefined ? this.queueStats(this.storeInstance, queue) : undefined),
+      storeUp: () => (this.appState === "running" && this.storeInstance !== undefined ? { engine: this.storeInstance.engine, up: this.storeInstance.failure === undefined } : undefined),
     });
     this.metrics = this.observability.registry;
     this.history = new AppHistory(options.history, {

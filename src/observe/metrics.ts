@@ -13,6 +13,8 @@ export interface QueueStatsSource {
   queues(): readonly string[];
   /** Undefined while the store is not open (before start, after stop): no samples then. */
   stats(queue: string): Promise<QueueStats & { readonly limited?: number; readonly collecting?: number }> | undefined;
+  /** The store's engine and whether it takes writes now (its own failure state, no statement); undefined while it is not open. */
+  storeUp?(): { readonly engine: string; readonly up: boolean } | undefined;
 }
 
 /**
@@ -75,6 +77,17 @@ export class MetricsObserver implements AppObserver {
           this.set({ queue, state: "collecting" }, collecting);
           this.set({ queue, state: "in_flight" }, stats.inFlight);
         }
+      },
+    });
+    new Gauge({
+      name: "webhook_store_up",
+      help: "1 while the store takes writes, 0 while it cannot (a database out of reach, a failed disk): webhooks are then answered 503. No sample before start or after stop.",
+      labelNames: ["engine"],
+      registers,
+      collect(this: Gauge<"engine">) {
+        this.reset();
+        const state = queueStats.storeUp?.();
+        if (state !== undefined) this.set({ engine: state.engine }, state.up ? 1 : 0);
       },
     });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });

@@ -1,12 +1,20 @@
 import { expect } from "chai";
 import { Registry } from "prom-client";
-import { BearerAuth, PermanentError, WebhookError, type CoreApp } from "../../src/index";
+import { BearerAuth, MemoryStore, PermanentError, WebhookError, type CoreApp } from "../../src/index";
 import { useApps, webhook } from "../helpers/app";
 import { postJson, send } from "../helpers/http-client";
 import { parseExposition, type Exposition } from "../helpers/prometheus";
 import { until } from "../helpers/wait";
 
 const FAST_RETRY = { initialDelayMs: 5, maxDelayMs: 5, factor: 1 };
+
+/** A memory store that says it cannot write while `broken` is set, as a failing engine does. */
+class BreakableStore extends MemoryStore {
+  broken: Error | undefined;
+  get failure(): Error | undefined {
+    return this.broken;
+  }
+}
 
 async function scrape(url: string): Promise<Exposition> {
   const reply = await fetch(url);
@@ -106,6 +114,22 @@ describe("metrics (/metrics, prom-client)", () => {
     expect(metrics.value("webhook_task_runs_total", { task: "pushes", outcome: "success" })).to.equal(1);
     expect(metrics.value("webhook_task_runs_total", { task: "audit", outcome: "success" })).to.equal(2);
     expect(metrics.value("webhook_queue_depth", { queue: "webhook:pushes" })).to.equal(0);
+  });
+
+  it("webhook_store_up is 1 while the store takes writes, 0 while it cannot, and has no sample after stop", async () => {
+    const store = new BreakableStore();
+    const app = newApp("metrics-store-up", { metrics: true, store });
+    const source = webhook({ path: "/up" });
+    app.task({ source, name: "up" }, () => undefined);
+    await app.start();
+    const url = `${new URL(source.url).origin}/metrics`;
+    expect((await scrape(url)).value("webhook_store_up", { engine: "memory" })).to.equal(1);
+    store.broken = new Error("the disk is gone");
+    expect((await scrape(url)).value("webhook_store_up", { engine: "memory" })).to.equal(0);
+    store.broken = undefined;
+    expect((await scrape(url)).value("webhook_store_up", { engine: "memory" })).to.equal(1);
+    await app.stop();
+    expect((await app.metrics!.getSingleMetric("webhook_store_up")?.get())?.values).to.deep.equal([]);
   });
 
   it("gauges a waiting queue's depth and age; serves on its own port with a given registry", async () => {
