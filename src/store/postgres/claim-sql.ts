@@ -90,6 +90,6 @@ export class ClaimSql {
         FROM expired WHERE m.seq = expired.seq RETURNING m.queue
       ),
       woke AS (SELECT pg_notify($1, $2 || chr(10) || queue) FROM (SELECT DISTINCT queue FROM taken) AS q)
-      SELECT (SELECT coalesce(array_agg(DISTINCT queue), '{}') FROM taken) AS queues, (SELECT count(*) FROM woke) AS woke`;
+      SELECT (SELECT coalesce(array_agg(DISTINCT queue), '{}') FROM taken) AS queues, (SELECT count(*) FROM taken)::int AS taken, (SELECT count(*) FROM woke) AS woke`;
   }
 }

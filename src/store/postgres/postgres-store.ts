@@ -486,6 +486,8 @@ export class PostgresStore implements Store {
     if (!this.migrated || this.health.failure) return 0;
     const { rows } = await this.query(this.claims.reap(), [this.channel, this.token]);
     const queues = rows[0].queues as string[];
+    // An operator otherwise sees a run start again with no sign of why: its process died or stalled.
+    if (queues.length > 0) this.options.logger?.warn({ messages: rows[0].taken as number, queues }, "took back messages whose lease expired (the process running them stopped renewing it: a crash or a stall); they run again, their attempt counted");
     for (const queue of queues) this.notify(queue);
     return queues.length;
   }

@@ -8,7 +8,7 @@ import { listEventsSql } from "../../../src/store/postgres/history/list-events-s
 import type { PostgresPool, PostgresStoreOptions } from "../../../src/store/postgres/postgres-options";
 import type { QueuedMessage } from "../../../src/store/store";
 import { message, rejection } from "../store-conformance";
-import { until } from "../../helpers/wait";
+import { recordingLogger, until, type LogLine } from "../../helpers/wait";
 import { PostgresFixture, TEST_POSTGRES_URL } from "./postgres-fixture";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -241,6 +241,23 @@ describe("PostgresStore", function () {
       await other.enqueue("q", message("m2"));
       await dead.complete("q", "m1");
       expect(await other.depth("q")).to.equal(1);
+    });
+
+    it("says, in one warn line, that it took back messages whose lease expired", async () => {
+      const schema = fixture.schema();
+      const lines: LogLine[] = [];
+      const dead = await open({ schema, consumer: false, leaseMs: 200 });
+      const other = await open({ schema, consumer: false, leaseMs: 200, logger: recordingLogger(lines) });
+      await dead.enqueue("q", message("m1"));
+      await dead.enqueue("q", message("m2"));
+      expect(ids(await dead.claim("q", 10))).to.deep.equal(["m1", "m2"]);
+      expect(await other.reap()).to.equal(0);
+      expect(lines.filter((l) => l.msg.startsWith("took back"))).to.deep.equal([]);
+      await sleep(400);
+      expect(await other.reap()).to.equal(1);
+      const taken = lines.filter((l) => l.msg.startsWith("took back messages whose lease expired"));
+      expect(taken).to.have.length(1);
+      expect(taken[0].fields).to.deep.include({ messages: 2, queues: ["q"] });
     });
 
     it("renews the leases of what it holds, so that a long task keeps its message", async () => {
