@@ -29,5 +29,6 @@ export interface TaskContext<E = unknown> {
    * See docs/flow-control.md.
    */
   emit<T>(queue: Queue<T>, value: T, options?: EmitOptions): void;
-  emit(queue: string, value: unknown, options?: EmitOptions): void;
+  /** A queue by name: any value but `undefined` (refused at run time too), `unknown` included. */
+  emit<V>(queue: string, value: [V] extends [undefined] ? never : V, options?: EmitOptions): void;
 }

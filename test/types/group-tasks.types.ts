@@ -108,3 +108,13 @@ export class PlainHookHandlers {
     return ctx.batch.length + (event.method === "POST" ? 1 : 0);
   }
 }
+
+// ctx.emit by name takes any value but undefined, unknown included.
+app.task({ source: "emitting" }, async (ctx, value) => {
+  ctx.emit("somewhere", value);
+  ctx.emit("somewhere", { n: 1 });
+  ctx.emit("somewhere", null);
+  // @ts-expect-error undefined is refused (it would throw at run time)
+  ctx.emit("somewhere", undefined);
+  return undefined;
+});
