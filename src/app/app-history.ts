@@ -115,6 +115,11 @@ export class AppHistory {
     await this.pauses.set(task, paused);
   }
 
+  /** Whether `task` is paused in this process now, without a statement; undefined when the store keeps no pauses or is not open. */
+  pausedNow(task: string): boolean | undefined {
+    return this.pauses?.isPaused(task);
+  }
+
   async paused(): Promise<string[]> {
     const pauses = this.host.store().pauses;
     return pauses === undefined ? [] : [...(await pauses.paused())].sort();

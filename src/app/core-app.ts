@@ -130,6 +130,15 @@ export class CoreApp {
       queues: () => this.registry.queues(),
       stats: (queue) => (this.appState === "running" && this.storeInstance !== undefined ? this.queueStats(this.storeInstance, queue) : undefined),
       storeUp: () => (this.appState === "running" && this.storeInstance !== undefined ? { engine: this.storeInstance.engine, up: this.storeInstance.failure === undefined } : undefined),
+      tasksPaused: () => {
+        if (this.appState !== "running") return [];
+        const rows: Array<readonly [string, boolean]> = [];
+        for (const task of this.registry.all()) {
+          const paused = this.history.pausedNow(task.name);
+          if (paused !== undefined) rows.push([task.name, paused]);
+        }
+        return rows;
+      },
     });
     this.metrics = this.observability.registry;
     this.history = new AppHistory(options.history, {

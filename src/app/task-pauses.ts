@@ -34,6 +34,11 @@ export class TaskPauses {
     this.unwatch = undefined;
   }
 
+  /** Whether `task`'s runner is paused in this process now (as last read from the store). */
+  isPaused(task: string): boolean {
+    return this.current.has(task);
+  }
+
   /** Pauses or resumes one task here at once, then in the store (where other replicas see it). */
   async set(task: string, paused: boolean): Promise<void> {
     await this.pauses.setPaused(task, paused);

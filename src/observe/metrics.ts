@@ -15,6 +15,8 @@ export interface QueueStatsSource {
   stats(queue: string): Promise<QueueStats & { readonly limited?: number; readonly collecting?: number }> | undefined;
   /** The store's engine and whether it takes writes now (its own failure state, no statement); undefined while it is not open. */
   storeUp?(): { readonly engine: string; readonly up: boolean } | undefined;
+  /** Each task and whether it is paused now (the process's own state, no statement); empty while the app is not running. */
+  tasksPaused?(): ReadonlyArray<readonly [task: string, paused: boolean]>;
 }
 
 /**
@@ -88,6 +90,16 @@ export class MetricsObserver implements AppObserver {
         this.reset();
         const state = queueStats.storeUp?.();
         if (state !== undefined) this.set({ engine: state.engine }, state.up ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "webhook_task_paused",
+      help: "1 while the task is paused (app.pause, the console): its events are stored and none runs; 0 otherwise.",
+      labelNames: ["task"],
+      registers,
+      collect(this: Gauge<"task">) {
+        this.reset();
+        for (const [task, paused] of queueStats.tasksPaused?.() ?? []) this.set({ task }, paused ? 1 : 0);
       },
     });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });

@@ -116,7 +116,7 @@ describe("metrics (/metrics, prom-client)", () => {
     expect(metrics.value("webhook_queue_depth", { queue: "webhook:pushes" })).to.equal(0);
   });
 
-  it("webhook_store_up is 1 while the store takes writes, 0 while it cannot, and has no sample after stop", async () => {
+  it("webhook_store_up is 1 while the store takes writes, 0 while it cannot, and has no sample after stop; webhook_task_paused follows pause and resume", async () => {
     const store = new BreakableStore();
     const app = newApp("metrics-store-up", { metrics: true, store });
     const source = webhook({ path: "/up" });
@@ -128,6 +128,12 @@ describe("metrics (/metrics, prom-client)", () => {
     expect((await scrape(url)).value("webhook_store_up", { engine: "memory" })).to.equal(0);
     store.broken = undefined;
     expect((await scrape(url)).value("webhook_store_up", { engine: "memory" })).to.equal(1);
+    // A paused task's backlog is not stuck: the gauge says why nothing runs.
+    expect((await scrape(url)).value("webhook_task_paused", { task: "up" })).to.equal(0);
+    await app.pause("up");
+    expect((await scrape(url)).value("webhook_task_paused", { task: "up" })).to.equal(1);
+    await app.resume("up");
+    expect((await scrape(url)).value("webhook_task_paused", { task: "up" })).to.equal(0);
     await app.stop();
     expect((await app.metrics!.getSingleMetric("webhook_store_up")?.get())?.values).to.deep.equal([]);
   });
