@@ -238,10 +238,6 @@ export class CoreApp {
     options: TaskOptions<S, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
     handler: BatchCheckedHandler<E, H>,
   ): this;
-  task<E = unknown, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
-    options: TaskOptions<string, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
-    handler: BatchCheckedHandler<E, H>,
-  ): this;
   task<E = unknown, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
     options: TaskOptions<S, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
     handler: BatchCheckedHandler<E, H>,
@@ -255,12 +251,7 @@ export class CoreApp {
     options: TaskOptions<S, R, NoInfer<E>>,
     handler: ResultCheckedHandler<E, H>,
   ): this;
-  /** A queue named by a plain string: its values are untyped (`unknown`) unless the handler says what it takes. */
-  task<E = unknown, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
-    options: TaskOptions<string, R, NoInfer<E>>,
-    handler: ResultCheckedHandler<E, H>,
-  ): this;
-  /** A source that may be either (a variable of type `Source | string`): untyped too. */
+  /** A queue named by a plain string, or a source that may be either (`Source | string`): its values are untyped (`unknown`) unless the handler says what it takes. */
   task<E = unknown, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
     options: TaskOptions<S, R, NoInfer<E>>,
     handler: ResultCheckedHandler<E, H>,

@@ -35,8 +35,6 @@ const ACCEPTED_UUID_HEADERS = Object.freeze({ "content-type": "application/json"
  * answer. Everything static was validated when the source was built; this path only works.
  */
 export class WebhookReceiver implements RouteHandler {
-  /** Logged with each failure: the source's only task (as before fan-out), else the source. */
-  readonly taskName: string;
   readonly tasks: readonly string[];
   private readonly stripHeaders: readonly string[];
   private readonly deduplicator: Deduplicator | undefined;
@@ -54,7 +52,6 @@ export class WebhookReceiver implements RouteHandler {
     private readonly tracing = false,
   ) {
     this.tasks = inbox.tasks;
-    this.taskName = inbox.tasks.length === 1 ? inbox.tasks[0] : inbox.name;
     this.stripHeaders = options.auth?.credentialHeaders ?? [];
     const awaitMs = options.reply === "result" || options.ack === "processed" ? options.ackTimeoutMs : undefined;
     this.deduplicator = options.dedupe && new Deduplicator(inbox.state(inbox.dedupeNamespace), options.dedupe.ttlMs, undefined, awaitMs, (inbox.dedupeEarlier ?? []).map((n) => inbox.state(n)));
