@@ -162,3 +162,48 @@ describe("MemoryStore history bound: bytes", () => {
     }
   });
 });
+
+describe("MemoryStore history payloads", () => {
+  const weird = (): Record<string, unknown> => {
+    const value: Record<string, unknown> = { lone: "a\ud800b", nul: "x\u0000y", nested: { list: [1, "two", null, true, { deep: [] }] }, n: 1.5e300 };
+    Object.defineProperty(value, "__proto__", { value: { own: true }, enumerable: true, writable: true, configurable: true });
+    return value;
+  };
+
+  it("gives back exactly what JSON carries (own __proto__ key, lone surrogates, U+0000) and, as the store keeps them, what it does not (undefined, NaN, Buffer, Date)", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    try {
+      const notJson = { missing: undefined, nan: Number.NaN, bytes: Buffer.from([0, 255]), at: new Date(0) };
+      store.history.noteEvent({ id: "json", origin: { kind: "queue", queue: "q" }, receivedAt: 1, deliveries: [], payload: weird() });
+      store.history.noteEvent({ id: "other", origin: { kind: "queue", queue: "q" }, receivedAt: 2, deliveries: [], payload: notJson });
+      const json = (await store.history.get("json"))!.payload as Record<string, unknown>;
+      expect(Object.getPrototypeOf(json)).to.equal(Object.prototype);
+      expect(Object.prototype.hasOwnProperty.call(json, "__proto__")).to.equal(true);
+      expect(json).to.deep.equal(weird());
+      const other = (await store.history.get("other"))!.payload as Record<string, unknown>;
+      expect(other).to.have.property("missing");
+      expect(Number.isNaN(other.nan)).to.equal(true);
+      expect(Buffer.isBuffer(other.bytes) && (other.bytes as Buffer).equals(Buffer.from([0, 255]))).to.equal(true);
+      expect(other.at).to.be.instanceOf(Date);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("hands each reader a value of its own, whichever way the payload is kept", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    try {
+      store.history.noteEvent({ id: "json", origin: { kind: "queue", queue: "q" }, receivedAt: 1, deliveries: [], payload: { list: [1] } });
+      store.history.noteEvent({ id: "other", origin: { kind: "queue", queue: "q" }, receivedAt: 2, deliveries: [], payload: { list: [1], at: new Date(0) } });
+      for (const id of ["json", "other"]) {
+        const first = (await store.history.get(id))!.payload as { list: number[] };
+        first.list.push(2);
+        expect(((await store.history.get(id))!.payload as { list: number[] }).list).to.deep.equal([1]);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
