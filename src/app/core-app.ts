@@ -27,6 +27,7 @@ import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
 import { flowQueueStats, type FlowQueueStats } from "./flow/flow-stats";
 import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "./flow/flow-record";
+import { CONSOLE_BULK_REPLAYS } from "../console/bulk-replays";
 import { CONSOLE_SIGN_OUTS } from "../console/console-sign-outs";
 import { exitCannotStart } from "./exit-cannot-start";
 import type { EventsApi } from "./events-api";
@@ -496,6 +497,7 @@ export class CoreApp {
       deadLetters: this.deadLetters,
       tasks,
       signOuts: this.storeInstance?.state(CONSOLE_SIGN_OUTS),
+      bulkReplays: this.storeInstance?.state(CONSOLE_BULK_REPLAYS),
     };
   }
 

@@ -1,6 +1,9 @@
 import type { PauseStore } from "../store/history";
 import type { Logger } from "../util/logger";
 
+/** How long after a failed read of the paused set it is read again. */
+const RETRY_MS = 1_000;
+
 /** What pausing needs of a task's runner. */
 export interface Pausable {
   setPaused(paused: boolean): void;
@@ -16,6 +19,7 @@ export class TaskPauses {
   private refreshing = false;
   private refreshAgain = false;
   private current = new Set<string>();
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly pauses: PauseStore,
@@ -32,6 +36,8 @@ export class TaskPauses {
   stop(): void {
     this.unwatch?.();
     this.unwatch = undefined;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
   }
 
   /** Whether `task`'s runner is paused in this process now (as last read from the store). */
@@ -57,7 +63,15 @@ export class TaskPauses {
     this.refreshing = true;
     this.pauses.paused().then(
       (set) => this.apply(set),
-      (error: unknown) => this.logger.error({ err: error }, "cannot read the paused tasks from the store"),
+      (error: unknown) => {
+        // The change that was heard is not heard again: read again until it is known.
+        this.logger.error({ err: error }, "cannot read the paused tasks from the store; trying again in a second");
+        this.retryTimer ??= setTimeout(() => {
+          this.retryTimer = undefined;
+          this.refresh();
+        }, RETRY_MS);
+        this.retryTimer.unref();
+      },
     ).finally(() => {
       this.refreshing = false;
       if (this.refreshAgain) {

@@ -98,10 +98,10 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
           if (!(e instanceof FilterError)) throw e;
           return refuse(e.message);
         }
-        // A second click, a resent form or another tab would replay every event again, and pace apart.
-        if (bulk.running) return refuse("A bulk replay is still running (below): wait for it to finish before starting another.", 409);
         const params = filterParams(text, ["cursor", "limit"]);
-        bulk.start(filter, params.toString(), { task, ratePerSecond: rate, onReplayed: discardReplayedLetters });
+        // A second click, a resent form or another tab (on this replica or another) would replay every event again, and pace apart.
+        const job = await bulk.start(filter, params.toString(), { task, ratePerSecond: rate, onReplayed: discardReplayedLetters });
+        if (job === undefined) return refuse("A bulk replay is still running (below, or on another replica's console): wait for it to finish before starting another.", 409);
         params.set("started", "1");
         res.redirect(303, paths.replayMatching(params));
       }),

@@ -1,5 +1,13 @@
+import { randomUUID } from "node:crypto";
 import type { BulkReplayOptions, BulkReplayResult, EventsApi, ReplayFilter } from "../app/events-api";
+import type { StateStore } from "../store/store";
 import { errorMessage, type Logger } from "../util/logger";
+
+/** The state namespace where a console notes the bulk replay it runs (the app's store, shared by its replicas). */
+export const CONSOLE_BULK_REPLAYS = "webhook-tasks:console-bulk-replays";
+
+/** How long the note of a running bulk replay holds unless renewed: a replica that dies blocks the others no longer. */
+const HOLD_MS = 30_000;
 
 /** A bulk replay the console started: it runs paced in the background, the pages show how it went. */
 export interface BulkReplayJob {
@@ -12,30 +20,60 @@ export interface BulkReplayJob {
   finishedAt?: number;
 }
 
-/** The last few bulk replays of this process (a replay of thousands takes minutes at its pace). */
+/**
+ * The last few bulk replays of this process (a replay of thousands takes minutes at its pace),
+ * one at a time. With `shared` (the app's store), one at a time across every replica of the
+ * app too: a form resent through a load balancer reaches another replica's console.
+ */
 export class BulkReplays {
   private readonly jobs: BulkReplayJob[] = [];
+  private readonly key: string;
 
   constructor(
     private readonly events: EventsApi,
     private readonly logger: Logger,
+    private readonly shared?: StateStore,
+    appName = "",
     private readonly keep = 10,
-  ) {}
+  ) {
+    this.key = `running:${appName}`;
+  }
 
-  start(filter: ReplayFilter, filterText: string, options: BulkReplayOptions): BulkReplayJob {
+  /** Starts one, or answers undefined while one runs (here, or on another replica). */
+  async start(filter: ReplayFilter, filterText: string, options: BulkReplayOptions): Promise<BulkReplayJob | undefined> {
+    if (this.running) return undefined;
+    const token = randomUUID();
+    if (this.shared !== undefined && !(await this.shared.setIfAbsent(this.key, token, { ttlMs: HOLD_MS }))) return undefined;
+    // Another request of this process may have started one while the store answered.
+    if (this.running) {
+      await this.release(token);
+      return undefined;
+    }
     const job: BulkReplayJob = { startedAt: Date.now(), filter: filterText, task: options.task };
     this.jobs.unshift(job);
     this.jobs.splice(this.keep);
+    const renew =
+      this.shared === undefined
+        ? undefined
+        : setInterval(() => {
+            this.shared!.set(this.key, token, { ttlMs: HOLD_MS }).catch((error: unknown) => this.logger.warn({ error: errorMessage(error) }, "console: cannot renew the note of the running bulk replay"));
+          }, HOLD_MS / 3);
+    renew?.unref();
+    const finish = async (): Promise<void> => {
+      clearInterval(renew);
+      await this.release(token);
+      job.finishedAt = Date.now();
+    };
     this.events.replay(filter, { ...options, dryRun: false }).then(
       (result) => {
         job.result = result;
-        job.finishedAt = Date.now();
         this.logger.info({ matched: result.matched, queued: result.queued }, "console: bulk replay done");
+        return finish();
       },
       (error: unknown) => {
         job.error = errorMessage(error);
-        job.finishedAt = Date.now();
         this.logger.error({ error: job.error }, "console: bulk replay failed");
+        return finish();
       },
     );
     return job;
@@ -47,5 +85,15 @@ export class BulkReplays {
 
   get running(): boolean {
     return this.jobs.some((job) => job.finishedAt === undefined);
+  }
+
+  /** Removes this process's note (not one another replica took after ours expired). */
+  private async release(token: string): Promise<void> {
+    if (this.shared === undefined) return;
+    try {
+      if ((await this.shared.get(this.key)) === token) await this.shared.delete(this.key);
+    } catch (error) {
+      this.logger.warn({ error: errorMessage(error) }, "console: cannot remove the note of the finished bulk replay; other replicas' consoles refuse bulk replays until it expires (30 s)");
+    }
   }
 }

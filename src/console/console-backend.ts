@@ -23,6 +23,8 @@ export interface ConsoleBackend {
   readonly tasks: readonly ConsoleTask[];
   /** Where sign-outs are noted (the app's store, see ConsoleSignOuts); without it, in this process only. */
   readonly signOuts?: StateStore;
+  /** Where the running bulk replay is noted (the app's store, see BulkReplays); without it, in this process only. */
+  readonly bulkReplays?: StateStore;
 }
 
 export interface ConsoleTask {

@@ -45,7 +45,7 @@ export class ConsoleScope {
   ) {
     this.auth = new ConsoleAuthenticator(options.auth, backend.appName, new ConsoleSignOuts(backend.signOuts));
     this.paths = new ConsolePaths(options.path === "/" ? "" : options.path);
-    this.bulk = new BulkReplays(backend.events, logger);
+    this.bulk = new BulkReplays(backend.events, logger, backend.bulkReplays, backend.appName);
     this.sources = [...new Set(backend.tasks.flatMap((t) => (t.source === undefined ? [] : [t.source])))];
     this.taskNames = backend.tasks.map((t) => t.name);
   }

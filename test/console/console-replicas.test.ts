@@ -59,6 +59,34 @@ describe("console on PostgreSQL: two replicas, one history", function () {
     expect((await a.app.events.get(id))?.replays).to.deep.equal([replayId]);
   });
 
+  it("refuses a bulk replay on one replica's console while another replica's runs: a form resent through a load balancer replays nothing twice", async () => {
+    const schema = fixture.schema();
+    const a = await replica(schema);
+    const b = await replica(schema);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const reply = await postJson(a.hook, { order: `o-bulk-${i}` }, { "x-request-id": `bulk-${i}` });
+      expect(reply.status).to.equal(202);
+      ids.push(reply.json<{ id: string }>().id);
+    }
+    await eventually(async () => ((await b.app.events.list({ status: "succeeded" })).events.length === 3 ? true : undefined), 10_000, "three events settled");
+    const until = new Date(Date.now() + 1).toISOString();
+    const form = { source: "hook", until, ratePerSecond: "2" };
+    const first = await a.console.post("/replay-matching", form, await a.console.csrf("/replay-matching?source=hook"));
+    expect(first.status).to.equal(303);
+    const onB = await b.console.post("/replay-matching", form, await b.console.csrf("/replay-matching?source=hook"));
+    expect(onB.status, "B refuses while A's runs").to.equal(409);
+    expect(onB.text).to.include("still running");
+    await eventually(async () => ((await Promise.all(ids.map((id) => b.app.events.get(id)))).every((e) => (e?.replays.length ?? 0) >= 1) ? true : undefined), 10_000, "every replay");
+    // A's is done: B takes the next one.
+    const next = await eventually(async () => {
+      const answer = await b.console.post("/replay-matching", { ...form, ratePerSecond: "100" }, await b.console.csrf("/replay-matching?source=hook"));
+      return answer.status === 303 ? answer : undefined;
+    }, 5_000, "B starting a bulk replay once A's ended");
+    expect(next.status).to.equal(303);
+    await eventually(async () => ((await Promise.all(ids.map((id) => a.app.events.get(id)))).every((e) => e?.replays.length === 2) ? true : undefined), 10_000, "the second round of replays");
+  });
+
   it("takes one replica's session on the other, and once it signs out, refuses it on both and after a restart", async () => {
     const schema = fixture.schema();
     const a = await replica(schema);

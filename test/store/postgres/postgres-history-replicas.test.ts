@@ -81,4 +81,26 @@ describe("event history on PostgreSQL: two app replicas on one schema", function
     await until(() => runsA.count + runsB.count === 5, 10_000);
     await until(async () => (await b.app.events.list({ status: "succeeded" })).events.length === 5, 10_000);
   });
+
+  it("a pause heard by a replica whose read of the paused set fails once still stops that replica's runs", async () => {
+    const schema = fixture.schema();
+    const runsA = new Collector<WebhookEvent<Body>>();
+    const runsB = new Collector<WebhookEvent<Body>>();
+    const a = await replica(schema, runsA);
+    const b = await replica(schema, runsB);
+    // B's next read of the set fails, as a statement does when the database hiccups.
+    const pauses = b.app.store.pauses!;
+    const read = pauses.paused.bind(pauses);
+    let failed = 0;
+    pauses.paused = () => (failed++ === 0 ? Promise.reject(new Error("connection terminated unexpectedly")) : read());
+
+    await a.app.pause("receive");
+    await until(() => failed > 0, 5_000);
+    await sleep(1_500);
+    for (let n = 0; n < 5; n++) expect((await postJson(b.url, { n })).status).to.equal(202);
+    await sleep(800);
+    expect(runsA.count + runsB.count, "runs of the paused task").to.equal(0);
+    await a.app.resume("receive");
+    await until(() => runsA.count + runsB.count === 5, 10_000);
+  });
 });
