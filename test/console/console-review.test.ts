@@ -124,6 +124,18 @@ describe("console: refusals and lockouts", function () {
     const anonymous = new ConsoleClient(shop.consoleUrl);
     for (let i = 0; i < 12; i++) expect((await anonymous.request("/", { headers: proxyAuth })).status).to.equal(401);
   });
+  it("refuses a bulk replay to a task the app does not have (400) rather than start one that fails", async () => {
+    shop = await startShop();
+    const client = new ConsoleClient(shop.consoleUrl);
+    await client.signIn();
+    await shop.deliver({ order: "o-task", fail: true });
+    const posted = await client.post("/replay-matching", { status: "dead", replayTask: "no-such-task" });
+    expect(posted.status).to.equal(400);
+    expect(posted.text).to.include("no task &quot;no-such-task&quot;");
+    // Nothing was started: the page lists no bulk replay.
+    expect((await client.request("/replay-matching?status=dead")).text).to.not.include("Bulk replays");
+  });
+
   it("refuses a second bulk replay while one runs: a resent form replays nothing twice", async () => {
     shop = await startShop();
     const s = shop;
