@@ -1,4 +1,4 @@
-import { MIN_PASSWORD_LENGTH, MIN_TOKEN_LENGTH } from "../console/console-options";
+import { MIN_PASSWORD_LENGTH, MIN_TOKEN_LENGTH, TOKEN_BLANKS, TOKEN_BLANKS_PROBLEM } from "../console/console-options";
 import type { IssueList } from "./issue-list";
 import type { KeySegment } from "./key-path";
 import { isMapping } from "./schema/rules";
@@ -25,7 +25,9 @@ export function checkConsoleAuth(auth: unknown, path: readonly KeySegment[], iss
   if (has("token") && (has("username") || has("password"))) {
     issues.add([...path], "takes either token or username and password, not both");
   } else if (has("token")) {
-    check("token", (token) => (token.length < MIN_TOKEN_LENGTH ? `must be at least ${MIN_TOKEN_LENGTH} characters long (for example from \`openssl rand -hex 32\`)` : undefined));
+    check("token", (token) =>
+      token.length < MIN_TOKEN_LENGTH ? `must be at least ${MIN_TOKEN_LENGTH} characters long (for example from \`openssl rand -hex 32\`)` : TOKEN_BLANKS.test(token) ? TOKEN_BLANKS_PROBLEM : undefined,
+    );
   } else if (has("username") || has("password")) {
     check("username", (name) => (name.includes(":") ? "must not contain ':' (basic authentication cannot carry it)" : undefined));
     check("password", (password) => (password.length < MIN_PASSWORD_LENGTH ? `must be at least ${MIN_PASSWORD_LENGTH} characters long` : undefined));

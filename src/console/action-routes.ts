@@ -90,6 +90,8 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
         const rate = body.ratePerSecond === undefined || body.ratePerSecond === "" ? undefined : Number(body.ratePerSecond);
         if (rate !== undefined && !(Number.isInteger(rate) && rate >= 1 && rate <= 10_000)) return refuse("At most per second must be a whole number from 1 to 10,000.");
         const task = typeof body.replayTask === "string" && body.replayTask !== "" ? body.replayTask : undefined;
+        // Refused now, not by the replay running in the background, whose failure shows only on a later page.
+        if (task !== undefined && !taskNames.includes(task)) return refuse(`This app has no task "${task}" (its tasks: ${taskNames.join(", ")}).`);
         let filter;
         try {
           const { cursor: _cursor, limit: _limit, ...rest } = historyQuery(text);

@@ -28,6 +28,13 @@ export const DEFAULT_CONSOLE_HOST = "127.0.0.1";
 export const DEFAULT_CONSOLE_PORT = 9400;
 export const MIN_TOKEN_LENGTH = 16;
 export const MIN_PASSWORD_LENGTH = 12;
+/**
+ * A token with a space or a line break (one read from a file often ends in one) could never
+ * sign in: an `Authorization: Bearer` header cannot carry it, and a browser drops line breaks
+ * from what is typed into the sign-in page.
+ */
+export const TOKEN_BLANKS = /[\s\x00-\x1f\x7f]/;
+export const TOKEN_BLANKS_PROBLEM = "must not hold spaces, line breaks or control characters (a Bearer header cannot carry them; a token read from a file may end in a line break)";
 
 /** The console's settings with defaults applied, and whether host and port were named. */
 export interface ResolvedConsoleOptions {
@@ -72,6 +79,7 @@ function checkAuth(auth: unknown): ConsoleAuth {
     if (typeof a.token !== "string" || a.token.length < MIN_TOKEN_LENGTH) {
       throw new TypeError(`console.auth.token must be a string of at least ${MIN_TOKEN_LENGTH} characters (for example from \`openssl rand -hex 32\`)`);
     }
+    if (TOKEN_BLANKS.test(a.token)) throw new TypeError(`console.auth.token ${TOKEN_BLANKS_PROBLEM}`);
     return { token: a.token };
   }
   if ("username" in a || "password" in a) {

@@ -21,7 +21,15 @@ export function addSignInRoutes(router: Router, scope: ConsoleScope, form: Reque
     setSecurityHeaders(res);
     if (auth.mode !== "token") return res.redirect(303, paths.overview());
     const next = safeNext(typeof req.query.next === "string" ? req.query.next : paths.overview(), paths);
-    if ((await auth.signedIn(req).catch(() => undefined)) !== undefined) return res.redirect(303, next);
+    const principal = await auth.signedIn(req).catch(() => undefined);
+    // A Bearer header here is a try at the token as on any page: counted, and refused past the limit
+    // before its answer (a redirect) is told, or this page would tell right from wrong unthrottled.
+    if (auth.triesCredentials(req)) {
+      const client = scope.clientOf(req);
+      if (scope.throttled(client, res)) return;
+      if (principal === undefined) scope.wrongCredentials(client, "a wrong Authorization header");
+    }
+    if (principal !== undefined) return res.redirect(303, next);
     scope.send(res, 200, loginPage(scope.context(undefined), next, false));
   });
 

@@ -60,6 +60,8 @@ describe("console placement and refusals", function () {
       [{ port: 70000 }, "console.port must be an integer from 0 to 65535"],
       [{ path: "console" }, 'console.path must be a path beginning with "/"'],
       [{ auth: { token: "short" } }, "at least 16 characters"],
+      [{ auth: { token: `${CONSOLE_TOKEN}\n` } }, "console.auth.token must not hold spaces, line breaks or control characters"],
+      [{ auth: { token: " ".repeat(20) } }, "console.auth.token must not hold spaces"],
       [{ auth: { token: CONSOLE_TOKEN, username: "a", password: "b" } }, "not both"],
       [{ auth: { username: "ops", password: "short" } }, "console.auth.password must be a string of at least 12 characters"],
       [{ auth: {} }, "console.auth must be { token } or { username, password }"],

@@ -41,6 +41,22 @@ describe("console: refusals and lockouts", function () {
     expect((await user.post("/tasks/billing/pause")).status).to.equal(303);
   });
 
+  it("counts a Bearer token tried at the sign-in page as on every page: no unthrottled way to tell a right one", async () => {
+    shop = await startShop();
+    const guesser = new ConsoleClient(shop.consoleUrl);
+    for (let i = 0; i < 10; i++) {
+      const wrong = await guesser.request("/login", { headers: { authorization: `Bearer wrong-guess-${i}-0000000000` } });
+      expect(wrong.status).to.equal(200);
+    }
+    // Past ten wrong ones, the right token is refused too, at the sign-in page and everywhere else.
+    const right = await guesser.request("/login", { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } });
+    expect(right.status).to.equal(429);
+    expect(right.headers.get("location")).to.equal(null);
+    expect((await guesser.request("/", { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } })).status).to.equal(429);
+    // A visitor without credentials still gets the sign-in page.
+    expect((await guesser.request("/login")).status).to.equal(200);
+  });
+
   it("counts wrong tokens per client behind a trusted proxy (trustProxy), and never trusts X-Forwarded-For otherwise", async () => {
     shop = await startShop(undefined, { trustProxy: "loopback" });
     const client = new ConsoleClient(shop.consoleUrl);
@@ -108,6 +124,18 @@ describe("console: refusals and lockouts", function () {
     const anonymous = new ConsoleClient(shop.consoleUrl);
     for (let i = 0; i < 12; i++) expect((await anonymous.request("/", { headers: proxyAuth })).status).to.equal(401);
   });
+  it("refuses a bulk replay to a task the app does not have (400) rather than start one that fails", async () => {
+    shop = await startShop();
+    const client = new ConsoleClient(shop.consoleUrl);
+    await client.signIn();
+    await shop.deliver({ order: "o-task", fail: true });
+    const posted = await client.post("/replay-matching", { status: "dead", replayTask: "no-such-task" });
+    expect(posted.status).to.equal(400);
+    expect(posted.text).to.include("no task &quot;no-such-task&quot;");
+    // Nothing was started: the page lists no bulk replay.
+    expect((await client.request("/replay-matching?status=dead")).text).to.not.include("Bulk replays");
+  });
+
   it("refuses a second bulk replay while one runs: a resent form replays nothing twice", async () => {
     shop = await startShop();
     const s = shop;

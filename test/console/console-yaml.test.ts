@@ -57,6 +57,7 @@ describe("YAML: app.console", () => {
       ["yes-please", "app.console", /must be true, false or a mapping/],
       ["{prot: 9400}", "app.console.prot", /unknown key.*port/],
       ["{auth: {token: short}}", "app.console.auth.token", /must be at least 16 characters long/],
+      ['{auth: {token: "console-token-0123456789abcdef\\n"}}', "app.console.auth.token", /must not hold spaces, line breaks or control characters/],
       ["{auth: {token: '${EMPTY}'}}", "app.console.auth.token", /is empty: is the environment variable/],
       ["{auth: {token: 12345678901234567890}}", "app.console.auth.token", /must be a string/],
       ["{auth: {token: '${CONSOLE_TOKEN}', username: ops, password: '${CONSOLE_PASSWORD}'}}", "app.console.auth", /either token or username and password, not both/],

@@ -250,6 +250,8 @@ export function describeHistoryConformance(engineName: string, makeStore: () => 
         // U+0000 (no engine keeps one in an id) is not found either, rather than an error.
         expect(await h.get("e1\u0000")).to.equal(undefined);
         expect(await h.get("\u0000")).to.equal(undefined);
+        // Nor an id longer than any an engine keeps (a console URL of 10,000 characters).
+        expect(await h.get("e".repeat(10_000))).to.equal(undefined);
       });
 
       it("ignores a second note of a known id", async () => {

@@ -218,6 +218,12 @@ export function storeConformance(engine: string, target: StoreUnderTest): void {
         expect(await store.deadLetters.list("q")).to.deep.equal([letter]);
         expect(await store.deadLetters.list("other")).to.deep.equal([]);
         expect(await store.deadLetters.get("nope")).to.equal(undefined);
+        // An id no engine keeps (U+0000, or longer than any key) is no letter, rather than an error.
+        for (const id of ["m1\u0000", "m".repeat(10_000)]) {
+          expect(await store.deadLetters.get(id)).to.equal(undefined);
+          expect(await store.deadLetters.replay(id)).to.equal(false);
+          expect(await store.deadLetters.purge({ id })).to.equal(0);
+        }
         expect(ids(await store.claim("q", 10))).to.deep.equal(["m2"]);
       });
 

@@ -30,6 +30,8 @@ export class PostgresDeadLetters implements DeadLetterStore {
   }
 
   async get(id: string): Promise<DeadLetter | undefined> {
+    // No message id stored holds U+0000 (see encodeMessage), and the database refuses it in a parameter.
+    if (id.includes("\u0000")) return undefined;
     const { rows } = await this.host.run(`SELECT * FROM ${this.table} WHERE id = $1`, [id]);
     return rows.length === 0 ? undefined : decodeDeadLetter(rows[0]);
   }
@@ -63,6 +65,7 @@ export class PostgresDeadLetters implements DeadLetterStore {
   }
 
   async purge(filter: { id?: string; queue?: string } = {}): Promise<number> {
+    if (filter.id?.includes("\u0000") === true) return 0;
     const { rowCount } = await this.host.run(
       `DELETE FROM ${this.table} WHERE ($1::text IS NULL OR id = $1) AND ($2::text IS NULL OR queue = $2)`,
       [filter.id ?? null, filter.queue ?? null],

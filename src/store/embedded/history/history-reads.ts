@@ -59,8 +59,14 @@ function matching(dbs: HistoryDbs, q: CheckedQuery, [receivedAt, id]: TimelineKe
   return summary;
 }
 
+/**
+ * No id the history keeps is longer (they are UUIDs; none longer than lmdb's smallest key limit
+ * could be an index key), and lmdb throws rather than find none for a key past its limit.
+ */
+const MOST_ID_BYTES = 1_978;
+
 export function getEvent(dbs: HistoryDbs | undefined, id: string): HistoryEvent | undefined {
-  if (dbs === undefined || typeof id !== "string" || id === "") return undefined;
+  if (dbs === undefined || typeof id !== "string" || id === "" || Buffer.byteLength(id) > MOST_ID_BYTES) return undefined;
   const at = dbs.index.get(id);
   if (at === undefined) return undefined;
   const record = dbs.timeline.get([at, id]);
