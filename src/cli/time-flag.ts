@@ -1,3 +1,4 @@
+import { isCalendarDate } from "../util/calendar-date";
 import { UsageError } from "./usage";
 
 const UNITS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
@@ -12,7 +13,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[
 export function parseTimeFlag(flag: string, value: string, now: number = Date.now()): number {
   const relative = RELATIVE.exec(value.trim());
   if (relative !== null) return now - Number(relative[1]) * UNITS[relative[2]];
-  if (ISO.test(value.trim())) {
+  if (ISO.test(value.trim()) && isCalendarDate(value.trim())) {
     const time = Date.parse(value.trim());
     if (Number.isFinite(time)) return time;
   }

@@ -1,5 +1,6 @@
 import { EVENT_STATUSES, type EventStatus, type HistoryQuery } from "../store/history";
 import { checkHistoryQuery, HistoryQueryError } from "../store/history-query";
+import { isCalendarDate } from "../util/calendar-date";
 
 /** The list's filter as the page's form and links carry it: every field of HistoryQuery as text. */
 export const FILTER_FIELDS = ["source", "task", "status", "since", "until", "search", "limit", "cursor"] as const;
@@ -30,7 +31,7 @@ export function parseTime(text: string, field: string, now = Date.now()): number
     if (ms !== undefined) return ms;
   }
   const iso = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(value);
-  if (iso !== null) {
+  if (iso !== null && isCalendarDate(value)) {
     const withZone = iso[4] === undefined ? `${value.replace(" ", "T")}${iso[1] === undefined ? "T00:00" : ""}Z` : value.replace(" ", "T");
     const ms = Date.parse(withZone);
     if (Number.isFinite(ms)) return ms;

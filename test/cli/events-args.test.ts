@@ -38,8 +38,9 @@ describe("CLI events: flags", () => {
     expect(parseTimeFlag("since", "1.5d", NOW)).to.equal(NOW - 129_600_000);
     expect(parseTimeFlag("since", "1w", NOW)).to.equal(NOW - 604_800_000);
     expect(parseTimeFlag("since", "2026-11-24", NOW)).to.equal(Date.parse("2026-11-24T00:00:00Z"));
+    expect(parseTimeFlag("since", "2028-02-29", NOW)).to.equal(Date.UTC(2028, 1, 29));
     expect(parseTimeFlag("since", "2026-11-24T18:30:00+01:00", NOW)).to.equal(Date.parse("2026-11-24T17:30:00Z"));
-    for (const bad of ["yesterday", "1y", "-1h", "h", "2026-13-45", "12:00", ""]) {
+    for (const bad of ["yesterday", "1y", "-1h", "h", "2026-13-45", "2026-02-30", "2025-02-29T10:00Z", "2026-04-31", "12:00", ""]) {
       expect(() => parseTimeFlag("since", bad, NOW), bad).to.throw(/--since .*ISO time/);
     }
   });

@@ -141,7 +141,9 @@ describe("console: where a redirect may go", () => {
     expect(safeNext("/events?status=dead", root)).to.equal("/events?status=dead");
     expect(safeNext("/console/events/x", under)).to.equal("/console/events/x");
     expect(safeNext("/console", under)).to.equal("/console");
-    for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example/", "events", "/metrics", "/consoled/x", "/console/\r\nx"]) {
+    expect(safeNext("/console/events?search=a/../b", under)).to.equal("/console/events?search=a/../b");
+    expect(safeNext("/console/events/..x", under)).to.equal("/console/events/..x");
+    for (const bad of ["//evil.example", "/\\evil.example", "https://evil.example/", "events", "/metrics", "/consoled/x", "/console/\r\nx", "/console/../evil", "/console/%2e%2e/evil", "/console/.%2E/evil", "/console/x/../../evil", "/console/./..", "/console/.."]) {
       expect(safeNext(bad, under), bad).to.equal("/console/");
     }
   });

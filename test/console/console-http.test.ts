@@ -207,6 +207,7 @@ describe("console over HTTP", function () {
     for (const [query, message] of [
       ["status=lost", "not one of pending, succeeded, failed, dead, unrouted"],
       ["since=yesterday-ish", "since: &quot;yesterday-ish&quot; is not a time"],
+      ["until=2026-02-30", "until: &quot;2026-02-30&quot; is not a time"],
       ["limit=5000", "not a number from 1 to 500"],
       ["task=a&task=b", "task must be given once"],
       ["search=%00", "search must not contain the character U+0000"],
