@@ -1,6 +1,6 @@
 import type { DeliveryNote, EventNote, EventStatus, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
-import { exactForm } from "../store/payload-codec";
+import { exactForm, UnstorableValueError } from "../store/payload-codec";
 import type { BulkReplayResult, ReplayResult } from "./events-api";
 import { copyId } from "./fan-out";
 import { computeOrderingKey, type OrderingKeyFn } from "./ordering-key";
@@ -51,7 +51,7 @@ export async function queueReplay(store: Store, history: HistoryStore, event: Hi
   for (const target of targets) {
     // Each copy its own payload, as fan-out gives them: a handler changing its event in place changes no other's.
     // Exact: the body as received, a `__proto__` key and lone surrogates (JSON escapes may make them) included.
-    const payload = exactForm(event.payload, "payload");
+    const payload = replayPayload(event);
     let message: QueuedMessage = { id: target.sharesEvents ? copyId(id, target.name) : id, payload, attempts: 0, enqueuedAt: now };
     if (event.raw !== undefined) message = { ...message, raw: event.raw };
     if (target.orderingKey !== undefined) {
@@ -69,6 +69,20 @@ export async function queueReplay(store: Store, history: HistoryStore, event: Hi
   if (event.name !== undefined) note.name = event.name;
   history.noteEvent(note);
   return { id, replayOf: event.id, tasks: targets.map((t) => t.name) };
+}
+
+/**
+ * A copy of the event's payload for one replay; a ReplayError when no store can hold it (a body
+ * deeper than a store writes, let in by a raised maxBodyDepth): the event cannot be replayed,
+ * and a bulk replay skips it.
+ */
+function replayPayload(event: HistoryEvent): unknown {
+  try {
+    return exactForm(event.payload, "payload");
+  } catch (error) {
+    if (!(error instanceof UnstorableValueError)) throw error;
+    throw new ReplayError(`cannot replay event "${event.id}": its payload cannot be stored again: ${error.message}`, { cause: error });
+  }
 }
 
 /** How a bulk replay walks the history. */

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { DeliveryNote, DeliveryStatus, EventNote, EventOrigin, HistoryStore, RunError, RunRecord } from "../store/history";
 import type { EmitRecord, QueuedMessage } from "../store/store";
 import { redactSecretHeaders } from "../util/redact-headers";
-import type { Logger } from "../util/logger";
+import { errorMessage, type Logger } from "../util/logger";
 import type { RunObservation } from "./run-observation";
 import { emittedId, type Settled } from "./task-runner";
 
@@ -106,7 +106,8 @@ export function runError(error: unknown): RunError {
   if (error instanceof Error) {
     const ctor = (error as { constructor?: { name?: unknown } }).constructor?.name;
     const type = typeof ctor === "string" && ctor !== "" && ctor !== "Error" ? ctor : error.name || "Error";
-    return typeof error.stack === "string" ? { type, message: error.message, stack: error.stack } : { type, message: error.message };
+    const message = errorMessage(error);
+    return typeof error.stack === "string" ? { type, message, stack: error.stack } : { type, message };
   }
-  return { type: error === null ? "null" : typeof error, message: String(error) };
+  return { type: error === null ? "null" : typeof error, message: errorMessage(error) };
 }

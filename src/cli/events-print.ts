@@ -7,7 +7,7 @@ export function eventsTable(page: HistoryPage): string[] {
   if (page.events.length === 0) return ["no events match"];
   const lines = formatTable(
     ["ID", "RECEIVED", "FROM", "NAME", "STATUS", "DELIVERIES"],
-    page.events.map((e) => [e.id, time(e.receivedAt), from(e.origin) + links(e), e.name ?? "-", e.status, e.deliveries.map(delivery).join(" ") || "-"]),
+    page.events.map((e) => [e.id, time(e.receivedAt), from(e.origin) + links(e), e.name ?? "-", e.status, e.deliveries.map(delivery).join(" ") || "-"].map(visible)),
   );
   return page.next === undefined ? lines : [...lines, `more: add --cursor ${page.next}`];
 }
@@ -51,7 +51,15 @@ export function eventDetails(event: HistoryEvent): string[] {
     lines.push("", "value:", ...indent(pretty(payload ?? null)));
   }
   if (event.raw !== undefined) lines.push("", `raw body: ${event.raw.length} bytes (--json gives them as base64)`);
-  return lines;
+  return lines.map(visible);
+}
+
+/**
+ * Text a sender or a handler chose (a name, a text body, an error) with its control characters
+ * (but tabs) written as `\u001b`: printed as they are, they would drive the reader's terminal.
+ */
+function visible(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** An event's list entry as JSON: times as ISO strings. */
@@ -106,8 +114,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Buffers print as base64 instead of a list of bytes. */
+/** Buffers print as base64 instead of a list of bytes; a BigInt (an emitted value may hold one) as its decimal text, as the console shows it. */
 function bufferReplacer(_key: string, value: unknown): unknown {
+  if (typeof value === "bigint") return value.toString();
   if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "Buffer" && Array.isArray((value as { data?: unknown }).data)) {
     return { base64: Buffer.from((value as { data: number[] }).data).toString("base64") };
   }

@@ -101,6 +101,16 @@ const noop = (): void => undefined;
 /** A logger that writes nothing (tests, tools). */
 export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop, child: () => silentLogger };
 
+/**
+ * A thrown value's message, always text: a handler may throw an Error whose message is not a
+ * string, or a value String() cannot convert (an object without a prototype). Throwing here
+ * would leave the run's outcome unrecorded and its event claimed for ever.
+ */
 export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  try {
+    const message = error instanceof Error ? error.message : error;
+    return typeof message === "string" ? message : String(message);
+  } catch {
+    return Object.prototype.toString.call(error);
+  }
 }

@@ -69,6 +69,44 @@ describe("events the store cannot write whole still end as dead letters after th
   }
 
   for (const engine of ENGINES) {
+    it(`${engine}: a handler throwing what String() cannot convert, or an Error whose message is not text, runs its attempts, then is a dead letter, every run in the history`, async () => {
+      const app = makeApp(engine);
+      const source = new WebhookSource({ path: "/hook", host: "127.0.0.1", port: 0 });
+      const thrown: Record<number, () => unknown> = {
+        1: () => Object.create(null),
+        2: () => Object.assign(new Error("x"), { message: 42 }),
+        3: () => Object.assign(new Error("x"), { message: { big: "y".repeat(10) } }),
+      };
+      const runs = new Map<number, number>();
+      app.task({ source, name: "throws", retry: { attempts: 2, initialDelayMs: 10 } }, async (_ctx, event: { body: { n: number } }) => {
+        const { n } = event.body;
+        runs.set(n, (runs.get(n) ?? 0) + 1);
+        throw thrown[n]();
+      });
+      await app.start();
+      const ids: string[] = [];
+      for (const n of [1, 2, 3]) ids.push((await send(source.url, { body: JSON.stringify({ n }), headers: { "content-type": "application/json" } })).json<{ id: string }>().id);
+      await until(async () => (await app.store.deadLetters.list()).length === 3, 10_000);
+      const letters = new Map((await app.store.deadLetters.list()).map((l) => [l.message.id, l]));
+      expect(ids.map((id) => [letters.get(id)?.attempts, letters.get(id)?.error])).to.deep.equal([
+        [2, "[object Object]"],
+        [2, "42"],
+        [2, "[object Object]"],
+      ]);
+      await sleep(300);
+      expect([...runs.entries()].sort()).to.deep.equal([[1, 2], [2, 2], [3, 2]]);
+      expect(await app.store.depth("webhook:throws")).to.equal(0);
+      await app.store.history!.flush();
+      const event = await app.events.get(ids[1]);
+      expect(event?.runs.map((r) => [r.outcome, r.error?.message])).to.deep.equal([["retry", "42"], ["dead_letter", "42"]]);
+      expect(event?.deliveries[0]).to.include({ status: "dead", attempts: 2, lastError: "42" });
+      expect((await app.events.get(ids[0]))?.runs.map((r) => [r.outcome, r.error])).to.deep.equal([["retry", { type: "object", message: "[object Object]" }], ["dead_letter", { type: "object", message: "[object Object]" }]]);
+      // The memory history's size in bytes stays a number (its bound holds).
+      expect(Number.isFinite((await app.store.history!.size()).bytes)).to.equal(true);
+    });
+  }
+
+  for (const engine of ENGINES) {
     it(`${engine}: a task emitting a value nested 20,000 levels fails with a clear error and ends as a dead letter`, async () => {
       const app = makeApp(engine);
       app.task({ source: "in", emit: "out", name: "deep", retry: { attempts: 1 } }, async () => nested(20_000));

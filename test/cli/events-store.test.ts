@@ -167,6 +167,30 @@ for (const engine of [embedded(), postgres()]) {
       expect(childShown.stdout).to.contain(`parent:      ${dead}`).and.contain("from:        queue audit-log").and.contain('"audited": 42');
     });
 
+    it("show: a value holding a BigInt prints with it as decimal text, --json too; terminal control characters a sender or a handler put in print escaped", async function () {
+      this.timeout(60_000);
+      const history = store.history!;
+      history.noteEvent({ id: "big-1", origin: { kind: "queue", queue: "amounts" }, receivedAt: T0, deliveries: [{ task: "sum", queue: "amounts", messageId: "big-1" }], payload: { total: 12345678901234567890n } });
+      history.noteEvent({ id: "esc-1", origin: { kind: "webhook", source: "orders" }, name: "\u001b]0;owned\u0007x", receivedAt: T0 + 1, deliveries: [{ task: "ship", queue: "webhook:ship", messageId: "esc-1" }], payload: { body: "\u001b[2J\u001b[31mtext body", headers: {} } });
+      history.noteRun({ eventId: "esc-1", status: "dead", run: { task: "ship", attempt: 1, startedAt: T0 + 2, durationMs: 1, outcome: "dead_letter", error: { type: "Error", message: "bad \u001b[2Jinput", stack: "Error: bad\n    at \u001b[31mred" } } });
+      await history.flush();
+
+      const shown = await runCli(["events", "show", "big-1", "--store", where], NO_SECRET);
+      expect(shown.code, shown.stderr).to.equal(0);
+      expect(shown.stdout).to.contain('"total": "12345678901234567890"');
+      const json = await runCli(["events", "show", "big-1", "--json", "--store", where], NO_SECRET);
+      expect(json.code, json.stderr).to.equal(0);
+      expect((JSON.parse(json.stdout) as { payload: unknown }).payload).to.deep.equal({ total: "12345678901234567890" });
+
+      for (const args of [["events", "show", "esc-1"], ["events", "list"]]) {
+        const result = await runCli([...args, "--store", where], NO_SECRET);
+        expect(result.code, result.stderr).to.equal(0);
+        expect(result.stdout).not.to.match(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+      }
+      const escaped = await runCli(["events", "show", "esc-1", "--store", where], NO_SECRET);
+      expect(escaped.stdout).to.contain("\\u001b[2J\\u001b[31mtext body").and.contain("bad \\u001b[2Jinput").and.contain("\\u001b]0;owned\\u0007x");
+    });
+
     it("replay one event: a new event linked both ways, its copy in each delivery's recorded queue; --task for one; unknown ids and tasks refused", async function () {
       this.timeout(120_000);
       const { dead } = seed(store.history!);

@@ -141,6 +141,33 @@ describe("MemoryStore history bound: bytes", () => {
     }
   });
 
+  it("counts a value nested deeper than 64 levels whole (a task forwarding a deep webhook body emits one), and one nested thousands deep", async () => {
+    const store = new MemoryStore({}, { historyMaxEvents: 10_000, historyMaxBytes: 1_000_000 });
+    await store.open();
+    try {
+      const deep = (depth: number, leaf: unknown): unknown => {
+        let value = leaf;
+        for (let i = 0; i < depth; i++) value = { a: value };
+        return value;
+      };
+      // 100 values of about 20 KB each, 100 levels deep: 2 MB, twice the bound.
+      for (let i = 0; i < 100; i++) {
+        store.history.noteEvent({ id: `deep${i}`, origin: { kind: "queue", queue: "q" }, receivedAt: 1_000 + i, deliveries: [], payload: deep(100, "x".repeat(20_000)) });
+      }
+      await store.history.flush();
+      const { events, bytes } = await store.history.size();
+      expect(bytes).to.be.at.most(1_000_000).and.above(800_000);
+      expect(events).to.be.below(60);
+      // Deeper than a copy goes (it is kept as it was noted): counted without running out of stack.
+      store.history.noteEvent({ id: "deepest", origin: { kind: "queue", queue: "q" }, receivedAt: 3_000, deliveries: [], payload: deep(20_000, "y".repeat(300_000)) });
+      await store.history.flush();
+      expect((await store.history.size()).events).to.equal(1);
+      expect(await store.history.get("deepest")).not.to.equal(undefined);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("counts runs' errors in the bound, and keeps the newest event even when it alone is larger", async () => {
     const store = new MemoryStore({}, { historyMaxEvents: 10_000, historyMaxBytes: 100_000 });
     await store.open();

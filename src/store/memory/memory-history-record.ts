@@ -172,8 +172,8 @@ function valueBytes(value: unknown, depth: number): number {
   if (typeof value === "string") return 16 + value.length;
   if (typeof value !== "object" || value === null) return 16;
   if (Buffer.isBuffer(value)) return 96 + value.length;
-  // Deeper than the copy goes (it left such a value to the codec): counted as a fixed part.
-  if (depth === MAX_COUNTED_DEPTH) return 64;
+  // Deeper than the copy goes (it left such a value to the codec, or kept it as it was): counted without recursion.
+  if (depth === MAX_COUNTED_DEPTH) return deepValueBytes(value);
   let bytes = 32;
   if (Array.isArray(value)) for (const item of value) bytes += 8 + valueBytes(item, depth + 1);
   else for (const key in value) bytes += 8 + key.length + valueBytes((value as Record<string, unknown>)[key], depth + 1);
@@ -181,6 +181,38 @@ function valueBytes(value: unknown, depth: number): number {
 }
 
 const MAX_COUNTED_DEPTH = 64;
+
+/**
+ * valueBytes of a value nested deeper than recursion should go (a value the codec could not
+ * copy is kept as it was noted, however deep): walked with a stack, each object once.
+ */
+function deepValueBytes(root: object): number {
+  let bytes = 0;
+  const seen = new Set<object>();
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === "string") bytes += 16 + value.length;
+    else if (typeof value !== "object" || value === null) bytes += 16;
+    else if (Buffer.isBuffer(value)) bytes += 96 + value.length;
+    else if (!seen.has(value)) {
+      seen.add(value);
+      bytes += 32;
+      if (Array.isArray(value)) {
+        for (const item of value) {
+          bytes += 8;
+          stack.push(item);
+        }
+      } else {
+        for (const key in value) {
+          bytes += 8 + key.length;
+          stack.push((value as Record<string, unknown>)[key]);
+        }
+      }
+    }
+  }
+  return bytes;
+}
 
 /** A webhook event's payload without its parsed body (the values are the payload's own); undefined when it has no body. */
 function withoutBody(payload: unknown): Record<string, unknown> | undefined {

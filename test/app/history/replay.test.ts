@@ -140,6 +140,24 @@ describe("event history: replay", () => {
     expect(got.count).to.equal(1);
   });
 
+  it("refuses an event its queue cannot hold again (a body deeper than a store writes, let in by a raised maxBodyDepth), and a replay by filter skips it and goes on", async () => {
+    const app = newApp();
+    const hook = webhook({ path: "/deep", maxBodyDepth: 2_000 });
+    const got = new Collector();
+    app.task({ source: hook, name: "receive" }, got.handler);
+    await app.start();
+    const deep = (await send(hook.url, { body: "[".repeat(1_000) + "]".repeat(1_000), headers: { "content-type": "application/json" } })).json<{ id: string }>().id;
+    await postJson(hook.url, { n: 1 });
+    await got.waitFor(2);
+    await until(async () => (await app.events.list({ status: "succeeded" })).events.length === 2);
+    const err = await rejection(app.events.replay(deep));
+    expect(err).to.be.instanceOf(ReplayError);
+    expect(err.message).to.match(/^cannot replay event ".+": its payload cannot be stored again: payload\.body.*nested deeper than 512 levels/);
+    expect(await app.events.replay({ source: "deep" }, { ratePerSecond: 1_000 })).to.deep.equal({ matched: 2, queued: 1, dryRun: false });
+    await got.waitFor(3);
+    expect((got.events[2].body as Body).n).to.equal(1);
+  });
+
   it("replays by filter in the order the events were received, to the named task only", async () => {
     const app = newApp();
     const hook = webhook({ path: "/order" });

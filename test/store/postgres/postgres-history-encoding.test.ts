@@ -162,6 +162,25 @@ describe("PostgresStore history: notes written as columns, any text as it was", 
     expect(value.isAdmin).to.equal(undefined);
   });
 
+  it("gives an object whose one key is \"$bytes\" (how bytes are kept) back as that object, and bytes as bytes", async () => {
+    const store = fixture.store();
+    await store.open();
+    const h = store.history;
+    // U+0000 in the raw bytes keeps the body in the payload (jsonb), not rebuilt from the bytes.
+    const rawText = '{"a":{"$bytes":"aGVsbG8="},"b":{"$object":{"$bytes":"eA=="}},"s":"\\u0000"}';
+    const body = JSON.parse(rawText) as object;
+    h.noteEvent({ id: "look-alike", origin: { kind: "webhook", source: "s" }, receivedAt: T0, deliveries: [], payload: { body, headers: {} }, raw: Buffer.from(rawText) });
+    const value = { $bytes: "aGk=", nested: [{ $bytes: "aGk=" }, { $object: { n: 1 } }], file: Buffer.from("hi"), keyed: { $bytes: Buffer.from("yo") } };
+    h.noteEvent({ id: "look-alike-q", origin: { kind: "queue", queue: "q" }, receivedAt: T0 + 1, deliveries: [], payload: { $bytes: "aGk=" } });
+    h.noteEvent({ id: "look-alike-v", origin: { kind: "queue", queue: "q" }, receivedAt: T0 + 2, deliveries: [], payload: value });
+    await h.flush();
+    expect(((await h.get("look-alike"))!.payload as { body: unknown }).body).to.deep.equal({ a: { $bytes: "aGVsbG8=" }, b: { $object: { $bytes: "eA==" } }, s: "\ufffd" });
+    expect((await h.get("look-alike-q"))!.payload).to.deep.equal({ $bytes: "aGk=" });
+    const read = (await h.get("look-alike-v"))!.payload as typeof value;
+    expect(read).to.deep.equal(value);
+    expect(Buffer.isBuffer(read.file) && Buffer.isBuffer(read.keyed.$bytes)).to.equal(true);
+  });
+
   it("keeps a body whose raw bytes start with a BOM in the payload, and reads one earlier versions left to the bytes", async () => {
     const schema = fixture.schema();
     const store = fixture.store({ schema });
