@@ -1,5 +1,4 @@
 import type { DeliveryNote, EventNote, EventOrigin, RunNote } from "../history";
-import { readsBackFromJson } from "../json-exact";
 import { exactForm } from "../payload-codec";
 import { parseBody } from "../../sources/webhook/parse-body";
 
@@ -16,12 +15,7 @@ export class KeptEvent {
   readonly receivedAt: number;
   /** The one delivery of most events as it is; an array only for several (or none). */
   private readonly delivery: DeliveryNote | readonly DeliveryNote[];
-  /**
-   * The payload as noted, without its body when `fromRaw` (the raw bytes give it back when
-   * read): its JSON text when that reads back exactly (nearly always: one string, where a copy
-   * is an object per value for the collector to move), else a copy.
-   */
-  private readonly json: string | undefined;
+  /** A copy made when noted; without its body when `fromRaw` (the raw bytes give it back when read). */
   private readonly payload: unknown;
   /**
    * The request's bytes, one character a byte: a string is one object the collector copies
@@ -52,13 +46,11 @@ export class KeptEvent {
     // A body the raw bytes give back is not kept: it is parsed from them again when read.
     const rest = note.bodyFromRaw === true && this.rawText !== undefined ? withoutBody(note.payload) : undefined;
     this.fromRaw = rest !== undefined;
-    const kept = rest ?? note.payload;
-    if (readsBackFromJson(kept)) this.json = JSON.stringify(kept);
-    else this.payload = snapshot(kept);
+    this.payload = snapshot(rest ?? note.payload);
     this.parentId = note.parentId;
     this.replayOf = note.replayOf;
     this.traceId = note.traceId;
-    this.bytes = EVENT_BYTES + (this.rawText?.length ?? 0) + (this.json === undefined ? valueBytes(this.payload, 0) : STRING_BYTES + this.json.length) + note.deliveries.length * DELIVERY_BYTES;
+    this.bytes = EVENT_BYTES + (this.rawText?.length ?? 0) + valueBytes(this.payload, 0) + note.deliveries.length * DELIVERY_BYTES;
   }
 
   /** A new Buffer at each call: what the caller does to it stays with the caller. */
@@ -71,15 +63,11 @@ export class KeptEvent {
     return isList(delivery) ? delivery : [delivery];
   }
 
-  /**
-   * The payload as noted: a body left out is parsed again from the raw bytes, as it arrived.
-   * Read only: it may be the copy kept (see payloadCopy).
-   */
+  /** The payload as noted: a body left out is parsed again from the raw bytes, as it arrived. */
   payloadNow(): unknown {
-    const kept = this.json === undefined ? this.payload : JSON.parse(this.json);
     const raw = this.fromRaw ? this.raw : undefined;
-    if (raw === undefined) return kept;
-    const rest = kept as Record<string, unknown>;
+    if (raw === undefined) return this.payload;
+    const rest = this.payload as Record<string, unknown>;
     const headers = rest.headers as Record<string, unknown> | undefined;
     const contentType = typeof headers?.["content-type"] === "string" ? (headers["content-type"] as string) : undefined;
     let body: unknown;
@@ -89,11 +77,6 @@ export class KeptEvent {
       body = null; // it parsed when it came in: only a changed parser could fail here
     }
     return { body, ...rest };
-  }
-
-  /** The payload as noted, a new value at each call: what the caller does to it stays with the caller. */
-  payloadCopy(): unknown {
-    return this.json === undefined ? snapshot(this.payloadNow()) : this.payloadNow();
   }
 
   runList(): readonly RunNote[] {
@@ -153,7 +136,6 @@ function isList(delivery: DeliveryNote | readonly DeliveryNote[]): delivery is r
 const EVENT_BYTES = 240;
 const DELIVERY_BYTES = 64;
 const RUN_BYTES = 160;
-const STRING_BYTES = 16;
 
 /** About what a run takes: a fixed part and the error's text. */
 function runBytes(run: RunNote): number {

@@ -1,6 +1,6 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
 import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, eventStatus, isPast, matchesSearch, matchesStatus, newestFirst } from "../history-query";
-import { KeptEvent, runsBytes, type LinkKind } from "./memory-history-record";
+import { KeptEvent, runsBytes, snapshot, type LinkKind } from "./memory-history-record";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
 export const DEFAULT_MEMORY_HISTORY_EVENTS = 10_000;
@@ -93,7 +93,8 @@ export class MemoryHistory implements HistoryStore {
     if (kept === undefined) return undefined;
     const event: HistoryEvent = {
       ...summaryOf(kept),
-      payload: kept.payloadCopy(),
+      // A copy: what the caller does to it stays with the caller.
+      payload: snapshot(kept.payloadNow()),
       runs: kept.runList().map((r) => r.run),
       replays: this.linked(kept.links("replays")),
       children: this.linked(kept.links("children")),
