@@ -7,6 +7,7 @@ import { redactSecretHeaders } from "../util/redact-headers";
 import { clip, formatTable } from "./table";
 import { UsageError } from "./usage";
 import { parseCommandArgs } from "./command-args";
+import { printableReplacer } from "./printable-json";
 
 type Action = "list" | "show" | "replay" | "purge";
 const ACTIONS: readonly Action[] = ["list", "show", "replay", "purge"];
@@ -137,7 +138,7 @@ function details(letter: DeadLetter): string[] {
     `error:       ${letter.error}`,
     ...(message.raw ? [`raw body:    ${message.raw.length} bytes`] : []),
     "payload:",
-    ...JSON.stringify(redactSecretHeaders(message.payload) ?? null, bufferReplacer, 2).split("\n").map((l) => `  ${l}`),
+    ...JSON.stringify(redactSecretHeaders(message.payload) ?? null, printableReplacer, 2).split("\n").map((l) => `  ${l}`),
   ];
 }
 
@@ -152,18 +153,11 @@ function toJson(letter: DeadLetter): Record<string, unknown> {
     error: letter.error,
     diedAt: new Date(letter.diedAt).toISOString(),
     enqueuedAt: new Date(message.enqueuedAt).toISOString(),
-    payload: JSON.parse(JSON.stringify(redactSecretHeaders(message.payload) ?? null, bufferReplacer)) as unknown,
+    payload: JSON.parse(JSON.stringify(redactSecretHeaders(message.payload) ?? null, printableReplacer)) as unknown,
     ...(message.raw ? { rawBase64: message.raw.toString("base64") } : {}),
   };
 }
 
-/** Buffers (a raw body) print as base64 instead of a list of bytes. */
-function bufferReplacer(_key: string, value: unknown): unknown {
-  if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "Buffer" && Array.isArray((value as { data?: unknown }).data)) {
-    return { base64: Buffer.from((value as { data: number[] }).data).toString("base64") };
-  }
-  return value;
-}
 
 function time(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");

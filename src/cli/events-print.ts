@@ -1,6 +1,7 @@
 import type { DeliveryView, EventOrigin, EventSummary, HistoryEvent, HistoryPage, RunRecord } from "../store/history";
 import { redactSecretHeaders } from "../util/redact-headers";
 import { clip, formatTable } from "./table";
+import { printableReplacer } from "./printable-json";
 
 /** The list as a table, newest first, and how to ask for the next page. */
 export function eventsTable(page: HistoryPage): string[] {
@@ -74,7 +75,7 @@ export function eventJson(event: HistoryEvent): Record<string, unknown> {
     ...rest,
     receivedAt: iso(event.receivedAt),
     runs: runs.map((r) => ({ ...r, startedAt: iso(r.startedAt) })),
-    payload: JSON.parse(JSON.stringify(redactSecretHeaders(payload) ?? null, bufferReplacer)) as unknown,
+    payload: JSON.parse(JSON.stringify(redactSecretHeaders(payload) ?? null, printableReplacer)) as unknown,
     ...(raw === undefined ? {} : { rawBase64: Buffer.from(raw).toString("base64") }),
   };
 }
@@ -103,7 +104,7 @@ function links(e: EventSummary): string {
 }
 
 function pretty(value: unknown): string[] {
-  return (JSON.stringify(value, bufferReplacer, 2) ?? "undefined").split("\n");
+  return (JSON.stringify(value, printableReplacer, 2) ?? "undefined").split("\n");
 }
 
 function indent(lines: readonly string[]): string[] {
@@ -114,14 +115,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Buffers print as base64 instead of a list of bytes; a BigInt (an emitted value may hold one) as its decimal text, as the console shows it. */
-function bufferReplacer(_key: string, value: unknown): unknown {
-  if (typeof value === "bigint") return value.toString();
-  if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "Buffer" && Array.isArray((value as { data?: unknown }).data)) {
-    return { base64: Buffer.from((value as { data: number[] }).data).toString("base64") };
-  }
-  return value;
-}
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
