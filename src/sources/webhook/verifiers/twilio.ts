@@ -12,8 +12,9 @@ export interface TwilioSignatureOptions {
   /**
    * The webhook URL exactly as typed in the Twilio console (scheme, host, path). Twilio signs
    * the URL it called, and behind a TLS-terminating proxy this process cannot see it. The
-   * request's query string is appended unless this URL has its own. Default: the source's
-   * `publicUrl`, or the URL rebuilt from trusted proxy headers.
+   * query string is always the request's, never this URL's: it is what Twilio called, and
+   * what the event's `query` holds. Default: the source's `publicUrl`, or the URL rebuilt from
+   * trusted proxy headers.
    */
   publicUrl?: string;
 }
@@ -74,11 +75,14 @@ export class TwilioSignature extends SignatureVerifier {
   }
 }
 
-/** The configured URL, with the request's query string appended when the URL has none. */
+/**
+ * The configured URL with the request's query string in place of its own: a query kept from the
+ * configuration would leave the one received (parameters, `bodySHA256`) unsigned.
+ */
 function signedUrl(base: string, requestUrl: string): string {
-  if (base.includes("?")) return base;
+  const b = base.indexOf("?");
   const q = requestUrl.indexOf("?");
-  return q < 0 ? base : base + requestUrl.slice(q);
+  return (b < 0 ? base : base.slice(0, b)) + (q < 0 ? "" : requestUrl.slice(q));
 }
 
 /** Names and values concatenated, sorted by name; a repeated name gives its distinct values sorted. */
