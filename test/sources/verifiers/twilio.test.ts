@@ -66,6 +66,10 @@ describe("TwilioSignature (X-Twilio-Signature)", () => {
     expectAccepted(auth, formRequest(SMS, { signedUrl, query: "?tenant=acme" }));
     expectRefused(auth, formRequest(SMS, { signedUrl, query: "?tenant=evil" }), "signature_mismatch");
     expectRefused(auth, formRequest(SMS, { signedUrl, query: "?tenant=acme&admin=1" }), "signature_mismatch");
+    // Signed as typed, received with the same parameters reordered: accepted; with one changed: not.
+    const typed = new TwilioSignature(TOKEN, { publicUrl: PUBLIC + "?b=2&a=1" });
+    expectAccepted(typed, formRequest(SMS, { signedUrl: PUBLIC + "?b=2&a=1", query: "?a=1&b=2" }));
+    expectRefused(typed, formRequest(SMS, { signedUrl: PUBLIC + "?b=2&a=1", query: "?a=1&b=3" }), "signature_mismatch");
   });
 
   it("refuses when the URL it was signed for is not the one configured (TLS ended at a proxy)", () => {
