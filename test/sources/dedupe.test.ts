@@ -1,5 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { expect } from "chai";
-import { CoreApp, silentLogger, WebhookSource, type TaskContext, type WebhookEvent } from "../../src/index";
+import { Webhook as SvixWebhook } from "svix";
+import { CoreApp, silentLogger, StandardWebhooksSignature, WebhookSource, type TaskContext, type WebhookEvent } from "../../src/index";
 import { until } from "../helpers/wait";
 
 describe("deduplication at the source", () => {
@@ -45,6 +47,30 @@ describe("deduplication at the source", () => {
     await new Promise((r) => setTimeout(r, 30));
     expect(events).to.have.length(1);
   });
+
+  for (const preset of ["standard-webhooks", "svix"] as const) {
+    it(`${preset} preset reads the id the signature covers: a replay with the other family's id added is a duplicate`, async () => {
+      const secret = "whsec_" + randomBytes(32).toString("base64");
+      const source = new WebhookSource({ path: "/sw", port: 0, auth: new StandardWebhooksSignature(secret), dedupe: preset });
+      const events: string[] = [];
+      await start(source, async (ctx) => void events.push(ctx.eventId));
+      const body = JSON.stringify({ type: "invoice.paid" });
+      const t = Math.floor(Date.now() / 1000);
+      for (const family of ["svix", "webhook"]) {
+        const other = family === "svix" ? "webhook" : "svix";
+        const signed = { [`${family}-id`]: `msg_${family}`, [`${family}-timestamp`]: String(t), [`${family}-signature`]: new SvixWebhook(secret).sign(`msg_${family}`, new Date(t * 1000), body) };
+        const send = (extra: Record<string, string>) => fetch(source.url, { method: "POST", headers: { "content-type": "application/json", ...signed, ...extra }, body });
+        expect((await send({})).status).to.equal(202);
+        // The other family's id is not signed: anyone replaying the delivery can set it.
+        const replay = await send({ [`${other}-id`]: "msg_forged" });
+        expect(replay.status, `${family}-signed replay`).to.equal(200);
+        expect(((await replay.json()) as { duplicate?: boolean }).duplicate).to.equal(true);
+      }
+      await until(() => events.length === 2);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(events).to.have.length(2);
+    });
+  }
 
   it("a request without the delivery id is not deduplicated", async () => {
     const source = new WebhookSource({ path: "/h", port: 0, dedupe: { header: "X-Delivery-Id" } });

@@ -15,10 +15,10 @@ export interface DedupeOptions {
   ttlMs?: number;
 }
 
-const PRESETS: Record<DedupePreset, { headers?: string[]; bodyField?: string }> = {
+const PRESETS: Record<DedupePreset, { headers?: string[]; bodyField?: string; signedFamily?: boolean }> = {
   github: { headers: ["x-github-delivery"] },
-  "standard-webhooks": { headers: ["webhook-id", "svix-id"] },
-  svix: { headers: ["svix-id", "webhook-id"] },
+  "standard-webhooks": { headers: ["webhook-id", "svix-id"], signedFamily: true },
+  svix: { headers: ["svix-id", "webhook-id"], signedFamily: true },
   stripe: { bodyField: "id" },
   shopify: { headers: ["x-shopify-event-id", "x-shopify-webhook-id"] },
   slack: { bodyField: "event_id" },
@@ -31,6 +31,11 @@ export interface DedupeRule {
   readonly headers: readonly string[];
   readonly bodyPath: readonly string[] | undefined;
   readonly ttlMs: number;
+  /**
+   * Standard Webhooks / Svix: the id is read from the header family whose signature is present,
+   * as the verifier reads it; the other family's id is not signed, and a replay could set it.
+   */
+  readonly signedFamily?: boolean;
 }
 
 export function resolveDedupe(options: DedupeOptions | DedupePreset, where: string): DedupeRule {
@@ -44,12 +49,12 @@ export function resolveDedupe(options: DedupeOptions | DedupePreset, where: stri
   if (headers.length === 0 && bodyField === undefined) throw new TypeError(`${where}: dedupe needs a preset, a header or a bodyField`);
   const ttlMs = opts.ttlMs ?? DEFAULT_DEDUPE_TTL_MS;
   if (!(ttlMs > 0)) throw new TypeError(`${where}: dedupe.ttlMs must be a positive number`);
-  return { headers, bodyPath: bodyField?.split("."), ttlMs };
+  return { headers, bodyPath: bodyField?.split("."), ttlMs, signedFamily: opts.header === undefined && preset.signedFamily === true };
 }
 
 /** The delivery id of a request, or undefined when it carries none (it is then not deduplicated). */
 export function deliveryKey(rule: DedupeRule, headers: IncomingHttpHeaders, body: unknown): string | undefined {
-  for (const name of rule.headers) {
+  for (const name of rule.signedFamily ? signedFamilyId(headers, rule.headers) : rule.headers) {
     const value = headers[name];
     if (typeof value === "string" && value.length > 0 && value.length <= 512) return value;
   }
@@ -61,6 +66,13 @@ export function deliveryKey(rule: DedupeRule, headers: IncomingHttpHeaders, body
   }
   if (typeof value === "number") return String(value);
   return typeof value === "string" && value.length > 0 && value.length <= 512 ? value : undefined;
+}
+
+/** The id header of the family StandardWebhooksSignature verifies: `webhook-*` unless only `svix-signature` is sent. */
+function signedFamilyId(headers: IncomingHttpHeaders, fallback: readonly string[]): readonly string[] {
+  if (headers["webhook-signature"] !== undefined) return ["webhook-id"];
+  if (headers["svix-signature"] !== undefined) return ["svix-id"];
+  return fallback;
 }
 
 /** How long a delivery id stays reserved by a process storing its event (longer than a store write can take). */

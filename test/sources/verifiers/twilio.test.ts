@@ -60,6 +60,18 @@ describe("TwilioSignature (X-Twilio-Signature)", () => {
     expectRefused(new TwilioSignature(TOKEN), formRequest(SMS, { signedUrl: PUBLIC + "?tenant=acme", query: "?tenant=evil" }), "signature_mismatch");
   });
 
+  it("signs the request's query string even when the configured publicUrl has one: a changed or added parameter is refused", () => {
+    const auth = new TwilioSignature(TOKEN, { publicUrl: PUBLIC + "?tenant=acme" });
+    const signedUrl = PUBLIC + "?tenant=acme";
+    expectAccepted(auth, formRequest(SMS, { signedUrl, query: "?tenant=acme" }));
+    expectRefused(auth, formRequest(SMS, { signedUrl, query: "?tenant=evil" }), "signature_mismatch");
+    expectRefused(auth, formRequest(SMS, { signedUrl, query: "?tenant=acme&admin=1" }), "signature_mismatch");
+    // Signed as typed, received with the same parameters reordered: accepted; with one changed: not.
+    const typed = new TwilioSignature(TOKEN, { publicUrl: PUBLIC + "?b=2&a=1" });
+    expectAccepted(typed, formRequest(SMS, { signedUrl: PUBLIC + "?b=2&a=1", query: "?a=1&b=2" }));
+    expectRefused(typed, formRequest(SMS, { signedUrl: PUBLIC + "?b=2&a=1", query: "?a=1&b=3" }), "signature_mismatch");
+  });
+
   it("refuses when the URL it was signed for is not the one configured (TLS ended at a proxy)", () => {
     expectRefused(new TwilioSignature(TOKEN), formRequest(SMS, { publicUrl: "http://127.0.0.1:8080/twilio/sms" }), "signature_mismatch");
     expectAccepted(new TwilioSignature(TOKEN, { publicUrl: PUBLIC }), formRequest(SMS, { publicUrl: "http://127.0.0.1:8080/twilio/sms" }));
@@ -109,6 +121,14 @@ describe("TwilioSignature (X-Twilio-Signature)", () => {
         expectAccepted(new TwilioSignature(TOKEN), request);
         expect(twilio.validateRequestWithBody(TOKEN, signature, url, body)).to.equal(true);
       }
+    });
+
+    it("accepts a JSON body covered by bodySHA256 when the configured publicUrl has a query of its own", () => {
+      const body = JSON.stringify({ event: "call.completed" });
+      const url = `${PUBLIC}?tenant=acme&bodySHA256=${twilio.getExpectedBodyHash(body)}`;
+      const signature = twilio.getExpectedTwilioSignature(TOKEN, url, {});
+      const request = authRequest({ url: "/twilio/sms" + url.slice(url.indexOf("?")), headers: { "content-type": "application/json", "x-twilio-signature": signature }, body });
+      expectAccepted(new TwilioSignature(TOKEN, { publicUrl: PUBLIC + "?tenant=acme" }), request);
     });
 
     it("refuses a body that does not hash to bodySHA256", () => {

@@ -12,8 +12,9 @@ export interface TwilioSignatureOptions {
   /**
    * The webhook URL exactly as typed in the Twilio console (scheme, host, path). Twilio signs
    * the URL it called, and behind a TLS-terminating proxy this process cannot see it. The
-   * request's query string is appended unless this URL has its own. Default: the source's
-   * `publicUrl`, or the URL rebuilt from trusted proxy headers.
+   * query string verified is the request's, which the event's `query` holds: a query in this
+   * URL is replaced by it (or kept as typed when the request's holds the same parameters).
+   * Default: the source's `publicUrl`, or the URL rebuilt from trusted proxy headers.
    */
   publicUrl?: string;
 }
@@ -54,8 +55,8 @@ export class TwilioSignature extends SignatureVerifier {
   protected check(request: AuthRequest): Verified {
     const header = requireHeader(request.headers, "x-twilio-signature", "signature", LABEL);
     const digest = decodeDigest(header, "base64", 20) ?? refuse(malformed("signature", LABEL, "is not base64 of 20 bytes"));
-    const url = signedUrl(this.publicUrl ?? request.publicUrl(), request.url);
-    const parsed = new URL(url);
+    const base = this.publicUrl ?? request.publicUrl();
+    const parsed = new URL(signedUrl(base, request.url));
 
     let params = "";
     const bodyHashes = parsed.searchParams.getAll("bodySHA256");
@@ -69,16 +70,30 @@ export class TwilioSignature extends SignatureVerifier {
       refuse(failure("body_not_signed", "a body that is neither a form nor covered by bodySHA256 is not signed by Twilio"));
     }
 
-    const messages = urlVariants(parsed).map((variant) => [variant, params]);
+    const urls = urlVariants(parsed);
+    // Twilio has been seen to send a configured query reordered while signing it as typed: that
+    // URL too, when the query received holds exactly its parameters.
+    const configured = base.includes("?") ? new URL(base) : undefined;
+    if (configured !== undefined && sameParams(configured.searchParams, parsed.searchParams)) urls.push(...urlVariants(configured));
+    const messages = [...new Set(urls)].map((variant) => [variant, params]);
     return this.expectMatch(LABEL, "sha1", [digest], ...messages);
   }
 }
 
-/** The configured URL, with the request's query string appended when the URL has none. */
+/**
+ * The configured URL with the request's query string in place of its own: a query kept from the
+ * configuration would leave the one received (parameters, `bodySHA256`) unsigned.
+ */
 function signedUrl(base: string, requestUrl: string): string {
-  if (base.includes("?")) return base;
+  const b = base.indexOf("?");
   const q = requestUrl.indexOf("?");
-  return q < 0 ? base : base + requestUrl.slice(q);
+  return (b < 0 ? base : base.slice(0, b)) + (q < 0 ? "" : requestUrl.slice(q));
+}
+
+/** The same name=value pairs, in any order. */
+function sameParams(a: URLSearchParams, b: URLSearchParams): boolean {
+  const pairs = (p: URLSearchParams) => [...p].map(([name, value]) => `${name}=${value}`).sort().join("&");
+  return pairs(a) === pairs(b);
 }
 
 /** Names and values concatenated, sorted by name; a repeated name gives its distinct values sorted. */
