@@ -1,4 +1,5 @@
-import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Thrown when another live process consumes the data directory. */
@@ -23,27 +24,50 @@ export class ConsumerLock {
     this.path = join(dir, "consumer.lock");
   }
 
-  /** Takes the lock; throws DataDirInUseError when a live process holds it. */
+  /**
+   * Takes the lock; throws DataDirInUseError when a live process holds it. Safe against other
+   * processes taking it at the same moment: the file appears whole (written aside, then linked:
+   * an empty file seen half-written was once taken for stale), and a stale one is removed only
+   * under a second lock file, `consumer.lock.takeover`, so that no racer deletes the lock another
+   * has just taken.
+   */
   acquire(dir: string): void {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fd = openSync(this.path, "wx");
-        try {
-          writeSync(fd, JSON.stringify({ pid: process.pid, started: startTime(process.pid) }));
-        } finally {
-          closeSync(fd);
-        }
+    const mine = JSON.stringify({ pid: process.pid, started: startTime(process.pid) });
+    const deadline = Date.now() + TAKEOVER_WAIT_MS;
+    while (Date.now() < deadline) {
+      if (createWhole(this.path, mine)) {
         this.held = true;
         return;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       }
-      const holder = readHolder(this.path);
+      const seen = readText(this.path);
+      if (seen === undefined) continue; // gone meanwhile: try again
+      const holder = parseHolder(seen);
       if (holder !== undefined && holder.pid !== process.pid && isAlive(holder)) throw new DataDirInUseError(dir, holder.pid);
       // Stale (its process is gone) or ours from before: take it over.
-      unlinkSync(this.path);
+      this.removeIfStill(seen, mine);
     }
     throw new Error(`cannot take ${this.path}: another process keeps recreating it`);
+  }
+
+  /**
+   * Removes the lock if it still holds `seen`, under the takeover lock: only its holder removes
+   * a lock, and a lock is created only where none is, so the file read is the file removed.
+   */
+  private removeIfStill(seen: string, mine: string): void {
+    const takeover = `${this.path}.takeover`;
+    if (!createWhole(takeover, mine)) {
+      // Another process is taking it over; or one died doing so (a moment's window), and its file goes.
+      const other = readText(takeover);
+      const holder = other === undefined ? undefined : parseHolder(other);
+      if (holder !== undefined && isAlive(holder)) sleepSync(2);
+      else if (other !== undefined) unlinkQuietly(takeover);
+      return;
+    }
+    try {
+      if (readText(this.path) === seen) unlinkQuietly(this.path);
+    } finally {
+      unlinkQuietly(takeover);
+    }
   }
 
   release(): void {
@@ -63,12 +87,55 @@ interface Holder {
   started?: string;
 }
 
-function readHolder(path: string): Holder | undefined {
+/** Longest `acquire` waits for other processes taking a stale lock over at the same moment. */
+const TAKEOVER_WAIT_MS = 2_000;
+
+/** Creates `path` holding `content`, whole (written aside, then linked); false when it exists. */
+function createWhole(path: string, content: string): boolean {
+  const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  writeFileSync(aside, content, { flag: "wx" });
   try {
-    const parsed = JSON.parse(readFileSync(path, "utf8")) as Holder;
+    linkSync(aside, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    return false;
+  } finally {
+    unlinkSync(aside);
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function readHolder(path: string): Holder | undefined {
+  const text = readText(path);
+  return text === undefined ? undefined : parseHolder(text);
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function parseHolder(text: string): Holder | undefined {
+  try {
+    const parsed = JSON.parse(text) as Holder;
     return Number.isInteger(parsed.pid) && parsed.pid > 0 ? parsed : undefined;
   } catch {
-    return undefined; // unreadable or half-written: treat as stale
+    return undefined; // unreadable (an empty file left by an older version's crash): treat as stale
   }
 }
 
