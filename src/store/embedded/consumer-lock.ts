@@ -122,11 +122,13 @@ function readHolder(path: string): Holder | undefined {
   return text === undefined ? undefined : parseHolder(text);
 }
 
+/** The file's text; undefined when it is gone (another process removed it meanwhile). */
 function readText(path: string): string | undefined {
   try {
     return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
   }
 }
 
