@@ -6,6 +6,7 @@ import type { Output } from "./output";
 import { redactSecretHeaders } from "../util/redact-headers";
 import { clip, formatTable } from "./table";
 import { UsageError } from "./usage";
+import { didYouMean } from "../util/did-you-mean";
 import { parseCommandArgs } from "./command-args";
 import { printableReplacer } from "./printable-json";
 
@@ -48,7 +49,10 @@ export function parseDeadLetterArgs(args: readonly string[]): DeadLetterRequest 
   });
   const [action, ...rest] = positionals;
   if (action === undefined) throw new UsageError(`dead-letters needs an action: ${ACTIONS.join(", ")}`);
-  if (!ACTIONS.includes(action as Action)) throw new UsageError(`unknown dead-letters action "${action}"; one of: ${ACTIONS.join(", ")}`);
+  if (!ACTIONS.includes(action as Action)) {
+    const guess = didYouMean(action, ACTIONS);
+    throw new UsageError(`unknown dead-letters action "${action}"${guess ? ` (did you mean "${guess}"?)` : ""}; one of: ${ACTIONS.join(", ")}`);
+  }
   const all = values.all === true;
   const needsId = action === "show" || ((action === "replay" || action === "purge") && !all);
   if (all && (action === "list" || action === "show")) throw new UsageError(`--all does not apply to ${action}`);

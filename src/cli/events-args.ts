@@ -5,6 +5,7 @@ import { APP_OPTIONS, APP_USAGE, appRefOf, type AppRef } from "./app-argument";
 import { parseCommandArgs } from "./command-args";
 import { parseTimeFlag } from "./time-flag";
 import { UsageError } from "./usage";
+import { didYouMean } from "../util/did-you-mean";
 
 type Action = "list" | "show" | "replay";
 const ACTIONS: readonly Action[] = ["list", "show", "replay"];
@@ -53,7 +54,10 @@ export function parseEventsArgs(args: readonly string[], now: number = Date.now(
   const { values, positionals } = parseCommandArgs("events", args, OPTIONS) as { values: Values; positionals: string[] };
   const [action, ...rest] = positionals;
   if (action === undefined) throw new UsageError(`events needs an action: ${ACTIONS.join(", ")}`);
-  if (!ACTIONS.includes(action as Action)) throw new UsageError(`unknown events action "${action}"; one of: ${ACTIONS.join(", ")}`);
+  if (!ACTIONS.includes(action as Action)) {
+    const guess = didYouMean(action, ACTIONS);
+    throw new UsageError(`unknown events action "${action}"${guess ? ` (did you mean "${guess}"?)` : ""}; one of: ${ACTIONS.join(", ")}`);
+  }
   const json = values.json === true;
   const given = (names: readonly string[]) => names.filter((name) => values[name as keyof Values] !== undefined).map((name) => `--${name}`);
 

@@ -98,7 +98,16 @@ function exitAfterFlush(code: number): void {
 }
 
 if (require.main === module) {
+  // A handler module that rejects a promise nobody awaits, while it is imported: one line, as
+  // for any other failure, not Node's stack. Once an app runs, its process keeps Node's default.
+  const onRejection = (error: unknown) => {
+    const reported = new Error(`unhandled promise rejection: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof Error && error.stack) reported.stack = error.stack; // WEBHOOK_TASKS_DEBUG shows where it came from
+    exitAfterFlush(reportError(reported, processOutput));
+  };
+  process.on("unhandledRejection", onRejection);
   void main(process.argv.slice(2)).then((result) => {
     if (result !== "running") exitAfterFlush(result);
+    else process.off("unhandledRejection", onRejection);
   });
 }

@@ -3,7 +3,8 @@ import { basename, dirname, extname, resolve } from "node:path";
 import { ConfigError } from "./config-error";
 import { IssueList } from "./issue-list";
 import type { KeySegment } from "./key-path";
-import { readYaml } from "./read-yaml";
+import { aliasAtFault, readYaml } from "./read-yaml";
+import { utf8Text } from "./utf8-text";
 import { substituteEnv, type Environment } from "./substitute-env";
 import { validateConfig, type ValidatedConfig } from "./validate-config";
 
@@ -46,15 +47,21 @@ export async function loadConfig(file: string, options: LoadConfigOptions = {}):
 /** Like loadConfig, but returns the problems instead of throwing (for tools that report more). */
 export async function inspectConfig(file: string, options: LoadConfigOptions = {}): Promise<ConfigInspection> {
   const absolute = resolve(file);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(absolute, "utf8");
+    bytes = await readFile(absolute);
   } catch (error) {
     const issues = new IssueList();
     issues.push({ path: "", message: `cannot read the file: ${readError(error)}` });
     return { file: absolute, issues, config: undefined };
   }
-  const parsed = readYaml(text);
+  const decoded = utf8Text(bytes);
+  if (!decoded.ok) {
+    const issues = new IssueList();
+    issues.push({ path: "", message: decoded.message, line: decoded.line });
+    return { file: absolute, issues, config: undefined };
+  }
+  const parsed = readYaml(decoded.text);
   if (!parsed.ok) {
     const issues = new IssueList();
     for (const issue of parsed.issues) issues.push(issue);
@@ -67,7 +74,11 @@ export async function inspectConfig(file: string, options: LoadConfigOptions = {
   try {
     raw = document.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    issues.push({ path: "", message: `cannot read the YAML: ${error instanceof Error ? error.message : String(error)}` });
+    // An alias whose anchor is missing, or aliases expanding too far: name the alias at fault.
+    const alias = aliasAtFault(document);
+    const message = `cannot read the YAML: ${error instanceof Error ? error.message : String(error)}`;
+    if (alias) issues.add(alias, message);
+    else issues.push({ path: "", message });
     return { file: absolute, issues, config: undefined };
   }
   const validated = validateConfig(raw, issues);

@@ -83,3 +83,25 @@ function unclosedQuoteAt(text: string): number | undefined {
   }
   return found;
 }
+
+/**
+ * Where toJS failed on aliases: the first alias whose anchor is not set before it, else the
+ * first alias of the file (aliases expanding too far start there).
+ */
+export function aliasAtFault(document: Document.Parsed): KeySegment[] | undefined {
+  let first: KeySegment[] | undefined;
+  let unresolved: KeySegment[] | undefined;
+  const walk = (node: unknown, path: KeySegment[]): void => {
+    if (unresolved) return;
+    if (isAlias(node)) {
+      first ??= path;
+      if (node.resolve(document) === undefined) unresolved = path;
+    } else if (isMap(node)) {
+      for (const pair of node.items) {
+        if (isPair(pair) && isScalar(pair.key)) walk(pair.value, [...path, String(pair.key.value)]);
+      }
+    } else if (isSeq(node)) node.items.forEach((item, index) => walk(item, [...path, index]));
+  };
+  walk(document.contents, []);
+  return unresolved ?? first;
+}

@@ -42,7 +42,7 @@ export function validateConfig(raw: unknown, issues: IssueList): ValidatedConfig
   const config: ValidatedConfig = { app: isMapping(document.app) ? document.app : new AppConfig(), resources, tasks };
   const consoleBlock = isMapping(raw.app) ? raw.app.console : undefined;
   if (isMapping(consoleBlock) && consoleBlock.auth !== undefined) checkConsoleAuth(consoleBlock.auth, ["app", "console", "auth"], issues);
-  if (isMapping(raw.resources) && Array.isArray(raw.tasks)) checkReferences(raw.tasks, resources, issues);
+  if (isMapping(raw.resources) && Array.isArray(raw.tasks)) checkReferences(raw.tasks, resources, new Set(Object.keys(raw.resources)), issues);
   if (Array.isArray(raw.tasks)) {
     raw.tasks.forEach((task, index) => {
       if (!isMapping(task)) return;
@@ -97,7 +97,8 @@ function validateResources(block: Record<string, unknown>, issues: IssueList): M
     } else if (value.type === undefined) {
       issues.add([...path, "type"], `is required; one of: ${RESOURCE_TYPES.join(", ")}`);
     } else {
-      issues.add([...path, "type"], `must be one of: ${RESOURCE_TYPES.join(", ")}`);
+      const guess = typeof value.type === "string" ? didYouMean(value.type, RESOURCE_TYPES) : undefined;
+      issues.add([...path, "type"], `must be one of: ${RESOURCE_TYPES.join(", ")}${guess ? ` (did you mean "${guess}"?)` : ""}`);
     }
   }
   return resources;
@@ -119,7 +120,7 @@ function checkDedupe(value: unknown, path: KeySegment[], issues: IssueList): voi
 }
 
 /** Source and emit names exist and have the right type; names are unique; every webhook feeds a task. */
-function checkReferences(tasks: readonly unknown[], resources: ReadonlyMap<string, ResourceConfig>, issues: IssueList): void {
+function checkReferences(tasks: readonly unknown[], resources: ReadonlyMap<string, ResourceConfig>, declared: ReadonlySet<string>, issues: IssueList): void {
   const names = new Map<string, number>();
   const consumers = new Map<string, number>();
   const known = [...resources.keys()];
@@ -136,7 +137,8 @@ function checkReferences(tasks: readonly unknown[], resources: ReadonlyMap<strin
     if (typeof source === "string" && source.length > 0) {
       const resource = resources.get(source);
       if (!resource) {
-        issues.add(at("source"), unknownResource(source, known));
+        // A resource refused for its own problem (a bad type) exists: that problem is the one to tell.
+        if (!declared.has(source)) issues.add(at("source"), unknownResource(source, known));
         unknownSources++;
       } else if (!consumers.has(source)) {
         // Several tasks may share a source: each gets its own copy of every event (fan-out).
@@ -145,7 +147,9 @@ function checkReferences(tasks: readonly unknown[], resources: ReadonlyMap<strin
     }
     if (typeof emit === "string" && emit.length > 0) {
       const resource = resources.get(emit);
-      if (!resource) issues.add(at("emit"), unknownResource(emit, known, "queue"));
+      if (!resource) {
+        if (!declared.has(emit)) issues.add(at("emit"), unknownResource(emit, known, "queue"));
+      }
       else if (resource.type !== "queue") issues.add(at("emit"), `resource "${emit}" is a ${resource.type}; emit needs a resource of type queue`);
       else if (emit === source) issues.add(at("emit"), `task emits to its own source "${emit}": that would loop forever`);
     }

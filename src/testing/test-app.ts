@@ -100,6 +100,11 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
   }
   const unobserve = app.onOutcome((id, outcome) => watcher.settled(id, outcome));
   await app.start();
+  let stopped = false;
+  /** After stop() the listeners and the store are gone: say so, rather than "fetch failed". */
+  const running = (method: string): void => {
+    if (stopped) throw new Error(`testApp.${method}: app "${app.name}" was stopped (t.stop()); start a fresh app with testApp`);
+  };
   // One request per queue at a time: the message a request adds is then the one after the count taken before it.
   const busy = new Map<string, Promise<unknown>>();
   const serial = <T>(queue: string, work: () => Promise<T>): Promise<T> => {
@@ -127,6 +132,7 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
   };
 
   const deliver = async <B>(source: WebhookSource, init: SendInit, method: string): Promise<TestDelivery<WebhookEvent<B>>> => {
+    running(method);
     if (!(source instanceof WebhookSource)) throw new TypeError(`testApp.${method}: the first argument must be a WebhookSource of the app`);
     const tasks = subscribersOf(source);
     return serial(tasks[0].queue, async () => {
@@ -168,6 +174,7 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
     },
 
     async push<T>(target: Queue<T> | string, value: T): Promise<TestRun<T>> {
+      running("push");
       const queue = isQueue(target) ? target.name : target;
       if (!app.tasks.some((t) => t.input === queue)) throw new Error(`testApp.push: no task of app "${app.name}" consumes queue "${queue}"`);
       return serial(queue, async () => {
@@ -185,6 +192,7 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
     },
 
     async drain() {
+      running("drain");
       const queues = [...new Set(app.tasks.map((t) => t.queue))];
       const end = Date.now() + timeoutMs;
       for (;;) {
@@ -204,6 +212,7 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
     },
 
     async stop() {
+      stopped = true;
       unobserve();
       await app.stop();
     },

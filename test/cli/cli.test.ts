@@ -79,6 +79,17 @@ describe("CLI: usage", () => {
 describe("CLI: check", () => {
   const tmp = useTempDir();
 
+  it("a handler module whose promise rejects unhandled at import gives one error line and exit code 1, no stack trace", async () => {
+    const dir = tmp.dir();
+    tmp.write("rejects.js", 'Promise.reject(new Error("cannot reach the cache"));\nexports.receive = async () => 1;\n');
+    const file = tmp.write("rejects.yaml", worker("  q: {type: queue}", `  - {name: t, source: q, handler: {ref: "${join(dir, "rejects.js")}:receive"}}`));
+    const result = await runCli(["check", file]);
+    expect(result.code).to.equal(1);
+    expect(result.stderr).to.contain("cannot reach the cache");
+    expect(result.stderr).not.to.match(STACK_LINE);
+    expect(result.stderr.trim().split("\n")).to.have.length(1);
+  });
+
   it("validates a good file, prints a summary and exits 0", async () => {
     const result = await runCli(["check", WORKER]);
     expect(result.code, result.stderr).to.equal(0);

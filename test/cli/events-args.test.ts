@@ -63,6 +63,8 @@ describe("CLI events: flags", () => {
     const cases: Array<[string[], RegExp]> = [
       [["events"], /events needs an action: list, show, replay/],
       [["events", "purge", "--store", "/d"], /unknown events action "purge"/],
+      [["events", "lsit", "--store", "/d"], /unknown events action "lsit" \(did you mean "list"\?\); one of: list, show, replay/],
+      [["dead-letters", "lst", "--store", "/d"], /unknown dead-letters action "lst" \(did you mean "list"\?\); one of: list, show, replay, purge/],
       [["events", "list", "--status", "lost", "--store", "/d"], /--status "lost": one of pending, succeeded, failed, dead/],
       [["events", "list", "--since", "yesterday", "--store", "/d"], /--since "yesterday": give an ISO time/],
       [["events", "list", "--until", "soon", "--store", "/d"], /--until "soon"/],

@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { expect } from "chai";
 import { ConfigError, loadConfig } from "../../src/config/index";
 import { CJS_HANDLERS, configIssues, useTempDir } from "./yaml-helpers";
@@ -71,5 +72,43 @@ describe("YAML loading: syntax", () => {
       `two.yaml:5: tasks[0].colour: unknown key; known keys: name, source, handler, emit, concurrency, rateLimit, debounce, batch, retry, timeoutMs, on, filter`,
     ]);
     expect(error.message.split("\n")).to.have.length(3);
+  });
+
+  it("refuses bytes that are not UTF-8, naming their line, instead of reading them as replacement characters", async () => {
+    const text = ["app: {store: memory}", "resources:", "  hook:", "    type: webhook", "    path: /x", "    auth: {type: github, secret: caf\xe9-secret}", "tasks:", `  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}`, ""].join("\n");
+    const file = tmp.write("latin1.yaml", "");
+    writeFileSync(file, Buffer.from(text, "latin1"));
+    const issues = await configIssues(loadConfig(file));
+    expect(issues).to.have.length(1);
+    expect(issues[0].line).to.equal(6);
+    expect(issues[0].message).to.match(/not valid UTF-8/).and.not.contain("secret");
+  });
+
+  it("refuses a UTF-16 file as not UTF-8", async () => {
+    const file = tmp.write("utf16.yaml", "");
+    writeFileSync(file, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("resources: {}\ntasks: []\n", "utf16le")]));
+    const issues = await configIssues(loadConfig(file));
+    expect(issues[0].line).to.equal(1);
+    expect(issues[0].message).to.match(/not valid UTF-8/).and.match(/UTF-16/);
+  });
+
+  it("names the line of an alias whose anchor is not defined", async () => {
+    const file = tmp.write("alias.yaml", ["app: {store: memory}", "resources:", "  q: {type: queue}", "tasks:", `  - {name: t, source: *nowhere, handler: {ref: "${CJS_HANDLERS}:receive"}}`, ""].join("\n"));
+    const issues = await configIssues(loadConfig(file));
+    expect(issues).to.have.length(1);
+    expect(issues[0].line).to.equal(5);
+    expect(issues[0].path).to.equal("tasks[0].source");
+    expect(issues[0].message).to.match(/nowhere/);
+  });
+
+  it("names the line of the first alias when aliases expand too far (billion laughs)", async () => {
+    const lines = ["app: {store: memory}", "resources:", "  q:", "    type: queue", "tasks: []", "x:", '  a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'];
+    for (let i = 1; i < 10; i++) lines.push(`  a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(", ")}]`);
+    const file = tmp.write("bomb.yaml", `${lines.join("\n")}\n`);
+    const issues = await configIssues(loadConfig(file));
+    expect(issues).to.have.length(1);
+    expect(issues[0].line).to.equal(8);
+    expect(issues[0].path).to.equal("x.a1[0]");
+    expect(issues[0].message).to.match(/alias/);
   });
 });

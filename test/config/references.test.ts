@@ -13,6 +13,14 @@ describe("YAML loading: references between tasks and resources", () => {
     expect(issue.line).to.equal(6);
   });
 
+  it("a resource with a misspelt type gets a suggestion, and its tasks are not told it does not exist", async () => {
+    const file = tmp.write("type.yaml", worker("  github: {type: webhok, path: /x}\n  q: {type: queueu}", `  - {name: a, source: github, emit: q, handler: ${ref}}`));
+    const issues = await configIssues(loadConfig(file));
+    expect(issueAt(issues, "resources.github.type").message).to.equal('must be one of: webhook, queue (did you mean "webhook"?)');
+    expect(issueAt(issues, "resources.q.type").message).to.equal('must be one of: webhook, queue (did you mean "queue"?)');
+    expect(issues.map((i) => i.path)).to.deep.equal(["resources.github.type", "resources.q.type"]);
+  });
+
   it("refuses emit to an unknown resource or to a webhook", async () => {
     const file = tmp.write(
       "emit.yaml",

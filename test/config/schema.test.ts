@@ -154,6 +154,22 @@ describe("YAML loading: schema", () => {
     expect(issueAt(issues, "resources.hook.response.status_code").message).to.equal("must be an integer from 200 to 599");
   });
 
+  it("suggests the key a transposition misspelt, not another as far by plain edit distance", async () => {
+    const file = tmp.write("swap.yaml", worker("  hook: {type: queue}", task, "app: {store: memory, console: {atuh: {token: x}}}"));
+    const issues = await configIssues(loadConfig(file));
+    expect(issueAt(issues, "app.console.atuh").message).to.match(/^unknown key \(did you mean "auth"\?\)/);
+  });
+
+  it("refuses at app.store, with its line, a postgres:// URL the store cannot read or whose ?schema= it refuses, without showing the password", async () => {
+    const env = { DB: "postgres://app:s3cret@db:notaport/hooks", DB2: "postgres://app:s3cret@db/hooks?schema=Bad-Schema" };
+    const unreadable = await configIssues(loadConfig(tmp.write("url.yaml", worker("  hook: {type: queue}", task, "app:\n  store: ${DB}")), { env }));
+    expect(issueAt(unreadable, "app.store").line).to.equal(2);
+    expect(issueAt(unreadable, "app.store").message).to.match(/not a valid URL/).and.not.contain("s3cret");
+    const schema = await configIssues(loadConfig(tmp.write("schema.yaml", worker("  hook: {type: queue}", task, "app:\n  store: ${DB2}")), { env }));
+    expect(issueAt(schema, "app.store").line).to.equal(2);
+    expect(issueAt(schema, "app.store").message).to.match(/schema/).and.contain('"Bad-Schema"').and.not.contain("s3cret");
+  });
+
   it("requires resources, tasks, and each resource's type and path, and each task's name, source and handler", async () => {
     const issues = await configIssues(loadConfig(tmp.write("missing.yaml", "app: {store: memory}\n")));
     expect(issueAt(issues, "resources").message).to.equal("is required");

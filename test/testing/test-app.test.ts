@@ -101,6 +101,23 @@ describe("testing: testApp runs a request through the whole pipeline", () => {
     }
   });
 
+  it("send, deliver, push and drain after stop() say the app was stopped, at once (not a bare \"fetch failed\")", async () => {
+    const { app, hook, totals } = ordersApp();
+    const t = await testApp(app);
+    await t.stop();
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ["send", () => t.send(hook, { body: { id: "o-9", lines: [1] } })],
+      ["deliver", () => t.deliver(hook, { body: { id: "o-9", lines: [1] } })],
+      ["push", () => t.push(totals, { order: "o-9", total: 1 })],
+      ["drain", () => t.drain()],
+    ];
+    for (const [method, call] of calls) {
+      const error = await call().then(() => undefined, (e: unknown) => e);
+      expect(String(error)).to.contain(`testApp.${method}: app "kit-orders" was stopped (t.stop()); start a fresh app with testApp`);
+    }
+    await t.stop(); // a second stop is harmless
+  });
+
   it("drain() waits for the whole chain, the emitted value's task included, and names what a paused task holds", async () => {
     const { app, hook, recorded } = ordersApp();
     const t = await testApp(app, { timeoutMs: 500 });

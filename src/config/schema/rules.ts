@@ -3,6 +3,7 @@ import { Transform, Type } from "class-transformer";
 import { Allow, IsDefined, ValidateBy, ValidateIf, ValidateNested } from "class-validator";
 import { didYouMean } from "../../util/did-you-mean";
 import { eventPatternProblem } from "../../sources/webhook/event-names/event-pattern";
+import { isPostgresUrl, postgresUrlProblem } from "../../store/postgres/postgres-options";
 
 /**
  * The property rules of the YAML schema: class-validator decorators with one message each,
@@ -207,10 +208,11 @@ export function TrustProxySetting(): PropertyDecorator {
 
 /** A store: one of the engines' names, or a PostgreSQL connection string (usually `${DATABASE_URL}`). */
 export function StoreSetting(engines: readonly string[]): PropertyDecorator {
+  const urlProblem = (v: unknown) => (typeof v === "string" && isPostgresUrl(v) ? postgresUrlProblem(v) : undefined);
   return rule(
     "store",
-    (v) => `must be ${engines.join(", ")} or a postgres:// URL${guessOf(v, engines)}`,
-    (v) => typeof v === "string" && (engines.includes(v) || /^postgres(?:ql)?:\/\/./.test(v)),
+    (v) => urlProblem(v) ?? `must be ${engines.join(", ")} or a postgres:// URL${guessOf(v, engines)}`,
+    (v) => typeof v === "string" && (engines.includes(v) || (/^postgres(?:ql)?:\/\/./.test(v) && urlProblem(v) === undefined)),
   );
 }
 

@@ -142,6 +142,22 @@ export function postgresOptionsFromUrl(url: PostgresUrl): { connectionString: st
   return { connectionString: parsed.toString(), schema };
 }
 
+/**
+ * What the store would refuse in a URL (unreadable, or a `?schema=` it does not take), without
+ * showing the password; undefined when nothing. For the YAML file's `app.store`, checked with
+ * its line before anything opens.
+ */
+export function postgresUrlProblem(url: PostgresUrl): string | undefined {
+  let schema: string | undefined;
+  try {
+    ({ schema } = postgresOptionsFromUrl(url));
+  } catch (error) {
+    return (error as Error).message;
+  }
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) return `its ?schema= must be 1-63 lower-case letters, digits or _, not starting with a digit, got ${JSON.stringify(schema)}`;
+  return undefined;
+}
+
 /** The URL without its password, for logs and `check` output. */
 export function redactPostgresUrl(url: string): string {
   // Where the password ends is unknown: any part of the URL may hold some of it.
