@@ -149,8 +149,7 @@ function checkReferences(tasks: readonly unknown[], resources: ReadonlyMap<strin
       const resource = resources.get(emit);
       if (!resource) {
         if (!declared.has(emit)) issues.add(at("emit"), unknownResource(emit, known, "queue"));
-      }
-      else if (resource.type !== "queue") issues.add(at("emit"), `resource "${emit}" is a ${resource.type}; emit needs a resource of type queue`);
+      } else if (resource.type !== "queue") issues.add(at("emit"), `resource "${emit}" is a ${resource.type}; emit needs a resource of type queue`);
       else if (emit === source) issues.add(at("emit"), `task emits to its own source "${emit}": that would loop forever`);
     }
   });
