@@ -30,12 +30,13 @@ const RESOURCE_TYPES = ["webhook", "queue"];
  * Checks the whole document: the schema (class-validator), each resource per its type, auth
  * blocks, and the references between tasks and resources. Records every problem found.
  */
-export function validateConfig(raw: unknown, issues: IssueList): ValidatedConfig {
+export function validateConfig(file: unknown, issues: IssueList): ValidatedConfig {
   const empty: ValidatedConfig = { app: new AppConfig(), resources: new Map(), tasks: [] };
-  if (!isMapping(raw)) {
-    issues.add([], raw === null || raw === undefined ? "the file is empty; expected a mapping with resources and tasks" : "expected a mapping with resources and tasks at the top level");
+  if (!isMapping(file)) {
+    issues.add([], file === null || file === undefined ? "the file is empty; expected a mapping with resources and tasks" : "expected a mapping with resources and tasks at the top level");
     return empty;
   }
+  const raw = withoutExtensions(file);
   const document = validateSection(WorkerConfigDocument, raw, [], issues);
   const resources = isMapping(raw.resources) ? validateResources(raw.resources, issues) : new Map<string, ResourceConfig>();
   const tasks = Array.isArray(document.tasks) ? document.tasks.filter((t): t is TaskConfig => isMapping(t)) : [];
@@ -55,6 +56,16 @@ export function validateConfig(raw: unknown, issues: IssueList): ValidatedConfig
     });
   }
   return config;
+}
+
+/**
+ * The document without its top-level `x-` keys: a place for anchors that tasks and resources
+ * take by alias (`x-retry: &retry {...}`, then `retry: *retry`), as Compose files have it.
+ */
+function withoutExtensions(document: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(document)) if (!key.startsWith("x-")) out[key] = document[key];
+  return out;
 }
 
 /** `concurrency` (an integer, or { limit, key?, perProcess? }) and the key paths of `concurrency`, `rateLimit`, `debounce` and `batch`. */

@@ -74,6 +74,15 @@ describe("YAML loading: schema", () => {
     expect(fixed.resources.get("b")).to.include({ type: "webhook", path: "/b", port: 9101 });
   });
 
+  it("leaves top-level x- keys alone, a place for anchors; an x- key anywhere else is still unknown", async () => {
+    const lines = ["x-retry: &retry {attempts: 5, factor: 2}", "x-webhook: &webhook", "  type: webhook", "  port: 9100", "app: {store: memory}", "resources:", "  a:", "    <<: *webhook", "    path: /a", "tasks:", `  - {name: a, source: a, retry: *retry, handler: {ref: "${CJS_HANDLERS}:receive"}}`, ""];
+    const config = await loadConfig(tmp.write("extensions.yaml", lines.join("\n")));
+    expect(config.resources.get("a")).to.include({ type: "webhook", path: "/a", port: 9100 });
+    expect(config.tasks[0].retry).to.include({ attempts: 5, factor: 2 });
+    const nested = tmp.write("nested-extension.yaml", lines.join("\n").replace("    path: /a", "    path: /a\n    x-note: hello"));
+    expect(issueAt(await configIssues(loadConfig(nested)), "resources.a.x-note").message).to.match(/unknown key/);
+  });
+
   it("names the app after the file when app.name is not given", async () => {
     const config = await loadConfig(tmp.write("my worker.yaml", worker("  hook: {type: webhook, path: /x}", task)));
     expect(config.name).to.equal("my-worker");
