@@ -83,6 +83,11 @@ describe("YAML loading: schema", () => {
     expect(issueAt(await configIssues(loadConfig(nested)), "resources.a.x-note").message).to.match(/unknown key/);
   });
 
+  it("refuses a path holding a control character (a YAML escape can write U+0000): no request could reach it", async () => {
+    const issues = await configIssues(loadConfig(tmp.write("nul-path.yaml", worker('  hook: {type: webhook, path: "/a\\0b"}', task))));
+    expect(issueAt(issues, "resources.hook.path").message).to.match(/control characters/);
+  });
+
   it("names the app after the file when app.name is not given", async () => {
     const config = await loadConfig(tmp.write("my worker.yaml", worker("  hook: {type: webhook, path: /x}", task)));
     expect(config.name).to.equal("my-worker");

@@ -32,7 +32,7 @@ export class EventNameConfig {
 /** `resources.<name>` with `type: webhook`: one WebhookSource. */
 export class WebhookResourceConfig {
   @Required() @OneOf(["webhook"]) type!: "webhook";
-  @Required() @Text(/^\/[^?#\s]*$/, 'a path beginning with "/" (no query, fragment or spaces)') path!: string;
+  @Required() @Text(/^\/[^?#\s\u0000-\u001f\u007f]*$/, 'a path beginning with "/" (no query, fragment, spaces or control characters)') path!: string;
   @Optional() @MethodList(HTTP_METHODS) methods?: HttpMethod[];
   @Optional() @Text() host?: string;
   @Optional() @Integer(0, 65535) port?: number;

@@ -139,8 +139,9 @@ function resolveOptions(options: WebhookSourceOptions<string>): ResolvedWebhookO
   const where = `WebhookSource(${JSON.stringify(options?.path)})`;
   if (typeof options !== "object" || options === null) throw new TypeError("WebhookSource: options are required");
   const { path } = options;
-  if (typeof path !== "string" || !path.startsWith("/") || /[?#\s]/.test(path)) {
-    throw new TypeError(`${where}: path must be a string beginning with "/", without query, fragment or spaces`);
+  // A control character (U+0000 from a YAML escape) makes a route no request can reach.
+  if (typeof path !== "string" || !path.startsWith("/") || /[?#\s\u0000-\u001f\u007f]/.test(path)) {
+    throw new TypeError(`${where}: path must be a string beginning with "/", without query, fragment, spaces or control characters`);
   }
   const methods = (options.methods ?? ["POST"]).map((m) => (typeof m === "string" ? m.toUpperCase() : m));
   if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => typeof m !== "string" || !METHOD.test(m))) {
