@@ -1,4 +1,7 @@
 import proxyaddr from "proxy-addr";
+import { didYouMean } from "../util/did-you-mean";
+
+const PRESETS = ["loopback", "linklocal", "uniquelocal"];
 
 /**
  * Which peers may speak for the client through X-Forwarded-For / Forwarded:
@@ -21,6 +24,9 @@ export function compileTrust(trust: TrustProxy | undefined): TrustFunction {
   try {
     return proxyaddr.compile(list);
   } catch (error) {
-    throw new TypeError(`trustProxy: ${(error as Error).message}`);
+    // A misspelt preset reads as an address: name the preset it is likely to be.
+    const word = list.find((item) => /^[a-z]+$/i.test(item) && !PRESETS.includes(item));
+    const guess = word === undefined ? undefined : didYouMean(word, PRESETS);
+    throw new TypeError(`trustProxy: ${(error as Error).message}${guess === undefined ? "" : ` (did you mean "${guess}"?)`}`);
   }
 }

@@ -81,6 +81,8 @@ describe("YAML: building and running the app", () => {
     const file = tmp.write("proxy.yaml", worker("  hook: {type: webhook, path: /x, trustProxy: [999.1.1.1]}", `  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}`));
     const issues = await configIssues(loadApp(file, { logger: silentLogger }));
     expect(issueAt(issues, "resources.hook.trustProxy").message).to.match(/invalid IP address/);
+    const misspelt = tmp.write("preset.yaml", worker("  hook: {type: webhook, path: /x, trustProxy: [lopback]}", `  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}`));
+    expect(issueAt(await configIssues(loadApp(misspelt, { logger: silentLogger })), "resources.hook.trustProxy").message).to.match(/invalid IP address: lopback \(did you mean "loopback"\?\)/);
     const app = tmp.write("app-proxy.yaml", worker("  hook: {type: webhook, path: /x}", `  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}`, "app: {store: memory, trustProxy: not-an-address}"));
     expect(issueAt(await configIssues(loadApp(app, { logger: silentLogger })), "app.trustProxy").line).to.equal(1);
   });
