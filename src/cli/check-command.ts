@@ -1,4 +1,6 @@
+import { resolve } from "node:path";
 import { parseCommandArgs } from "./command-args";
+import { ConfigError } from "../config/config-error";
 import type { CoreApp } from "../app/core-app";
 import { silentLogger } from "../util/logger";
 import { appOptionsOf } from "../config/app-options";
@@ -31,7 +33,19 @@ interface TaskSummary {
 export async function checkCommand(args: readonly string[], output: Output): Promise<number> {
   const { values, positionals } = parseCommandArgs("check", args, { json: { type: "boolean" } });
   if (positionals.length !== 1) throw new UsageError("check takes one argument: the worker YAML file");
-  const file = positionals[0];
+  if (!values.json) return check(positionals[0], false, output);
+  try {
+    return await check(positionals[0], true, output);
+  } catch (error) {
+    // A script reading --json gets the problems as JSON too (stderr still has them, a line each).
+    if (!(error instanceof ConfigError)) throw error;
+    const problems = error.issues.map((i) => ({ path: i.path, ...(i.line === undefined ? {} : { line: i.line }), message: i.message }));
+    output.out(JSON.stringify({ ok: false, file: error.file ?? resolve(positionals[0]), problems }, null, 2));
+    throw error;
+  }
+}
+
+async function check(file: string, json: boolean, output: Output): Promise<number> {
   const app = await loadApp(file, { logger: silentLogger });
   const config = await loadConfig(file);
   const handlers = new Map(config.tasks.map((t) => [t.name, t.handler.ref]));
@@ -43,7 +57,7 @@ export async function checkCommand(args: readonly string[], output: Output): Pro
   // Shown, never the password of a postgres:// URL.
   const store = describeStore(spec);
   const dataDir = store === "embedded" ? (appOptionsOf(config).dataDir ?? defaultDataDir(app.name)) : undefined;
-  if (values.json) {
+  if (json) {
     output.out(JSON.stringify({ ok: true, file: config.file, app: app.name, store, ...(dataDir ? { dataDir } : {}), tasks, sources }, null, 2));
     return 0;
   }

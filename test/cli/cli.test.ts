@@ -125,6 +125,13 @@ describe("CLI: check", () => {
     expect(lines.slice(1).join("\n")).to.match(/:5: tasks\[0\]\.handler\.ref: cannot find module "\.\/missing\.js"/);
     expect(result.stderr).not.to.match(STACK_LINE);
     expect(result.stdout).to.equal("");
+    const json = await runCli(["check", "--json", file]);
+    expect(json.code).to.equal(1);
+    expect(json.stderr.trim().split("\n")).to.deep.equal(lines);
+    const report = JSON.parse(json.stdout) as { ok: boolean; file: string; problems: Array<{ path: string; line?: number; message: string }> };
+    expect(report).to.deep.include({ ok: false, file });
+    expect(report.problems).to.have.length(3);
+    expect(report.problems[0]).to.deep.equal({ path: "resources.github.port", line: 3, message: "must be an integer from 0 to 65535" });
   });
 
   it("shows paths relative to the working directory when the file is inside it", async () => {
