@@ -89,7 +89,12 @@ export interface TestApp {
  *   await t.stop();
  */
 export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promise<TestApp> {
+  // A JavaScript test (or a cast) may pass anything: said here, not as a property read of undefined.
+  if (typeof (app as Partial<CoreApp> | null | undefined)?.configureForTest !== "function") {
+    throw new TypeError(`testApp: the first argument must be a CoreApp, got ${app === null ? "null" : typeof app}`);
+  }
   const timeoutMs = options.timeoutMs ?? 5_000;
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new TypeError(`testApp: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
   const store = createStore(options.store ?? "memory", { appName: app.name });
   const watcher = new RunWatcher();
   try {

@@ -118,6 +118,15 @@ describe("testing: testApp runs a request through the whole pipeline", () => {
     await t.stop(); // a second stop is harmless
   });
 
+  it("refuses what is not an app, and a timeout that is not a positive number, in its own words (a JavaScript test has no types to stop it)", async () => {
+    const error = await testApp(undefined as unknown as CoreApp).then(() => undefined, (e: unknown) => e);
+    expect(String(error)).to.contain("testApp: the first argument must be a CoreApp, got undefined");
+    for (const timeoutMs of [-1, 0, Number.NaN]) {
+      const refused = await testApp(ordersApp().app, { timeoutMs }).then(() => undefined, (e: unknown) => e);
+      expect(String(refused), String(timeoutMs)).to.contain(`testApp: timeoutMs must be a positive number of milliseconds, got ${timeoutMs}`);
+    }
+  });
+
   it("drain() waits for the whole chain, the emitted value's task included, and names what a paused task holds", async () => {
     const { app, hook, recorded } = ordersApp();
     const t = await testApp(app, { timeoutMs: 500 });
