@@ -18,8 +18,15 @@ export type ReadYamlResult = { readonly ok: true; readonly file: YamlFile } | { 
  */
 export function readYaml(text: string): ReadYamlResult {
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true, merge: true });
+  // Duplicate keys are found below, in one pass: the parser's own check compares every key of
+  // a mapping with every other (20,000 resources took seconds).
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false, strict: true, merge: true });
   const position = (offset: number) => lineCounter.linePos(offset);
+  const duplicate = document.errors.length === 0 ? firstDuplicateKey(document.contents) : undefined;
+  if (duplicate !== undefined) {
+    const { line, col } = position(duplicate);
+    return { ok: false, issues: [{ path: "", message: "YAML syntax error: Map keys must be unique", line, column: col }] };
+  }
   if (document.errors.length > 0) {
     // The parser's recovery is poor: errors after the first are mostly its consequences.
     const [error, ...rest] = document.errors;
@@ -57,6 +64,34 @@ function recordLines(node: unknown, path: KeySegment[], lines: Map<string, numbe
       recordLines(item, itemPath, lines, lineAt);
     });
   }
+}
+
+/**
+ * Where the first key given twice in one mapping starts (in file order), as the parser's
+ * `uniqueKeys` tells them apart: scalars of one type and value; merge keys (`<<`) may repeat.
+ */
+function firstDuplicateKey(root: unknown): number | undefined {
+  let first: number | undefined;
+  const visit = (node: unknown): void => {
+    if (isMap(node)) {
+      const seen = new Set<string>();
+      for (const pair of node.items) {
+        if (!isPair(pair)) continue;
+        const key = pair.key;
+        if (isScalar(key) && key.value !== "<<" && typeof key.value !== "symbol") {
+          const id = `${typeof key.value}:${String(key.value)}`;
+          const start = key.range?.[0];
+          if (seen.has(id) && start !== undefined && (first === undefined || start < first)) first = start;
+          seen.add(id);
+        }
+        visit(pair.value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) visit(item);
+    }
+  };
+  visit(root);
+  return first;
 }
 
 function firstLine(message: string): string {

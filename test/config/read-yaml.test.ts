@@ -44,6 +44,15 @@ describe("YAML loading: syntax", () => {
     expect(issues[0].line).to.equal(3);
   });
 
+  it("finds a key given twice at any depth (a task's mapping in the list), and takes two merge keys", async () => {
+    const nested = tmp.write("dup-nested.yaml", ["resources:", "  q: {type: queue}", "tasks:", "  - name: a", "    source: q", "    name: b", ""].join("\n"));
+    const issues = await configIssues(loadConfig(nested));
+    expect(issues[0].message).to.match(/unique/);
+    expect(issues[0].line).to.equal(6);
+    const merges = tmp.write("merges.yaml", ["x-a: &a {type: queue}", "x-b: &b {type: queue}", "resources:", "  q:", "    <<: *a", "    <<: *b", "tasks: []", ""].join("\n"));
+    expect((await configIssues(loadConfig(merges))).map((i) => i.message).join("\n")).not.to.match(/unique/);
+  });
+
   it("refuses an empty file and a file that is not a mapping", async () => {
     const empty = await configIssues(loadConfig(tmp.write("empty.yaml", "")));
     expect(empty[0].message).to.match(/empty/);
