@@ -68,7 +68,7 @@ function recordLines(node: unknown, path: KeySegment[], lines: Map<string, numbe
 
 /**
  * Where the first key given twice in one mapping starts (in file order), as the parser's
- * `uniqueKeys` tells them apart: scalars of one type and value; merge keys (`<<`) may repeat.
+ * `uniqueKeys` tells them apart: scalars of one type and value; merge keys (`<<`, parsed as a symbol) may repeat.
  */
 function firstDuplicateKey(root: unknown): number | undefined {
   let first: number | undefined;
