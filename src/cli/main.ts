@@ -9,6 +9,7 @@ import { reportError } from "./report-error";
 import { runCommand } from "./run-command";
 import { sendCommand } from "./send-command";
 import { didYouMean } from "../util/did-you-mean";
+import { errorMessage } from "../util/logger";
 import { statusCommand } from "./status-command";
 import { USAGE, UsageError } from "./usage";
 
@@ -101,7 +102,7 @@ if (require.main === module) {
   // A handler module that rejects a promise nobody awaits, while it is imported: one line, as
   // for any other failure, not Node's stack. Once an app runs, its process keeps Node's default.
   const onRejection = (error: unknown) => {
-    const reported = new Error(`unhandled promise rejection: ${error instanceof Error ? error.message : String(error)}`);
+    const reported = new Error(`unhandled promise rejection: ${errorMessage(error)}`);
     if (error instanceof Error && error.stack) reported.stack = error.stack; // WEBHOOK_TASKS_DEBUG shows where it came from
     exitAfterFlush(reportError(reported, processOutput));
   };
