@@ -301,7 +301,8 @@ export class TaskRunner {
       message = revived(this.task, claimed);
     } catch (error) {
       this.gate?.finished(claimed);
-      this.record(claimed, false, new Error(`the event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`), undefined);
+      // Observed like any failed run: counted, and told to the retry and deadLetter listeners.
+      this.record(claimed, false, new Error(`the event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`), new RunObservation(this.task, claimed, this.tracing));
       return;
     }
     this.inFlight++;
