@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { Registry } from "prom-client";
+import { collectDefaultMetrics, Registry } from "prom-client";
 import { BearerAuth, MemoryStore, PermanentError, WebhookError, type CoreApp } from "../../src/index";
 import { useApps, webhook } from "../helpers/app";
 import { postJson, send } from "../helpers/http-client";
@@ -200,6 +200,18 @@ describe("metrics (/metrics, prom-client)", () => {
     expect(metrics.value("webhook_task_runs_total", { task: "raw", outcome: "retry" })).to.equal(1);
     expect(metrics.value("webhook_task_runs_total", { task: "raw", outcome: "dead_letter" })).to.equal(1);
     expect(told).to.deep.equal(["retry", "deadLetter"]);
+  });
+
+  it("takes a registry that already has prom-client's default metrics without registering them twice", async () => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const app = newApp("metrics-collected-registry", { metrics: { registry } });
+    const source = webhook({ path: "/in" });
+    app.task({ source, name: "in" }, () => undefined);
+    await app.start();
+    const metrics = await scrape(`${new URL(source.url).origin}/metrics`);
+    expect(metrics.family("process_cpu_user_seconds_total").type).to.equal("counter");
+    expect(metrics.family("webhook_requests_total").type).to.equal("counter");
   });
 });
 
