@@ -125,7 +125,7 @@ export class CoreApp {
     this.name = name;
     if (options.store !== undefined) checkStoreSpec(options.store);
     this.options = options;
-    this.logger = options.logger ?? createDefaultLogger(options.logLevel ?? levelFromEnv(), { app: name });
+    this.logger = options.logger ?? createDefaultLogger(options.logLevel === undefined ? levelFromEnv() : checkLevel(options.logLevel, `logLevel ${JSON.stringify(options.logLevel)}`), { app: name });
     this.listeners = new ListenerRegistry(options.http);
     this.observability = new AppObservability(options, this.logger, {
       queues: () => this.registry.queues(),
@@ -585,8 +585,13 @@ export class CoreApp {
 function levelFromEnv(): LogLevel {
   const level = process.env.WEBHOOK_TASKS_LOG_LEVEL;
   if (level === undefined || level === "") return "info";
-  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new TypeError(`WEBHOOK_TASKS_LOG_LEVEL=${JSON.stringify(level)} is not a log level: use one of ${LOG_LEVELS.join(", ")}`);
+  return checkLevel(level, `WEBHOOK_TASKS_LOG_LEVEL=${JSON.stringify(level)}`);
+}
+
+/** `level` when it is one of LOG_LEVELS; else an error showing it as `shown` and listing them (pino's own lists none). */
+function checkLevel(level: unknown, shown: string): LogLevel {
+  if (typeof level !== "string" || !(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new TypeError(`${shown} is not a log level: use one of ${LOG_LEVELS.join(", ")}`);
   }
   return level as LogLevel;
 }

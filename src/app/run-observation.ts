@@ -72,6 +72,11 @@ export class RunObservation implements TimedRun {
     return (this.handlerEnded ?? performance.now()) - this.started;
   }
 
+  /** The run's outcome could not be written: its span ends with that error, and no outcome. */
+  unrecorded(error: unknown): void {
+    if (this.traced !== undefined) endTaskSpan(this.traced.span, undefined, error);
+  }
+
   /** Ends the span and reports the run's outcome. */
   finished(observer: AppObserver | undefined, settled: Settled, error: unknown): void {
     if (this.traced !== undefined) endTaskSpan(this.traced.span, settled.outcome, error);

@@ -301,7 +301,8 @@ export class TaskRunner {
       message = revived(this.task, claimed);
     } catch (error) {
       this.gate?.finished(claimed);
-      this.record(claimed, false, new Error(`the event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`), undefined);
+      // Observed like any failed run: counted, and told to the retry and deadLetter listeners.
+      this.record(claimed, false, new Error(`the event's body cannot be rebuilt from its raw bytes: ${errorMessage(error)}`), new RunObservation(this.task, claimed, this.tracing));
       return;
     }
     this.inFlight++;
@@ -365,6 +366,8 @@ export class TaskRunner {
         // pauses claiming: one event whose outcome cannot be written must not stall the others.
         const storeFailing = error instanceof StoreRefusedError;
         if (storeFailing) this.pausedUntil = Date.now() + POLL_MS;
+        // Its span ends all the same (an exporter drops a span never ended); the run is not counted, as it runs again.
+        run?.unrecorded(error);
         this.logger.error({ eventId: eventIdOfCopy(message.id, this.task.name), err: error }, storeFailing ? "cannot record a task's outcome in the store; pausing this task" : "cannot record a task's outcome in the store");
         this.recorded();
       },

@@ -102,7 +102,8 @@ export class MetricsObserver implements AppObserver {
         for (const [task, paused] of queueStats.tasksPaused?.() ?? []) this.set({ task }, paused ? 1 : 0);
       },
     });
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+    // A registry given with the default metrics collected already (your own collectDefaultMetrics) keeps them as they are.
+    if (options.defaultMetrics !== false && registry.getSingleMetric("process_cpu_user_seconds_total") === undefined) collectDefaultMetrics({ register: registry });
   }
 
   onRequest(outcome: RequestOutcome): void {

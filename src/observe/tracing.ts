@@ -95,9 +95,10 @@ export function startTaskSpan(task: string, queue: string, message: QueuedMessag
   return { span, context: span.isRecording() ? trace.setSpan(parent, span) : undefined };
 }
 
-export function endTaskSpan(span: Span, outcome: string, error: unknown): void {
+/** `outcome` is undefined for a run whose outcome could not be recorded (it runs again). */
+export function endTaskSpan(span: Span, outcome: string | undefined, error: unknown): void {
   if (!span.isRecording()) return span.end();
-  span.setAttribute("webhook_tasks.outcome", outcome);
+  if (outcome !== undefined) span.setAttribute("webhook_tasks.outcome", outcome);
   if (error !== undefined) {
     if (error instanceof Error) span.recordException(error);
     span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });

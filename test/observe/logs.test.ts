@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { hostname } from "node:os";
 import { Agent } from "node:http";
-import { createDefaultLogger, GitHubSignature, type LogLevel } from "../../src/index";
+import { CoreApp, createDefaultLogger, GitHubSignature, type LogLevel } from "../../src/index";
 import { useApps, webhook } from "../helpers/app";
 import { nodeRequest } from "../helpers/http-client";
 import { until } from "../helpers/wait";
@@ -144,6 +144,21 @@ describe("logs (pino)", () => {
     expect((withError.err as { stack: string }).stack).to.match(/^TypeError: kaput\n\s+at /);
     expect(withError.headers).to.deep.equal({ authorization: "[redacted]", "x-hub-signature-256": "[redacted]", accept: "*/*" });
     expect(line("child line")).to.include({ step: 2 });
+  });
+
+  it("an unknown level, as logLevel or as $WEBHOOK_TASKS_LOG_LEVEL, is refused with the list of valid ones", () => {
+    const valid = "use one of trace, debug, info, warn, error, fatal, silent";
+    expect(() => new CoreApp("logs-app", { store: "memory", logLevel: "verbose" as LogLevel })).to.throw(TypeError, `logLevel "verbose" is not a log level: ${valid}`);
+    const before = process.env.WEBHOOK_TASKS_LOG_LEVEL;
+    process.env.WEBHOOK_TASKS_LOG_LEVEL = "loud";
+    try {
+      expect(() => new CoreApp("logs-app", { store: "memory" })).to.throw(TypeError, `WEBHOOK_TASKS_LOG_LEVEL="loud" is not a log level: ${valid}`);
+      // The option comes first: the variable is not read.
+      expect(() => new CoreApp("logs-app", { store: "memory", logLevel: "warn" })).not.to.throw();
+    } finally {
+      if (before === undefined) delete process.env.WEBHOOK_TASKS_LOG_LEVEL;
+      else process.env.WEBHOOK_TASKS_LOG_LEVEL = before;
+    }
   });
 
   it("a failing task logs its error with type, message and stack; the dead letter keeps the stack", async () => {

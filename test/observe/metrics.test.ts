@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { Registry } from "prom-client";
+import { collectDefaultMetrics, Registry } from "prom-client";
 import { BearerAuth, MemoryStore, PermanentError, WebhookError, type CoreApp } from "../../src/index";
 import { useApps, webhook } from "../helpers/app";
 import { postJson, send } from "../helpers/http-client";
@@ -176,6 +176,42 @@ describe("metrics (/metrics, prom-client)", () => {
     expect(letter.attempts).to.equal(1);
     expect(letter.message.lastError).to.match(/^PermanentError: unknown customer\n\s+at /);
     expect(letters[0]).to.deep.include({ task: "permanent", attempts: 1, outcome: "dead_letter" });
+  });
+
+  it("counts the runs of an event whose body cannot be rebuilt from its raw bytes, and tells the retry and deadLetter listeners", async () => {
+    const app = newApp("metrics-unrevivable", { metrics: true });
+    const source = webhook({ path: "/raw" });
+    let calls = 0;
+    app.task({ source, name: "raw", retry: { attempts: 2, ...FAST_RETRY } }, () => {
+      calls++;
+    });
+    const told: string[] = [];
+    app.on("retry", () => void told.push("retry"));
+    app.on("deadLetter", () => void told.push("deadLetter"));
+    await app.start();
+    // Stored without its parsed body, as the engines keep webhook events; its raw bytes no longer parse
+    // (the source's parser changed between restarts, say).
+    const payload = { headers: { "content-type": "application/json" }, query: {}, method: "POST", path: "/raw", client: ["127.0.0.1"], received_at: Date.now() / 1000 };
+    await app.store.enqueue("webhook:raw", { id: "unrevivable-1", payload, raw: Buffer.from("{not json"), bodyFromRaw: true, attempts: 0, enqueuedAt: Date.now() });
+    await until(async () => (await app.deadLetters.list()).length === 1);
+    await until(() => told.length === 2);
+    const metrics = await scrape(`${new URL(source.url).origin}/metrics`);
+    expect(calls).to.equal(0);
+    expect(metrics.value("webhook_task_runs_total", { task: "raw", outcome: "retry" })).to.equal(1);
+    expect(metrics.value("webhook_task_runs_total", { task: "raw", outcome: "dead_letter" })).to.equal(1);
+    expect(told).to.deep.equal(["retry", "deadLetter"]);
+  });
+
+  it("takes a registry that already has prom-client's default metrics without registering them twice", async () => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const app = newApp("metrics-collected-registry", { metrics: { registry } });
+    const source = webhook({ path: "/in" });
+    app.task({ source, name: "in" }, () => undefined);
+    await app.start();
+    const metrics = await scrape(`${new URL(source.url).origin}/metrics`);
+    expect(metrics.family("process_cpu_user_seconds_total").type).to.equal("counter");
+    expect(metrics.family("webhook_requests_total").type).to.equal("counter");
   });
 });
 

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { context, SpanKind, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { MemoryStore, StoreRefusedError } from "../../src/index";
 import { useApps, webhook } from "../helpers/app";
 import { postJson } from "../helpers/http-client";
 import { until } from "../helpers/wait";
@@ -100,6 +101,28 @@ describe("traces (OpenTelemetry)", () => {
     expect(run.status.code).to.equal(2); // ERROR
     expect(run.events.map((e) => e.name)).to.include("exception");
     expect(run.attributes["webhook_tasks.outcome"]).to.equal("dead_letter");
+  });
+
+  it("a run whose outcome the store cannot record still ends its span, with the store's error and no outcome", async () => {
+    const store = new (class extends MemoryStore {
+      override completeNow(): void {
+        throw new StoreRefusedError({ code: "store_unavailable", message: "the disk is gone for a moment", retryAfterSeconds: 1 });
+      }
+    })();
+    const app = newApp("traced-unrecorded", { store });
+    const source = webhook({ path: "/hooks/in" });
+    let runs = 0;
+    app.task({ source, name: "only" }, () => {
+      runs++;
+    });
+    await app.start();
+    await postJson(source.url, {});
+    await until(() => runs === 1 && spans().some((s) => s.kind === SpanKind.CONSUMER));
+    const run = spans().find((s) => s.kind === SpanKind.CONSUMER)!;
+    expect(run.status.code).to.equal(2); // ERROR
+    expect(run.status.message).to.include("the disk is gone for a moment");
+    expect(run.attributes["webhook_tasks.outcome"]).to.equal(undefined);
+    expect(run.parentSpanContext?.spanId).to.equal(spans().find((s) => s.kind === SpanKind.SERVER)!.spanContext().spanId);
   });
 
   it("the trace continues after a restart between ingest and processing (embedded store, two processes)", async function () {
