@@ -125,6 +125,27 @@ describe("traces (OpenTelemetry)", () => {
     expect(run.parentSpanContext?.spanId).to.equal(spans().find((s) => s.kind === SpanKind.SERVER)!.spanContext().spanId);
   });
 
+  it("a debounced group whose outcome the store cannot record still ends its span, with the store's error and no outcome", async () => {
+    const store = new (class extends MemoryStore {
+      override completeGroup(): Promise<void> {
+        return Promise.reject(new StoreRefusedError({ code: "store_unavailable", message: "the disk is gone for a moment", retryAfterSeconds: 1 }));
+      }
+    })();
+    const app = newApp("traced-group-unrecorded", { store });
+    const source = webhook({ path: "/hooks/in" });
+    let runs = 0;
+    app.task({ source, name: "latest", debounce: { periodMs: 20 } }, () => {
+      runs++;
+    });
+    await app.start();
+    await postJson(source.url, {});
+    await until(() => runs >= 1 && spans().some((s) => s.kind === SpanKind.CONSUMER));
+    const run = spans().find((s) => s.kind === SpanKind.CONSUMER)!;
+    expect(run.status.code).to.equal(2); // ERROR
+    expect(run.status.message).to.include("the disk is gone for a moment");
+    expect(run.attributes["webhook_tasks.outcome"]).to.equal(undefined);
+  });
+
   it("the trace continues after a restart between ingest and processing (embedded store, two processes)", async function () {
     this.timeout(40_000);
     const dir = mkdtempSync(join(tmpdir(), "traced-"));

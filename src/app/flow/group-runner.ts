@@ -287,7 +287,7 @@ export class GroupRunner {
       },
       (error: unknown) => {
         this.recording--;
-        if (error instanceof StoreRefusedError) return this.storeFailed(run.messages, error);
+        if (error instanceof StoreRefusedError) return this.storeFailed(run.messages, run.observation, error);
         // Not the disk: what the run emitted cannot be stored (a BigInt, a cycle). A task failure.
         this.recordFailure(run.messages, run.observation, new Error(`the task's result cannot be stored: ${errorMessage(error)}`));
       },
@@ -304,7 +304,9 @@ export class GroupRunner {
       },
       (writeError: unknown) => {
         this.recording--;
-        if (writeError instanceof StoreRefusedError) return this.storeFailed(messages, writeError);
+        if (writeError instanceof StoreRefusedError) return this.storeFailed(messages, run, writeError);
+        // Its span ends all the same (an exporter drops a span never ended); the run is not counted.
+        run.unrecorded(writeError);
         this.task.logger.error({ err: writeError }, "cannot record a group's outcome in the store");
         this.afterRecord();
       },
@@ -338,8 +340,10 @@ export class GroupRunner {
   }
 
   /** The store refuses writes: the group stays claimed until the store comes back; claiming pauses a moment. */
-  private storeFailed(messages: readonly QueuedMessage[], error: StoreRefusedError): void {
+  private storeFailed(messages: readonly QueuedMessage[], run: RunObservation, error: StoreRefusedError): void {
     this.pausedUntil = Date.now() + POLL_MS;
+    // Its span ends all the same; the run is not counted, as the group runs again.
+    run.unrecorded(error);
     this.task.logger.error({ err: error, events: messages.length }, "cannot record a group's outcome in the store; pausing this task");
     void this.release([messages as QueuedMessage[]]);
     this.afterRecord();
