@@ -242,7 +242,7 @@ export class TaskRunner {
       const asked = this.task.concurrency - this.inFlight;
       if (this.gate !== undefined && this.gate.ready.length > 0) {
         const now = performance.now();
-        for (let i = 0; i < asked && this.gate.ready.length > 0; i++) this.run(this.gate.ready.shift()!, now);
+        for (let i = 0; i < asked && this.gate.ready.length > 0; i++) this.run(this.gate.take()!, now);
         continue;
       }
       // A gate full of held-back messages (a few keys with long backlogs) stops claiming until they drain.

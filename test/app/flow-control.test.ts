@@ -1,8 +1,9 @@
 import { expect } from "chai";
 import { performance } from "node:perf_hooks";
-import { CoreApp, type CoreAppOptions, type TaskContext } from "../../src/index";
+import { CoreApp, type CoreAppOptions, type TaskContext, type WebhookEvent } from "../../src/index";
 import { Queue } from "../../src/app/queue";
-import { sleep } from "../helpers/app";
+import { sleep, webhook } from "../helpers/app";
+import { postJson } from "../helpers/http-client";
 import { until } from "../helpers/wait";
 import { maxOverlapPerKey, maxStartsPerWindow, type Span } from "../helpers/flow-measures";
 import { ENGINES, useEngineApps, type Engine } from "../helpers/engine-apps";
@@ -144,6 +145,25 @@ describe("flow control: concurrency per key, rate limits, delayed emits", functi
       await until(() => got.length === 1, 5_000);
       await sleep(300);
       expect(got).to.deep.equal(["from attempt 2"]);
+    });
+  }
+
+  for (const engine of ["memory", "embedded"] as const) {
+    it(`${engine}: rateLimit counts a start when the handler starts: a backlog admitted while the only slot was busy does not start at once past the limit`, async () => {
+      const app = appOn(engine);
+      const source = webhook();
+      const starts: number[] = [];
+      // One slot: the window moves on twice while the slow run holds it, and the events it let
+      // through must not all start the moment the slot frees.
+      app.task<WebhookEvent<{ n: number }>>({ source, name: "limited", concurrency: 1, rateLimit: { limit: 2, periodMs: 500 } }, async (_ctx, event) => {
+        starts.push(now());
+        if (event.body.n === 2) await sleep(900);
+      });
+      await app.start();
+      for (let n = 0; n < 8; n++) expect((await postJson(source.url, { n })).status).to.equal(202);
+      await until(() => starts.length === 8, 20_000);
+      const t0 = Math.min(...starts);
+      expect(maxStartsPerWindow(starts, 450), starts.map((s) => Math.round(s - t0)).join(" ")).to.be.at.most(2);
     });
   }
 

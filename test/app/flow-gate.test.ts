@@ -52,4 +52,35 @@ describe("FlowGate: the flow limits of the in-process engines", () => {
     expect(gate.limited).to.equal(1);
     gate.drain();
   });
+
+  it("counts the start of a message it made ready when the runner takes it, and holds its place in the window until then", () => {
+    let now = 0;
+    const gate = new FlowGate({ rate: { limit: 2, periodMs: 100, key: undefined } }, () => undefined, () => now);
+    expect(ids(gate.admit([msg("1", undefined, "r"), msg("2", undefined, "r"), msg("3", undefined, "r"), msg("4", undefined, "r"), msg("5", undefined, "r")]))).to.deep.equal(["1", "2"]);
+    now = 100;
+    (gate as unknown as { rateWindowMoved: () => void }).rateWindowMoved();
+    expect(ids([...gate.ready]), "the window moved on: two may start").to.deep.equal(["3", "4"]);
+    // The runner's slots stay busy past the next window: the two not taken still hold it.
+    now = 250;
+    (gate as unknown as { rateWindowMoved: () => void }).rateWindowMoved();
+    expect(ids([...gate.ready]), "nothing more until they start").to.deep.equal(["3", "4"]);
+    expect(gate.take()?.id).to.equal("3");
+    expect(gate.take()?.id).to.equal("4");
+    now = 349;
+    (gate as unknown as { rateWindowMoved: () => void }).rateWindowMoved();
+    expect(gate.ready.length, "their window counts from when they started").to.equal(0);
+    gate.drain();
+  });
+
+  it("forgets the rate window of a key once it is idle: thousands of keys seen once do not stay", () => {
+    let now = 0;
+    const gate = new FlowGate({ rate: { limit: 1, periodMs: 10, key: undefined } }, () => undefined, () => now);
+    let started = 0;
+    for (let i = 0; i < 20_000; i++) {
+      now += 1;
+      started += gate.admit([msg(`m${i}`, undefined, `key-${i}`)]).length;
+    }
+    expect(started).to.equal(20_000);
+    expect((gate as unknown as { starts: Map<string, number[]> }).starts.size).to.be.below(3_000);
+  });
 });

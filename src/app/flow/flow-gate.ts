@@ -12,14 +12,23 @@ import type { TaskFlow } from "./flow-options";
  * wait here, still claimed in the store (so a crash gives them back), in arrival order per key:
  * behind a running slot of their concurrency key, or behind the rate window of their rate key.
  * `finished` frees a slot; a message that may start then, or when a rate window moves on, goes
- * to `ready` and `onReady` is called.
+ * to `ready` and `onReady` is called. A message in `ready` may wait there for a slot of the
+ * runner: it holds its place in its rate window, and its start is counted when the runner takes
+ * it (`take`), so that a backlog made ready while the runner was busy does not start at once.
  */
+/** Rate keys below which the idle ones are not swept. */
+const MIN_SWEEP = 1_024;
+
 export class FlowGate {
   /** Messages that may start, waiting for a free slot of the runner. */
   readonly ready = new Fifo<QueuedMessage>();
   private readonly running = new Map<string, number>();
   /** Per rate key, the start times inside the current window, oldest first (at most `limit`). */
   private readonly starts = new Map<string, number[]>();
+  /** Per rate key, the messages in `ready`: not started yet, they hold their place in the window. */
+  private readonly reserved = new Map<string, number>();
+  /** Rate keys kept before the idle ones are swept out (see window()). */
+  private sweepAt = MIN_SWEEP;
   private readonly waitingForSlot = new Map<string, Fifo<QueuedMessage>>();
   private readonly waitingForRate = new Map<string, Fifo<QueuedMessage>>();
   private waiting = 0;
@@ -62,10 +71,27 @@ export class FlowGate {
     const next = line.shift()!;
     if (line.length === 0) this.waitingForSlot.delete(key);
     this.waiting--;
-    if (this.tryStart(next, this.now())) {
+    if (this.tryStart(next, this.now(), true)) {
       this.ready.push(next);
       this.onReady();
     }
+  }
+
+  /** The next message of `ready`, its start counted now (the runner starts it at once). */
+  take(): QueuedMessage | undefined {
+    const message = this.ready.shift();
+    const { rate } = this.flow;
+    if (message === undefined || rate === undefined) return message;
+    const key = message.rateKey ?? "";
+    const left = (this.reserved.get(key) ?? 1) - 1;
+    if (left > 0) this.reserved.set(key, left);
+    else this.reserved.delete(key);
+    const now = this.now();
+    const window = this.window(key, now, rate.periodMs);
+    window.push(now);
+    // Messages waiting behind a window full of reservations had no time to wake at: they have one now.
+    if (this.waitingForRate.has(key)) this.wakeAt(window[0] + rate.periodMs);
+    return message;
   }
 
   /** Everything the gate holds, handed back (shutdown: the runner releases them to the store). */
@@ -75,6 +101,7 @@ export class FlowGate {
     this.waitingForSlot.clear();
     this.waitingForRate.clear();
     while (this.ready.shift() !== undefined);
+    this.reserved.clear();
     this.waiting = 0;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
@@ -82,8 +109,11 @@ export class FlowGate {
     return out;
   }
 
-  /** Takes the message's slots when both limits allow it; else queues it behind the one that does not. */
-  private tryStart(message: QueuedMessage, now: number): boolean {
+  /**
+   * Takes the message's slots when both limits allow it; else queues it behind the one that does
+   * not. `reserve`: it goes to `ready`, and its start is counted when it is taken.
+   */
+  private tryStart(message: QueuedMessage, now: number, reserve = false): boolean {
     const { concurrency, rate } = this.flow;
     const cKey = message.concurrencyKey ?? "";
     if (concurrency !== undefined && (this.running.get(cKey) ?? 0) >= concurrency.limit) {
@@ -93,13 +123,17 @@ export class FlowGate {
     if (rate !== undefined) {
       const rKey = message.rateKey ?? "";
       const window = this.window(rKey, now, rate.periodMs);
+      const taken = window.length + (this.reserved.get(rKey) ?? 0);
       // Behind others of its key already waiting for the window: keeps arrival order per key.
-      if (window.length >= rate.limit || this.waitingForRate.has(rKey)) {
+      if (taken >= rate.limit || this.waitingForRate.has(rKey)) {
         this.wait(this.waitingForRate, rKey, message);
-        this.wakeAt(window.length >= rate.limit ? window[0] + rate.periodMs : now);
+        // A window full of reservations only: the first of them to start sets the wake-up (take).
+        if (taken < rate.limit) this.wakeAt(now);
+        else if (window.length > 0) this.wakeAt(window[0] + rate.periodMs);
         return false;
       }
-      window.push(now);
+      if (reserve) this.reserved.set(rKey, (this.reserved.get(rKey) ?? 0) + 1);
+      else window.push(now);
     }
     if (concurrency !== undefined) this.running.set(cKey, (this.running.get(cKey) ?? 0) + 1);
     return true;
@@ -108,11 +142,21 @@ export class FlowGate {
   /** The key's starts inside the window ending now. */
   private window(key: string, now: number, periodMs: number): number[] {
     let starts = this.starts.get(key);
-    if (starts === undefined) this.starts.set(key, (starts = []));
+    if (starts === undefined) {
+      // Keys seen once (a key per customer) must not stay: once the map doubled, the keys whose
+      // window is empty go. Each key is swept at most once per doubling, so this costs O(1) a key.
+      if (this.starts.size >= this.sweepAt) this.sweep(now, periodMs);
+      this.starts.set(key, (starts = []));
+    }
     let old = 0;
     while (old < starts.length && starts[old] <= now - periodMs) old++;
     if (old > 0) starts.splice(0, old);
     return starts;
+  }
+
+  private sweep(now: number, periodMs: number): void {
+    for (const [key, starts] of this.starts) if (starts.length === 0 || starts[starts.length - 1] <= now - periodMs) this.starts.delete(key);
+    this.sweepAt = Math.max(MIN_SWEEP, 2 * this.starts.size);
   }
 
   private wait(lines: Map<string, Fifo<QueuedMessage>>, key: string, message: QueuedMessage): void {
@@ -143,7 +187,7 @@ export class FlowGate {
       this.waiting -= pending.length;
       // Re-admitted in order; the first that cannot start re-queues itself and every later one.
       for (const message of pending) {
-        if (this.tryStart(message, now)) {
+        if (this.tryStart(message, now, true)) {
           this.ready.push(message);
           any = true;
         }
