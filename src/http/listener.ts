@@ -135,6 +135,11 @@ export class Listener {
     );
     // Without this listener Node answers "100 Continue" at once, before anything could refuse the request.
     server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, true));
+    // Without this one Node answers any other expectation with a bare 417 and drains the body, however large.
+    server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
+      this.onRefusal?.(req, res, (req.url ?? "").split("?", 1)[0]);
+      sendError(res, 417, "expectation_failed", "the only expectation supported is 100-continue");
+    });
     server.on("clientError", onClientError);
     server.on("connect", onConnectMethod);
     server.maxConnections = this.timeouts.maxConnections ?? 1_000;
