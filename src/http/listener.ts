@@ -96,6 +96,14 @@ export class Listener {
         sendError(res, 400, "bad_request", "malformed HTTP request", { connection: "close" });
         return;
       }
+      // Node frames "gzip, chunked" by its last coding and hands over the body still gzip-coded
+      // (RFC 9112 §6.1: a transfer coding the server does not understand is a 501).
+      const transferEncoding = req.headers["transfer-encoding"];
+      if (transferEncoding !== undefined && transferEncoding.toLowerCase() !== "chunked") {
+        this.onRefusal?.(req, res, "");
+        sendError(res, 501, "unsupported_transfer_encoding", "only the chunked transfer coding is supported", { connection: "close" });
+        return;
+      }
       let url = req.url ?? "/";
       if (url.charCodeAt(0) !== 47 /* "/" */) {
         // Absolute form ("POST http://host/hook HTTP/1.1"), which servers must accept (RFC 9112 §3.2.2).
