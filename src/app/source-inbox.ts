@@ -22,6 +22,8 @@ export class SourceInbox implements Inbox {
   private readonly queues: readonly string[];
   /** Per task: its filter failures' log lines, at most one per FILTER_LOG_EVERY_MS. */
   private readonly filterLog = new Map<string, RateLimit>();
+  /** Writes not settled yet, with their history notes: an `ack: "received"` answer does not wait for them, stop() does. */
+  private readonly writing = new Set<Promise<void>>();
 
   constructor(
     /** The source's label in logs and metrics. */
@@ -66,8 +68,15 @@ export class SourceInbox implements Inbox {
     const copies: readonly EmitRecord[] = routed.copies;
     const written = copies.length === 1 ? this.store.enqueue(copies[0].queue, copies[0].message) : this.store.enqueueAll(copies);
     // Noted once stored, beside the answer: the sender never waits for the history.
-    if (this.history !== undefined) written.then(() => this.history!.accepted(routed), ignore);
+    const noted = this.history === undefined ? written.then(ignore, ignore) : written.then(() => this.history!.accepted(routed), ignore);
+    this.writing.add(noted);
+    void noted.then(() => this.writing.delete(noted));
     return written;
+  }
+
+  /** Resolves once every write begun so far has settled and its event is noted in the history. */
+  async settled(): Promise<void> {
+    await Promise.all(this.writing);
   }
 
   unrouted(message: QueuedMessage): void {
