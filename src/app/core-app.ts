@@ -103,6 +103,8 @@ export class CoreApp {
   private readonly listeners: ListenerRegistry;
   private readonly outcomes = new OutcomeRegistry();
   private runners: Array<TaskRunner | GroupRunner> = [];
+  /** The sources' inboxes: stop() waits for their writes in flight. */
+  private inboxes: SourceInbox[] = [];
   private appState: AppState = "new";
   private storeInstance: Store | undefined;
   private starting: Promise<this> | undefined;
@@ -431,7 +433,9 @@ export class CoreApp {
         // A source given more tasks keeps reading the markers its lone task wrote before.
         const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
         for (const task of names) sourceOfTask.set(task, name);
-        source.attach(this.observability.wrapInbox(new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger, bodyParserOf(source)))), {
+        const inbox = new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger, bodyParserOf(source)));
+        this.inboxes.push(inbox);
+        source.attach(this.observability.wrapInbox(inbox), {
           listeners: this.listeners,
           trustProxy: this.options.trustProxy,
           logger,
@@ -454,6 +458,7 @@ export class CoreApp {
       await this.listeners.listenAll();
     } catch (error) {
       for (const source of attached) source.detach();
+      this.inboxes = [];
       await this.history.stop();
       this.storeInstance = undefined;
       await store.close().catch(() => undefined);
@@ -569,6 +574,14 @@ export class CoreApp {
     await this.listeners.closeAll(timeoutMs);
     clearTimeout(release);
     this.outcomes.releaseAll();
+    // Events answered before their write (ack "received") are stored, and noted, before the store closes.
+    const inboxes = this.inboxes.splice(0);
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(inboxes.map((inbox) => inbox.settled())),
+      new Promise<void>((resolve) => (waited = setTimeout(resolve, Math.max(0, deadline - Date.now())))),
+    ]);
+    clearTimeout(waited);
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));
     for (const source of this.registry.sources()) source.detach();

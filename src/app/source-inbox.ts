@@ -7,7 +7,6 @@ import { fanOut, type Subscriber } from "./fan-out";
 import { FilterError } from "./task-filter";
 import type { InboxHistory } from "./inbox-history";
 
-const ignore = (): void => undefined;
 
 /** At most one log line per task and this many milliseconds about its filter throwing. */
 const FILTER_LOG_EVERY_MS = 10_000;
@@ -22,6 +21,9 @@ export class SourceInbox implements Inbox {
   private readonly queues: readonly string[];
   /** Per task: its filter failures' log lines, at most one per FILTER_LOG_EVERY_MS. */
   private readonly filterLog = new Map<string, RateLimit>();
+  /** Writes not settled yet (with their history notes): an `ack: "received"` answer does not wait for them, stop() does. */
+  private writing = 0;
+  private whenSettled: Array<() => void> = [];
 
   constructor(
     /** The source's label in logs and metrics. */
@@ -65,9 +67,33 @@ export class SourceInbox implements Inbox {
   accept(routed: RoutedEvent): Promise<void> {
     const copies: readonly EmitRecord[] = routed.copies;
     const written = copies.length === 1 ? this.store.enqueue(copies[0].queue, copies[0].message) : this.store.enqueueAll(copies);
-    // Noted once stored, beside the answer: the sender never waits for the history.
-    if (this.history !== undefined) written.then(() => this.history!.accepted(routed), ignore);
+    // Noted once stored, beside the answer: the sender never waits for the history. Counted in
+    // the same reaction, so that tracking the write costs no promise of its own per request.
+    this.writing++;
+    written.then(
+      () => {
+        try {
+          this.history?.accepted(routed);
+        } finally {
+          this.written();
+        }
+      },
+      () => this.written(),
+    );
     return written;
+  }
+
+  /** Resolves once no write is in flight, each settled and its event noted in the history (stop() calls it once the listeners are closed). */
+  settled(): Promise<void> {
+    if (this.writing === 0) return Promise.resolve();
+    return new Promise((resolve) => this.whenSettled.push(resolve));
+  }
+
+  private written(): void {
+    if (--this.writing > 0 || this.whenSettled.length === 0) return;
+    const waiting = this.whenSettled;
+    this.whenSettled = [];
+    for (const resolve of waiting) resolve();
   }
 
   unrouted(message: QueuedMessage): void {

@@ -96,6 +96,14 @@ export class Listener {
         sendError(res, 400, "bad_request", "malformed HTTP request", { connection: "close" });
         return;
       }
+      // Node frames "gzip, chunked" by its last coding and hands over the body still gzip-coded
+      // (RFC 9112 §6.1: a transfer coding the server does not understand is a 501).
+      const transferEncoding = req.headers["transfer-encoding"];
+      if (transferEncoding !== undefined && transferEncoding.toLowerCase() !== "chunked") {
+        this.onRefusal?.(req, res, "");
+        sendError(res, 501, "unsupported_transfer_encoding", "only the chunked transfer coding is supported", { connection: "close" });
+        return;
+      }
       let url = req.url ?? "/";
       if (url.charCodeAt(0) !== 47 /* "/" */) {
         // Absolute form ("POST http://host/hook HTTP/1.1"), which servers must accept (RFC 9112 §3.2.2).
@@ -135,6 +143,11 @@ export class Listener {
     );
     // Without this listener Node answers "100 Continue" at once, before anything could refuse the request.
     server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => onRequest(req, res, true));
+    // Without this one Node answers any other expectation with a bare 417 and drains the body, however large.
+    server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
+      this.onRefusal?.(req, res, (req.url ?? "").split("?", 1)[0]);
+      sendError(res, 417, "expectation_failed", "the only expectation supported is 100-continue");
+    });
     server.on("clientError", onClientError);
     server.on("connect", onConnectMethod);
     server.maxConnections = this.timeouts.maxConnections ?? 1_000;

@@ -116,6 +116,21 @@ describe("Hostile traffic", () => {
       client.destroy();
     });
 
+    it("an Expect other than 100-continue: 417 in the JSON shape, no event, a chunked body not drained", async () => {
+      const { source, events } = await startWebhook(makeApp);
+      const result = await uploadUntilClosed(source.port, httpRequest("POST", "/hook", { Expect: "something-else", "Transfer-Encoding": "chunked" }), 3_000);
+      expect(result.status).to.equal(417);
+      expect(result.bodyBytes, `${result.bodyBytes} body bytes accepted`).to.be.below(BUFFERED);
+      expect(result.connection).to.equal("close");
+      expect(result.closed).to.equal(true);
+      const small = await rawRequest(source.port, httpRequest("POST", "/hook", { Expect: "something-else" }, "{}"));
+      expect(small.status).to.equal(417);
+      expect(small.headers["content-type"]).to.equal("application/json");
+      expect(small.json().error).to.equal("expectation_failed");
+      await sleep(50);
+      expect(events.count).to.equal(0);
+    });
+
     it("Expect: 100-continue on a user's Express route that refuses without reading: no 100 Continue", async () => {
       const app = makeApp();
       const source = webhook();

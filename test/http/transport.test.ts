@@ -196,6 +196,23 @@ describe("HTTP transport: keep-alive, chunked, malformed and slow requests", () 
     expect(events.count).to.equal(0);
   });
 
+  it("answers a transfer coding other than chunked with 501 and makes no event: the body would be stored still coded", async () => {
+    const { source, events } = await startWebhook(makeApp, { parser: "raw" });
+    for (const coding of ["gzip, chunked", "deflate,chunked"]) {
+      const response = await rawRequest(source.port, Buffer.concat([httpRequest("POST", "/hook", { "Transfer-Encoding": coding }), chunked("\x1f\x8b coded")]));
+      expect(response.status, coding).to.equal(501);
+      expect(response.json().error, coding).to.equal("unsupported_transfer_encoding");
+      expect(response.headers.connection, coding).to.equal("close");
+    }
+    // The same coding list in two headers.
+    const split = await rawRequest(source.port, Buffer.concat([Buffer.from("POST /hook HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"), chunked("coded")]));
+    expect(split.status).to.equal(501);
+    expect((await rawRequest(source.port, Buffer.concat([httpRequest("POST", "/hook", { "Transfer-Encoding": "Chunked" }), chunked("plain")]))).status).to.equal(202);
+    await events.waitFor(1);
+    await sleep(30);
+    expect(events.events.map((e) => (e.body as Buffer).toString())).to.deep.equal(["plain"]);
+  });
+
   it("answers oversized headers with 431 JSON", async () => {
     const { source, events } = await startWebhook(makeApp);
     const client = await RawClient.connect(source.port);

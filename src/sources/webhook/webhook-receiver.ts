@@ -380,6 +380,12 @@ function sendHandshake(res: ServerResponse, response: WebhookResponse): void {
 }
 
 function sendResponse(res: ServerResponse, response: WebhookResponse): void {
+  if (response.status_code === 204 || response.status_code === 304) {
+    // No body, and for a 204 no Content-Length (RFC 9110 §8.6): a client reading one would wait for it.
+    res.writeHead(response.status_code, response.headers);
+    res.end();
+    return;
+  }
   res.writeHead(response.status_code, { ...response.headers, "content-length": response.payload.length });
   res.end(response.payload);
 }

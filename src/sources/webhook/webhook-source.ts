@@ -7,7 +7,7 @@ import { PARSER_MODES, type ParserMode, type WebhookEvent } from "./webhook-even
 import { parseBody } from "./parse-body";
 import { ACK_MODES, HTTP_METHODS, type AckMode, type WebhookSourceOptions } from "./webhook-options";
 import { didYouMean } from "../../util/did-you-mean";
-import type { WebhookResponse } from "./webhook-response";
+import { WebhookResponse } from "./webhook-response";
 import { resolveDedupe, type DedupeRule } from "./dedupe";
 import { WebhookReceiver } from "./webhook-receiver";
 import { ObservedRoute } from "../../observe/observed-route";
@@ -143,6 +143,10 @@ function resolveOptions(options: WebhookSourceOptions<string>): ResolvedWebhookO
   if (typeof path !== "string" || !path.startsWith("/") || /[?#\s\u0000-\u001f\u007f]/.test(path)) {
     throw new TypeError(`${where}: path must be a string beginning with "/", without query, fragment, spaces or control characters`);
   }
+  if (!/^[\x21-\x7e]*$/.test(path)) {
+    // Requests carry their path percent-encoded: one written otherwise would never match.
+    throw new TypeError(`${where}: path must be printable ASCII; percent-encode other characters, as senders do (${JSON.stringify(encodeURI(path))})`);
+  }
   const methods = (options.methods ?? ["POST"]).map((m) => (typeof m === "string" ? m.toUpperCase() : m));
   if (!Array.isArray(methods) || methods.length === 0 || methods.some((m) => typeof m !== "string" || !METHOD.test(m))) {
     throw new TypeError(`${where}: methods must be a non-empty list of HTTP method names`);
@@ -170,6 +174,9 @@ function resolveOptions(options: WebhookSourceOptions<string>): ResolvedWebhookO
   if (!(ackTimeoutMs > 0)) throw new TypeError(`${where}: ackTimeoutMs must be a positive number`);
   if (options.auth !== undefined && (typeof options.auth !== "object" || typeof options.auth.verify !== "function")) {
     throw new TypeError(`${where}: auth must be BearerAuth or a signature verifier`);
+  }
+  if (options.response !== undefined && !(options.response instanceof WebhookResponse)) {
+    throw new TypeError(`${where}: response must be a WebhookResponse: new WebhookResponse({ status_code, body, headers })`);
   }
   if (options.eventName !== undefined && typeof options.eventName !== "function") {
     throw new TypeError(`${where}: eventName must be a function (event) => string | undefined`);

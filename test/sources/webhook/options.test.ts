@@ -6,6 +6,8 @@ describe("WebhookSource: options refused at construction", () => {
     { title: "a path without a leading slash", options: { path: "hooks" }, message: /path/ },
     { title: "a path with a query string", options: { path: "/hooks?x=1" }, message: /path/ },
     { title: "a path with a space", options: { path: "/my hooks" }, message: /path/ },
+    // No request can reach it: a client percent-encodes it (404), raw UTF-8 is malformed HTTP (400).
+    { title: "a path with a character that is not printable ASCII", options: { path: "/café" }, message: /path.*%C3%A9/ },
     { title: "an empty method list", options: { path: "/h", methods: [] }, message: /methods/ },
     { title: "a method that is not a token", options: { path: "/h", methods: ["PO ST" as "POST"] }, message: /methods/ },
     { title: "a port out of range", options: { path: "/h", port: 70_000 }, message: /port/ },
@@ -16,6 +18,8 @@ describe("WebhookSource: options refused at construction", () => {
     { title: "an unknown reply mode", options: { path: "/h", reply: "echo" as never }, message: /reply/ },
     { title: "a zero body limit", options: { path: "/h", maxBodyBytes: 0 }, message: /maxBodyBytes/ },
     { title: "an auth without verify()", options: { path: "/h", auth: {} as never }, message: /auth/ },
+    // Found out only at the first request, after storing the event, by a crash of the process.
+    { title: "a response that is not a WebhookResponse", options: { path: "/h", response: { status_code: 201, body: { ok: true } } as never }, message: /response/ },
     { title: "a malformed trustProxy", options: { path: "/h", trustProxy: "not-an-address" }, message: /trustProxy/ },
   ];
   for (const b of bad) {

@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { WebhookError, WebhookResponse } from "../../../src/index";
 import { gate, sleep, startWebhook, useApps } from "../../helpers/app";
 import { postJson, send } from "../../helpers/http-client";
+import { httpRequest, RawClient } from "../../helpers/raw-http";
 
 describe("WebhookSource: answers", () => {
   const makeApp = useApps();
@@ -48,6 +49,20 @@ describe("WebhookSource: answers", () => {
     const c = await postJson(empty.source.url, {});
     expect(c.status).to.equal(204);
     expect(c.text).to.equal("");
+  });
+
+  it("sends a 204 without Content-Length or body, even when the response has a body (RFC 9110 §8.6)", async () => {
+    const { source, events } = await startWebhook(makeApp, { response: new WebhookResponse({ status_code: 204, body: { ignored: true } }) });
+    const client = await RawClient.connect(source.port);
+    await client.write(httpRequest("POST", "/hook", { "content-type": "application/json" }, "{}"));
+    const first = await client.readResponse();
+    expect(first.status).to.equal(204);
+    expect(first.headers).to.not.have.property("content-length");
+    await client.write(httpRequest("POST", "/hook", { "content-type": "application/json" }, "{}"));
+    const second = await client.readResponse();
+    client.destroy();
+    expect(second.status).to.equal(204);
+    await events.waitFor(2);
   });
 
   it("refuses a WebhookResponse with a header that would corrupt the answer", () => {
