@@ -24,6 +24,9 @@ app.task({ source: changes, batch: { maxSize: 100, maxWaitMs: 1000, key: (c) => 
 // @ts-expect-error a batch of Changes is not a number
 app.task({ source: changes, emit: counts, batch: { maxSize: 10, maxWaitMs: 100 } }, async (ctx, events) => events);
 
+// @ts-expect-error a batched task's handler takes an array of Changes, not one
+app.task({ source: changes, batch: { maxSize: 10, maxWaitMs: 100 } }, async (ctx, change: Change) => change.price);
+
 // A debounced task takes the newest event, and ctx.batch holds them all, typed.
 app.task({ source: changes, debounce: { periodMs: 500, key: (c) => c.product } }, async (ctx, latest) => {
   const price: number = latest.price;
