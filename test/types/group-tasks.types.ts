@@ -100,6 +100,17 @@ export class PlainHookHandlers {
     return (ctx.batch[0]?.body.id ?? "") + event.body.id;
   }
 
+  @Task({ source: plainHook, name: "plain-batched", batch: { maxSize: 10, maxWaitMs: 100 } })
+  async batched(ctx: TaskContext, events: WebhookEvent<{ id: string }>[]): Promise<number> {
+    return events.length;
+  }
+
+  // @ts-expect-error a batched method takes an array of webhook events, not one
+  @Task({ source: plainHook, name: "plain-batched-one", batch: { maxSize: 10, maxWaitMs: 100 } })
+  async batchedOne(ctx: TaskContext, event: WebhookEvent<{ id: string }>): Promise<string> {
+    return event.body.id;
+  }
+
   @Task({ source: plainHook, name: "plain-untyped" })
   async untyped(ctx: TaskContext, event: WebhookEvent): Promise<number> {
     return ctx.batch.length + (event.method === "POST" ? 1 : 0);
