@@ -18,7 +18,7 @@ import { TaskRunner } from "./task-runner";
 import { GroupRunner } from "./flow/group-runner";
 import { PARSER_MODES, type ParserMode, type WebhookEvent } from "../sources/webhook/webhook-event";
 import type { WebhookSource } from "../sources/webhook/webhook-source";
-import type { SenderEvent, TypedSender } from "../sources/webhook/event-names/event-types";
+import type { SenderEvent, TypedSender, UntypedOn } from "../sources/webhook/event-names/event-types";
 import type { DeliveryOutcome, Source } from "../sources/source";
 import type { Registry } from "prom-client";
 import { AppObservability, type ObservabilityOptions } from "../observe/app-observability";
@@ -238,25 +238,26 @@ export class CoreApp {
     handler: BatchCheckedHandler<SenderEvent<X, P>, H>,
   ): this;
   task<E = WebhookEvent, R = unknown, S extends Source = Source, const H extends EmittableResult<R> = EmittableResult<R>>(
-    options: TaskOptions<S, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
+    options: TaskOptions<S, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> } & UntypedOn<S>,
     handler: BatchCheckedHandler<E, H>,
   ): this;
   task<E = unknown, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
-    options: TaskOptions<S, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> },
+    options: TaskOptions<S, R, NoInfer<E>> & { batch: BatchOptions<NoInfer<E>> } & UntypedOn<S>,
     handler: BatchCheckedHandler<E, H>,
   ): this;
-  task<T, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(options: TaskOptions<Queue<T>, R>, handler: ResultCheckedHandler<T, H>): this;
+  // `batch` takes the overloads above, whose handler takes an array: refused here, not typed as one event.
+  task<T, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(options: TaskOptions<Queue<T>, R> & { batch?: undefined }, handler: ResultCheckedHandler<T, H>): this;
   task<X extends TypedSender, P extends string, R = unknown, const H extends EmittableResult<R> = EmittableResult<R>>(
-    options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
+    options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[]; batch?: undefined },
     handler: ResultCheckedHandler<SenderEvent<X, P>, H>,
   ): this;
   task<E = WebhookEvent, R = unknown, S extends Source = Source, const H extends EmittableResult<R> = EmittableResult<R>>(
-    options: TaskOptions<S, R, NoInfer<E>>,
+    options: TaskOptions<S, R, NoInfer<E>> & UntypedOn<S>,
     handler: ResultCheckedHandler<E, H>,
   ): this;
   /** A queue named by a plain string, or a source that may be either (`Source | string`): its values are untyped (`unknown`) unless the handler says what it takes. */
   task<E = unknown, R = unknown, S extends Source | string = Source | string, const H extends EmittableResult<R> = EmittableResult<R>>(
-    options: TaskOptions<S, R, NoInfer<E>>,
+    options: TaskOptions<S, R, NoInfer<E>> & UntypedOn<S>,
     handler: ResultCheckedHandler<E, H>,
   ): this;
   task(options: TaskOptions<TaskSource, unknown, never>, handler: (ctx: TaskContext<never>, event: never) => unknown): this {

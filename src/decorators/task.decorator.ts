@@ -11,6 +11,12 @@ import { decoratorCall, type DecoratorCall, type StandardContext } from "./decor
 import { TASKS_METADATA } from "./metadata-keys";
 import { SYMBOL_METADATA } from "./symbol-metadata";
 
+/**
+ * The least a webhook task's method must accept: a WebhookEvent whatever its body and name, so
+ * `event: WebhookEvent<Order>` compiles and `event: number` does not.
+ */
+type AnyWebhookEvent = Omit<WebhookEvent<never>, "name"> & { readonly name: never };
+
 /** What @Task records about one method. */
 export interface TaskMethodMetadata {
   readonly method: string | symbol;
@@ -47,8 +53,10 @@ export function Task<T, R = unknown>(options: TaskOptions<Queue<T>, R>): TaskMet
 export function Task<X extends TypedSender, P extends string, R = unknown>(
   options: TaskOptions<WebhookSource<X>, R, SenderEvent<X, NoInfer<P>>> & { on: P | readonly P[] },
 ): TaskMethodDecorator<SenderEvent<X, P>, R, SenderEvent<X, P>>;
-/** A webhook source: `ctx` holds webhook events (any body), as the method's own annotation says. */
-export function Task<E = WebhookEvent, R = unknown, S extends Source = Source>(options: TaskOptions<S, R, E>): TaskMethodDecorator<never, R, WebhookEvent<never>>;
+/** A batched webhook source: the method takes an array of webhook events. */
+export function Task<E = WebhookEvent, R = unknown, S extends Source = Source>(options: TaskOptions<S, R, E> & { batch: BatchOptions<E> }): TaskMethodDecorator<AnyWebhookEvent[], R, WebhookEvent<never>>;
+/** A webhook source: `ctx` holds webhook events (any body), as the method's own annotation says; a method must take one. */
+export function Task<E = WebhookEvent, R = unknown, S extends Source = Source>(options: TaskOptions<S, R, E>): TaskMethodDecorator<AnyWebhookEvent, R, WebhookEvent<never>>;
 /** A queue named by a plain string (or a source that may be either): untyped, the method says what it takes. */
 export function Task<E = unknown, R = unknown, S extends Source | string = Source | string>(options: TaskOptions<S, R, E>): TaskMethodDecorator<never, R>;
 export function Task(options: TaskOptions<TaskSource, unknown, never>): TaskMethodDecorator<never, unknown> {

@@ -20,6 +20,18 @@ app.task({ source: github, on: "pull_request.opened" }, async (ctx, event) => {
   return title + name;
 });
 
+// @ts-expect-error the handler takes opened pull requests, the task gets pushes
+app.task({ source: github, on: "push" }, async (ctx, event: GitHubEvent<"pull_request.opened">) => event.body.number);
+// @ts-expect-error the same with a batch: the handler takes opened pull requests, the task gets pushes
+app.task({ source: github, on: "push", batch: { maxSize: 2, maxWaitMs: 10 } }, async (ctx, events: GitHubEvent<"pull_request.opened">[]) => events.length);
+// @ts-expect-error a batch of pushes is an array, not one push
+app.task({ source: github, on: "push", batch: { maxSize: 2, maxWaitMs: 10 } }, async (ctx, event: GitHubEvent<"push">) => event.body.ref);
+// Annotating the event the typed overload would give, or a wider one, still compiles.
+app.task({ source: github, on: "pull_request.opened" }, async (ctx, event: GitHubEvent<"pull_request">) => event.name);
+app.task({ source: github, on: "push" }, async (ctx, event: WebhookEvent<{ ref: string }>) => event.body.ref);
+// Without `on`, the handler says what body it takes.
+app.task({ source: github, name: "any-github" }, async (ctx, event: WebhookEvent<{ ref: string }>) => event.body.ref);
+
 // @ts-expect-error "pull_request.opend" is not a GitHub event
 app.task({ source: github, on: "pull_request.opend" }, async () => undefined);
 

@@ -24,6 +24,9 @@ app.task({ source: changes, batch: { maxSize: 100, maxWaitMs: 1000, key: (c) => 
 // @ts-expect-error a batch of Changes is not a number
 app.task({ source: changes, emit: counts, batch: { maxSize: 10, maxWaitMs: 100 } }, async (ctx, events) => events);
 
+// @ts-expect-error a batched task's handler takes an array of Changes, not one
+app.task({ source: changes, batch: { maxSize: 10, maxWaitMs: 100 } }, async (ctx, change: Change) => change.price);
+
 // A debounced task takes the newest event, and ctx.batch holds them all, typed.
 app.task({ source: changes, debounce: { periodMs: 500, key: (c) => c.product } }, async (ctx, latest) => {
   const price: number = latest.price;
@@ -95,6 +98,17 @@ export class PlainHookHandlers {
   @Task({ source: plainHook, debounce: { periodMs: 100 } })
   async typedBody(ctx: TaskContext<WebhookEvent<{ id: string }>>, event: WebhookEvent<{ id: string }>): Promise<string> {
     return (ctx.batch[0]?.body.id ?? "") + event.body.id;
+  }
+
+  @Task({ source: plainHook, name: "plain-batched", batch: { maxSize: 10, maxWaitMs: 100 } })
+  async batched(ctx: TaskContext, events: WebhookEvent<{ id: string }>[]): Promise<number> {
+    return events.length;
+  }
+
+  // @ts-expect-error a batched method takes an array of webhook events, not one
+  @Task({ source: plainHook, name: "plain-batched-one", batch: { maxSize: 10, maxWaitMs: 100 } })
+  async batchedOne(ctx: TaskContext, event: WebhookEvent<{ id: string }>): Promise<string> {
+    return event.body.id;
   }
 
   @Task({ source: plainHook, name: "plain-untyped" })

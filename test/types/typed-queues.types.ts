@@ -60,6 +60,17 @@ export class Handlers {
     return "x";
   }
 
+  // @ts-expect-error the method takes a number from a webhook source, whose tasks get WebhookEvents
+  @Task({ source: hook, name: "notAnEvent" })
+  async notAnEvent(ctx: TaskContext, n: number): Promise<void> {
+    ctx.logger.info({ n }, "n");
+  }
+
+  @Task({ source: hook, name: "partOfAnEvent" })
+  async partOfAnEvent(ctx: TaskContext, event: { body: { id: string }; name?: string }): Promise<string> {
+    return event.body.id;
+  }
+
   // @ts-expect-error the method takes a number from a queue of Totals
   @Task({ source: totals })
   async mismatched(ctx: TaskContext, n: number): Promise<void> {

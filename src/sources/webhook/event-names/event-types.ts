@@ -55,6 +55,14 @@ export type SenderOf<S> = S extends WebhookSource<infer X> ? X : never;
 export type EventSelector<S> =
   S extends Queue<unknown> ? never : S extends WebhookSource<infer X> ? EventPatternOf<X> | readonly EventPatternOf<X>[] : string | readonly string[];
 
+/**
+ * What the overloads whose handler annotates its own event allow of `on`: nothing when the
+ * source's sender has typed events. Those tasks take the typed overload, which checks the
+ * handler against the events `on` selects; falling back here would let a handler of
+ * `pull_request.opened` compile on `on: "push"`.
+ */
+export type UntypedOn<S> = S extends WebhookSource<infer X> ? (PayloadsOf<X> extends object ? { on?: undefined } : unknown) : unknown;
+
 /** A pattern as the names it matches, a template literal type: "invoice.*" -> `invoice.${string}`. */
 type PatternTemplate<P> = P extends "*" ? string : P extends `${infer Prefix}.*` ? `${Prefix}.${string}` : P extends string ? P | `${P}.${string}` : never;
 
