@@ -213,6 +213,7 @@ describe("console in a real browser", function () {
     await shot(page, "15-long-task-event");
     expect(await onScreen("table.runs tbody tr:last-child .badge"), "the long task's run outcome").to.equal(true);
     expect(await onScreen("section:has(h2:text('Deliveries')) tbody tr:last-child .badge"), "the long task's delivery status").to.equal(true);
+    expect(await onScreen("section:has(h2:text('Deliveries')) tbody tr:last-child button"), "its Replay to button").to.equal(true);
     // The list and the dead letters.
     await page.goto(new URL("events", s.consoleUrl).toString());
     expect(await onScreen(".delivery:has-text('audit') .badge"), "the long task's delivery in the list").to.equal(true);

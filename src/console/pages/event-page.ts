@@ -39,7 +39,7 @@ function links(ctx: PageContext, ids: readonly string[], statuses?: LinkedStatus
   return ids.length === 0 ? html`<span class="muted">none</span>` : html`${ids.map((id, i) => html`${i > 0 ? html`<br>` : ""}${idLink(ctx, id, statuses)}`)}`;
 }
 
-function replayForm(ctx: PageContext, event: HistoryEvent, task: string | undefined, label: Html | string, primary: boolean): Html {
+function replayForm(ctx: PageContext, event: HistoryEvent, task: string | undefined, label: string, primary: boolean): Html {
   return html`<form method="post" action="${ctx.paths.replayEvent(event.id)}" class="inline">
     ${csrfField(ctx)}${task === undefined ? "" : html`<input type="hidden" name="task" value="${task}">`}
     <button type="submit"${primary ? "" : html` class="secondary"`}>${label}</button>
@@ -106,7 +106,7 @@ export function eventPage(ctx: PageContext, event: HistoryEvent, statuses: Linke
     (d) => html`<tr>
       <td>${longName(d.task)}</td><td class="mono">${longName(d.queue)}</td><td>${badge(d.status)}</td><td class="num">${d.attempts}</td>
       <td>${d.lastError ?? html`<span class="muted">–</span>`}</td>
-      <td>${event.deliveries.length > 1 ? replayForm(ctx, event, d.task, html`Replay to ${longName(d.task)}`, false) : ""}</td>
+      <td>${event.deliveries.length > 1 ? replayForm(ctx, event, d.task, `Replay to ${d.task}`, false) : ""}</td>
     </tr>`,
   );
   const pending = event.status === "pending" || event.status === "failed";
