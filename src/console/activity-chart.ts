@@ -25,12 +25,14 @@ export function activityChart(rows: readonly ActivityRow[], since: number, bucke
     let y = plot;
     const x = (i * slot + 1).toFixed(1);
     const width = Math.max(1, slot - 2).toFixed(1);
-    const minutesAgo = Math.round((buckets - i) * (bucketMs / 60_000));
+    // The last bar is the current bucket: 0 minutes ago, not 1.
+    const minutesAgo = Math.round((buckets - 1 - i) * (bucketMs / 60_000));
+    const ago = minutesAgo === 0 ? "this minute" : `${minutesAgo} min ago`;
     for (const part of PARTS) {
       if (t[part] === 0) continue;
       const h = (t[part] / max) * (plot - 4);
       y -= h;
-      bars.push(`<rect class="bar-${part}" x="${x}" y="${y.toFixed(1)}" width="${width}" height="${h.toFixed(1)}"><title>${t[part]} ${part}, ${minutesAgo} min ago</title></rect>`);
+      bars.push(`<rect class="bar-${part}" x="${x}" y="${y.toFixed(1)}" width="${width}" height="${h.toFixed(1)}"><title>${t[part]} ${part}, ${ago}</title></rect>`);
     }
   });
   const total = totals.reduce((sum, t) => sum + t.succeeded + t.pending + t.failed + t.dead, 0);

@@ -159,7 +159,19 @@ export class ConsoleScope {
     } else if (req.method === "GET" || req.method === "HEAD") {
       this.send(res, 401, loginPage(ctx, safeNext(req.originalUrl, this.paths), false));
     } else {
-      this.send(res, 401, messagePage(ctx, "Sign in", "This action needs you to sign in first."));
+      // A form sent after the session ended (expired, signed out elsewhere): sign in again, back to the page it came from.
+      const note = "Your session has ended, so that action was not done: sign in again, then repeat it.";
+      this.send(res, 401, loginPage(ctx, safeNext(this.refererPath(req), this.paths), false, note));
+    }
+  }
+
+  /** The path of the page a form was sent from, when it is a page of this host ("" otherwise). */
+  private refererPath(req: IncomingMessage): string {
+    try {
+      const from = new URL(req.headers.referer ?? "");
+      return from.host === req.headers.host ? `${from.pathname}${from.search}` : "";
+    } catch {
+      return "";
     }
   }
 }

@@ -20,6 +20,11 @@ export function duration(ms: number): string {
   return `${Math.floor(hours / 24)} d ${hours % 24} h`;
 }
 
+/** A task's or queue's name: a long one wraps in its own narrow box, or it pushes every other column off-screen. */
+export function longName(name: string): Html {
+  return html`<span class="name">${name}</span>`;
+}
+
 /** A delivery status or run outcome as a coloured label (the class picks the colour). */
 export function badge(word: string): Html {
   return html`<span class="badge badge-${word.replace(/[^a-z_]/g, "")}">${word.replace("_", " ")}</span>`;

@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { expect } from "chai";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { PermanentError } from "../../src/index";
 import { CONSOLE_TOKEN, eventually, startShop, type ShopApp } from "./shop-app";
 
 const ROOT = resolve(__dirname, "../../..");
@@ -187,6 +188,49 @@ describe("console in a real browser", function () {
 
     expect(alerts, "no script of an event ran").to.deep.equal([]);
     expect(errors, "the pages logged no error").to.deep.equal([]);
+  });
+  it("keeps every column on screen when a task's name is 200 characters long, wide and narrow", async () => {
+    const long = `audit-${"x".repeat(194)}`;
+    shop = await startShop(undefined, undefined, (app, github) => app.task({ source: github, name: long, retry: { attempts: 1 } }, async () => {
+      throw new PermanentError("refused by the auditor");
+    }));
+    const s = shop;
+    const id = await s.deliver({ order: "o-long" });
+    await eventually(async () => ((await s.app.events.get(id))?.status === "dead" ? true : undefined), 5_000, "the long task's dead letter");
+    const { page, errors } = await open();
+    await page.goto(s.consoleUrl);
+    await page.fill("input[name=token]", CONSOLE_TOKEN);
+    await Promise.all([page.waitForURL(s.consoleUrl), page.click("button[type=submit]")]);
+    /** Whether the element's right edge is inside the window (not scrolled out of its table). */
+    const onScreen = async (selector: string) => page.locator(selector).first().evaluate((e) => e.getBoundingClientRect().right <= (globalThis as unknown as { innerWidth: number }).innerWidth);
+    // The overview: every task's state, Pause button and counts beside its name, not past the window.
+    await page.waitForSelector("h1:text('Overview')");
+    await shot(page, "14-long-task-overview");
+    expect(await onScreen("tr:has(th a:text('billing')) button:text('Pause')"), "billing's Pause button").to.equal(true);
+    expect(await onScreen("tr:has(th a:text('billing')) td.num >> nth=-1"), "billing's dead letters").to.equal(true);
+    // The event: each delivery's status, each run's outcome.
+    await page.goto(new URL(`events/${encodeURIComponent(id)}`, s.consoleUrl).toString());
+    await shot(page, "15-long-task-event");
+    expect(await onScreen("table.runs tbody tr:last-child .badge"), "the long task's run outcome").to.equal(true);
+    expect(await onScreen("section:has(h2:text('Deliveries')) tbody tr:last-child .badge"), "the long task's delivery status").to.equal(true);
+    expect(await onScreen("section:has(h2:text('Deliveries')) tbody tr:last-child button"), "its Replay to button").to.equal(true);
+    // The list and the dead letters.
+    await page.goto(new URL("events", s.consoleUrl).toString());
+    expect(await onScreen(".delivery:has-text('audit') .badge"), "the long task's delivery in the list").to.equal(true);
+    await page.goto(new URL("dead-letters", s.consoleUrl).toString());
+    expect(await onScreen("table.grid tbody tr button:text('Discard')"), "the letter's Discard button").to.equal(true);
+    // A phone: the filter form's task list does not widen the page past the screen.
+    await page.setViewportSize({ width: 375, height: 800 });
+    for (const path of ["events", "replay-matching?status=dead"]) {
+      await page.goto(new URL(path, s.consoleUrl).toString());
+      const [scrollWidth, width] = await page.evaluate(() => {
+        const g = globalThis as unknown as { innerWidth: number; document: { documentElement: { scrollWidth: number } } };
+        return [g.document.documentElement.scrollWidth, g.innerWidth];
+      });
+      expect(scrollWidth, `${path} at 375 px`).to.be.at.most(width);
+    }
+    await shot(page, "16-long-task-narrow");
+    expect(errors.filter((e) => !e.includes("status of 401 (Unauthorized)"))).to.deep.equal([]);
   });
   it("refuses a form another site posts from the same machine (another port), signed in or not", async () => {
     // A page of another origin (a dev server on another port) that posts a pause to the console at once.

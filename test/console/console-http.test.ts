@@ -92,6 +92,23 @@ describe("console over HTTP", function () {
     expect((await new ConsoleClient(shop.consoleUrl, CONSOLE_TOKEN).request(`/events/${id}`)).status).to.equal(200);
   });
 
+  it("answers a form sent after the session ended with the sign-in form, back to the page it came from, and does nothing", async () => {
+    await client.signIn();
+    const csrf = await client.csrf("/events?task=billing");
+    // The session ends while the page is open (it expired, or was signed out elsewhere): the browser sends no cookie now.
+    client.cookie = undefined;
+    const answer = await client.request("/tasks/billing/pause", {
+      form: { _csrf: csrf },
+      headers: { origin: client.origin, "sec-fetch-site": "same-origin", referer: client.url("/events?task=billing") },
+    });
+    expect(answer.status).to.equal(401);
+    expect(answer.text).to.include('name="token"').and.include('name="next" value="/events?task=billing"').and.include("was not done");
+    expect(await shop.app.paused(), "nothing paused").to.deep.equal([]);
+    // A Referer of another site is no place to go back to.
+    const elsewhere = await client.request("/tasks/billing/pause", { form: { _csrf: csrf }, headers: { origin: client.origin, referer: "http://evil.example/events" } });
+    expect(elsewhere.text).to.include('name="next" value="/"');
+  });
+
   it("sends a Content-Security-Policy without inline script, and pages with neither inline script nor inline style", async () => {
     const id = await shop.deliver({ order: "o-csp", fail: true });
     await settled(id, "dead");

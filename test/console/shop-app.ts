@@ -28,7 +28,12 @@ export interface ShopApp {
   stop(): Promise<void>;
 }
 
-export async function startShop(consoleOption: boolean | ConsoleOptions = { port: 0, auth: { token: CONSOLE_TOKEN } }, options: CoreAppOptions = {}): Promise<ShopApp> {
+/** `more`: adds tasks of its own before the app starts (a task with a very long name). */
+export async function startShop(
+  consoleOption: boolean | ConsoleOptions = { port: 0, auth: { token: CONSOLE_TOKEN } },
+  options: CoreAppOptions = {},
+  more?: (app: CoreApp, github: WebhookSource) => void,
+): Promise<ShopApp> {
   const github = new WebhookSource({ path: "/hooks/github", host: "127.0.0.1", port: 0, auth: new GitHubSignature(GITHUB_SECRET) });
   const receipts = new Queue<{ order: string }>("receipts");
   const app = new CoreApp("shop", { store: "memory", logger: silentLogger, console: consoleOption, ...options });
@@ -39,6 +44,7 @@ export async function startShop(consoleOption: boolean | ConsoleOptions = { port
     return { order: event.body.order };
   });
   app.task({ source: receipts, name: "mailer" }, async (_ctx, receipt) => `mailed ${receipt.order}`);
+  more?.(app, github);
   await app.start();
   const send = async (value: unknown): Promise<{ status: number; json: unknown }> => {
     const body = JSON.stringify(value);

@@ -1,5 +1,5 @@
 import type { DeadLetter } from "../../store/store";
-import { time } from "../format";
+import { longName, time } from "../format";
 import { html } from "../html";
 import { csrfField, layout, type PageContext } from "../layout";
 
@@ -24,7 +24,7 @@ export function deadLettersPage(ctx: PageContext, letters: readonly DeadLetter[]
     const replay = html`<form method="post" action="${paths.replayDeadLetter(letter.message.id)}" class="inline">${csrfField(ctx)}<button type="submit">Replay</button></form>`;
     return html`<tr>
       <td class="nowrap">${time(letter.diedAt)}</td>
-      <td>${letter.task}</td>
+      <td>${longName(letter.task)}</td>
       <td>${historyEnabled ? html`<a class="mono" href="${paths.event(eventId)}">${eventId}</a>` : html`<span class="mono">${eventId}</span>`}</td>
       <td class="num">${letter.attempts}</td>
       <td class="error-text">${letter.error}</td>

@@ -1,5 +1,5 @@
 import type { EventStatus, HistoryEvent, RunRecord } from "../../store/history";
-import { badge, duration, pretty, time } from "../format";
+import { badge, duration, pretty, longName, time } from "../format";
 import { html, type Html } from "../html";
 import { csrfField, layout, type PageContext } from "../layout";
 import { shownHeaders, shownQuery } from "../shown-headers";
@@ -49,7 +49,7 @@ function replayForm(ctx: PageContext, event: HistoryEvent, task: string | undefi
 function runRow(ctx: PageContext, run: RunRecord): Html {
   const error = run.error;
   return html`<tr>
-    <td>${run.task}</td>
+    <td>${longName(run.task)}</td>
     <td class="num">${run.attempt}</td>
     <td class="nowrap">${time(run.startedAt)}</td>
     <td class="num">${duration(run.durationMs)}</td>
@@ -104,7 +104,7 @@ export function eventPage(ctx: PageContext, event: HistoryEvent, statuses: Linke
   facts.push(["Emitted", links(ctx, event.children, statuses)]);
   const deliveries = event.deliveries.map(
     (d) => html`<tr>
-      <td>${d.task}</td><td class="mono">${d.queue}</td><td>${badge(d.status)}</td><td class="num">${d.attempts}</td>
+      <td>${longName(d.task)}</td><td class="mono">${longName(d.queue)}</td><td>${badge(d.status)}</td><td class="num">${d.attempts}</td>
       <td>${d.lastError ?? html`<span class="muted">–</span>`}</td>
       <td>${event.deliveries.length > 1 ? replayForm(ctx, event, d.task, `Replay to ${d.task}`, false) : ""}</td>
     </tr>`,

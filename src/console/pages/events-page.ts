@@ -1,5 +1,5 @@
 import type { EventSummary, HistoryPage } from "../../store/history";
-import { badge, time } from "../format";
+import { badge, longName, time } from "../format";
 import { html, type Html } from "../html";
 import { csrfField, layout, type PageContext } from "../layout";
 import { filterParams, narrows, type FilterText } from "../list-filter";
@@ -30,7 +30,7 @@ export function eventsPage(ctx: PageContext, data: EventsData): string {
       <td>${originOf(e)}</td>
       <td>${e.name ?? html`<span class="muted">–</span>`}</td>
       <td>${badge(e.status)}</td>
-      <td class="deliveries">${e.deliveries.map((d) => html`<span class="delivery" title="${d.lastError ?? ""}">${d.task} ${badge(d.status)}${d.attempts > 1 ? html` <span class="muted">×${d.attempts}</span>` : ""}</span>`)}</td>
+      <td class="deliveries">${e.deliveries.map((d) => html`<span class="delivery" title="${d.lastError ?? ""}">${longName(d.task)} ${badge(d.status)}${d.attempts > 1 ? html` <span class="muted">×${d.attempts}</span>` : ""}</span>`)}</td>
     </tr>`,
   );
   const firstPage = data.text.cursor === undefined;

@@ -64,7 +64,7 @@ export function overviewPage(ctx: PageContext, data: OverviewData, notice?: stri
     const action = paused ? paths.resume(task.name) : paths.pause(task.name);
     // The state and its Pause button sit beside the name: at the end of eleven counts they were off-screen.
     return html`<tr>
-      <th scope="row"><a href="${paths.events(new URLSearchParams({ task: task.name }))}">${task.name}</a></th>
+      <th scope="row"><a class="name" href="${paths.events(new URLSearchParams({ task: task.name }))}">${task.name}</a></th>
       <td class="nowrap">
         <form method="post" action="${action}" class="inline"${paused ? "" : html` data-confirm="Pause ${task.name}? Its events are still accepted and stored; none runs until you resume it."`}>
           ${csrfField(ctx)}
