@@ -1,8 +1,10 @@
 import { html } from "../html";
 import { layout, type PageContext } from "../layout";
 
-/** The token, typed once: the answer sets a session cookie (HttpOnly, SameSite=Strict). */
-/** `note`: why the form is asked for again (a form sent after the session ended). */
+/**
+ * The token, typed once: the answer sets a session cookie (HttpOnly, SameSite=Strict). `note`:
+ * why the form is asked for again (a form sent after the session ended).
+ */
 export function loginPage(ctx: PageContext, next: string, failed: boolean, note?: string): string {
   const body = html`<form method="post" action="${ctx.paths.login()}" class="panel login">
     <h1>Sign in</h1>
