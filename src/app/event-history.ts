@@ -4,7 +4,7 @@ import type { Store } from "../store/store";
 import { didYouMean } from "../util/did-you-mean";
 import type { Logger } from "../util/logger";
 import type { BulkReplayOptions, BulkReplayResult, EventsApi, ReplayFilter, ReplayOptions, ReplayResult } from "./events-api";
-import { DEFAULT_REPLAY_RATE, queueReplay, replayEach, ReplayError, type ReplayCopyTarget } from "./event-replay";
+import { DEFAULT_REPLAY_RATE, queueReplay, replayEach, ReplayError, withHeldDeadLetters, type ReplayCopyTarget } from "./event-replay";
 import type { OrderingKeyFn } from "./ordering-key";
 import { FilterError, runFilter, type Accepts } from "./task-filter";
 
@@ -83,7 +83,9 @@ export class EventHistory implements EventsApi {
       takes: target === undefined ? undefined : (summary) => takes(target, summary.origin),
       // By status: the deliveries in it, not the event's other tasks (one that succeeded would run it twice).
       replay: async (event) => {
-        const replay = await this.replayEvent(history, event, options.task, filter.status);
+        // By status dead, the dead letters still held: one replayed or discarded since is not run again.
+        const original = filter.status === "dead" && options.task === undefined ? await withHeldDeadLetters(this.host.store(), event) : event;
+        const replay = await this.replayEvent(history, original, options.task, filter.status);
         if (options.onReplayed !== undefined) await this.told(options.onReplayed, event, replay);
       },
       skipped: (event, error) => this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped"),

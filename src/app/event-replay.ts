@@ -1,4 +1,4 @@
-import type { DeliveryNote, EventNote, EventStatus, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
+import type { DeliveryNote, DeliveryView, EventNote, EventStatus, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { exactForm, UnstorableValueError } from "../store/payload-codec";
 import type { BulkReplayResult, ReplayResult } from "./events-api";
@@ -83,6 +83,23 @@ function replayPayload(event: HistoryEvent): unknown {
     if (!(error instanceof UnstorableValueError)) throw error;
     throw new ReplayError(`cannot replay event "${event.id}": its payload cannot be stored again: ${error.message}`, { cause: error });
   }
+}
+
+/**
+ * The event with only the dead deliveries whose dead letter the store still holds: one replayed
+ * or discarded since was handled, and a replay by status "dead" must not run it again (the
+ * history keeps the delivery dead: that is what happened to it). None left: a ReplayError.
+ */
+export async function withHeldDeadLetters(store: Store, event: HistoryEvent): Promise<HistoryEvent> {
+  const deliveries: DeliveryView[] = [];
+  for (const delivery of event.deliveries) {
+    if (delivery.status !== "dead" || (await store.deadLetters.get(delivery.messageId)) !== undefined) deliveries.push(delivery);
+  }
+  if (deliveries.length === event.deliveries.length) return event;
+  if (!deliveries.some((d) => d.status === "dead")) {
+    throw new ReplayError(`cannot replay event "${event.id}": its dead letters were replayed or discarded since`);
+  }
+  return { ...event, deliveries };
 }
 
 /** How a bulk replay walks the history. */

@@ -1,4 +1,4 @@
-import { DEFAULT_REPLAY_RATE, queueReplay, recordedTargets, replayEach, ReplayError, type ReplayCopyTarget } from "../app/event-replay";
+import { DEFAULT_REPLAY_RATE, queueReplay, recordedTargets, replayEach, ReplayError, withHeldDeadLetters, type ReplayCopyTarget } from "../app/event-replay";
 import type { EventStatus, HistoryEvent } from "../store/history";
 import type { HistoryStore } from "../store/history";
 import { HistoryQueryError } from "../store/history-query";
@@ -97,7 +97,11 @@ async function carryOut(store: Store, history: HistoryStore, request: EventsRequ
         ratePerSecond: rate,
         // Unrouted events (--status unrouted) were handed to no task: with --task, each goes to it (its source checked per event).
         takes: task === undefined ? undefined : (summary) => summary.status === "unrouted" || summary.deliveries.some((d) => d.task === task),
-        replay: async (event) => queueReplay(store, history, event, await replayTargets(store, history, event, task, tasks, request.filter.status)),
+        replay: async (event) => {
+          // By status dead, the dead letters still held (as the app's own replay does).
+          const original = request.filter.status === "dead" && task === undefined ? await withHeldDeadLetters(store, event) : event;
+          return queueReplay(store, history, original, await replayTargets(store, history, original, task, tasks, request.filter.status));
+        },
         skipped: (event, error) => output.err(`skipped ${event.id}: ${error.message}`),
         // The count first: what is about to happen, and for how long.
         matched: (count) => {

@@ -299,17 +299,34 @@ for (const engine of [embedded(), postgres()]) {
       }
       await history.flush();
       await recordTaskFlows(store.state(FLOW_RECORDS_NAMESPACE), [{ name: "t", queue: "webhook:t", flow: undefined }]);
+      // The dead ones' letters, as the app leaves them (a replay by status dead replays the letters still held).
+      for (let i = 0; i < 40; i += 2) {
+        const id = `bulk-${String(i).padStart(2, "0")}`;
+        await store.enqueue("webhook:t", { id, payload: { body: { i }, headers: {} }, attempts: 0, enqueuedAt: Date.now() });
+      }
+      for (const message of await store.claim("webhook:t", 100)) {
+        await store.deadLetter({ queue: "webhook:t", task: "t", message, error: "boom", attempts: 1, diedAt: Date.now() });
+      }
+      // One more, handled since (its letter discarded): not replayed, though the history keeps it dead.
+      await store.enqueue("webhook:t", { id: "bulk-gone", payload: { body: { i: -1 }, headers: {} }, attempts: 0, enqueuedAt: Date.now() });
+      const [gone] = await store.claim("webhook:t", 1);
+      await store.deadLetter({ queue: "webhook:t", task: "t", message: gone, error: "boom", attempts: 1, diedAt: Date.now() });
+      expect(await store.deadLetters.purge({ id: "bulk-gone" })).to.equal(1);
+      history.noteEvent({ id: "bulk-gone", origin: { kind: "webhook", source: "hooks" }, receivedAt: Date.now() - 60_000, deliveries: [{ task: "t", queue: "webhook:t", messageId: "bulk-gone" }], payload: { body: { i: -1 }, headers: {} } });
+      history.noteRun({ eventId: "bulk-gone", status: "dead", run: { task: "t", attempt: 1, startedAt: Date.now(), durationMs: 1, outcome: "dead_letter" } });
+      await history.flush();
 
       const dry = await runCli(["events", "replay", "--status", "dead", "--since", "1h", "--dry-run", "--store", where], NO_SECRET);
       expect(dry.code, dry.stderr).to.equal(0);
-      expect(dry.stdout).to.equal("would replay 20 events (dry run: nothing queued)\n");
+      expect(dry.stdout).to.equal("would replay 21 events (dry run: nothing queued)\n");
       expect(await store.depth("webhook:t")).to.equal(0);
 
       const started = Date.now();
       const run = await runCli(["events", "replay", "--status", "dead", "--since", "1h", "--rate", "40", "--store", where], NO_SECRET);
       const took = Date.now() - started;
       expect(run.code, run.stderr).to.equal(0);
-      expect(run.stdout).to.equal("replaying 20 events, at most 40 a second (about 1s)\nreplayed 20 of 20 events (their tasks run them when the app runs)\n");
+      expect(run.stdout).to.equal("replaying 21 events, at most 40 a second (about 1s)\nreplayed 20 of 21 events (their tasks run them when the app runs)\n");
+      expect(run.stderr).to.equal('skipped bulk-gone: cannot replay event "bulk-gone": its dead letters were replayed or discarded since\n');
       // Paced: the 20th waits until 19/40 s after the first.
       expect(took).to.be.greaterThan(450);
       const queued = await store.claim("webhook:t", 100);

@@ -233,6 +233,33 @@ describe("event history: replay", () => {
     expect(notify.count).to.equal(1);
   });
 
+  it("replays by status dead only the dead letters still held: one replayed or discarded since is skipped, not run again", async () => {
+    const app = newApp();
+    const hook = webhook({ path: "/charges" });
+    let broken = true;
+    const charge = new Collector<WebhookEvent<Body>>(() => {
+      if (broken) throw new PermanentError("card service down");
+    });
+    app.task({ source: hook, name: "charge" }, charge.handler);
+    await app.start();
+    const ids: string[] = [];
+    for (const n of [1, 2, 3]) ids.push((await postJson(hook.url, { n })).json<{ id: string }>().id);
+    await until(async () => (await Promise.all(ids.map((id) => app.events.get(id)))).every((e) => e?.status === "dead"));
+    broken = false;
+    // Handled as the console does it: one replayed as a new event (its letter discarded), one discarded.
+    // The originals stay dead in the history: that is what happened to them.
+    await app.events.replay(ids[0]);
+    expect(await app.deadLetters.purge({ id: ids[0] })).to.equal(1);
+    expect(await app.deadLetters.purge({ id: ids[1] })).to.equal(1);
+    await charge.waitFor(4);
+    expect(await app.events.replay({ status: "dead" }, { dryRun: true })).to.deep.equal({ matched: 3, queued: 0, dryRun: true });
+    expect(await app.events.replay({ status: "dead" }, { ratePerSecond: 1_000 })).to.deep.equal({ matched: 3, queued: 1, dryRun: false });
+    await charge.waitFor(5);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(charge.events.map((e) => e.body.n)).to.deep.equal([1, 2, 3, 1, 3]);
+    expect((await app.events.get(ids[1]))!.replays).to.deep.equal([]);
+  });
+
   it("replays 1,000 events by filter: a dry run counts, then paced replays, each event once more and nothing else", async function () {
     this.timeout(60_000);
     const app = newApp(undefined, { history: { maxEvents: 5_000 } });
