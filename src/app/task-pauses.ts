@@ -27,10 +27,23 @@ export class TaskPauses {
     private readonly logger: Logger,
   ) {}
 
-  /** Reads the paused set and applies it, then follows its changes. */
+  /**
+   * Reads the paused set and applies it, then follows its changes. A store that cannot be read
+   * now (a database down at start: the app starts and answers 503) holds every task until the
+   * set is read, so that a task paused before the restart never runs meanwhile.
+   */
   async start(): Promise<void> {
     this.unwatch = this.pauses.watch(() => this.refresh());
-    this.apply(await this.pauses.paused());
+    let paused: ReadonlySet<string>;
+    try {
+      paused = await this.pauses.paused();
+    } catch (error) {
+      for (const runner of this.runners.values()) runner.setPaused(true);
+      this.current = new Set(this.runners.keys());
+      this.failedRead(error);
+      return;
+    }
+    this.apply(paused);
   }
 
   stop(): void {
@@ -63,15 +76,7 @@ export class TaskPauses {
     this.refreshing = true;
     this.pauses.paused().then(
       (set) => this.apply(set),
-      (error: unknown) => {
-        // The change that was heard is not heard again: read again until it is known.
-        this.logger.error({ err: error }, "cannot read the paused tasks from the store; trying again in a second");
-        this.retryTimer ??= setTimeout(() => {
-          this.retryTimer = undefined;
-          this.refresh();
-        }, RETRY_MS);
-        this.retryTimer.unref();
-      },
+      (error: unknown) => this.failedRead(error),
     ).finally(() => {
       this.refreshing = false;
       if (this.refreshAgain) {
@@ -79,6 +84,16 @@ export class TaskPauses {
         this.refresh();
       }
     });
+  }
+
+  /** The change that was heard (or the set at start) is not heard again: read again until it is known. */
+  private failedRead(error: unknown): void {
+    this.logger.error({ err: error }, "cannot read the paused tasks from the store; trying again in a second");
+    this.retryTimer ??= setTimeout(() => {
+      this.retryTimer = undefined;
+      this.refresh();
+    }, RETRY_MS);
+    this.retryTimer.unref();
   }
 
   private apply(paused: ReadonlySet<string>): void {
