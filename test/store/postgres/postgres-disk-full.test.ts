@@ -30,7 +30,7 @@ describe("PostgresStore when its database's disk fills", function () {
     disk?.unmount();
   });
 
-  it("logs a few lines while writes fail for want of room, however often its reads succeed, and takes work again once there is room", async () => {
+  it("stays failing while writes fail for want of room though its reads pass, logs a few lines, and takes work again once there is room", async () => {
     const lines: LogLine[] = [];
     store = new PostgresStore({ connectionString: cluster!.url, schema: "disk_full", logger: recordingLogger(lines), statementTimeoutMs: 2_000, connectionTimeoutMs: 1_000, probeIntervalMs: 200 });
     await store.open();
@@ -40,12 +40,22 @@ describe("PostgresStore when its database's disk fills", function () {
     // Writes keep failing (no room for a new page) while the reads the store tries succeed.
     let n = 0;
     let failed = 0;
+    // Once failing, it stays so: a read that passes does not make it take work it cannot write.
+    let upAgain = 0;
+    const sampler = setInterval(() => {
+      if (failed > 0 && store!.failure === undefined) upAgain++;
+    }, 10);
     const until3s = Date.now() + 3_000;
-    while (Date.now() < until3s) {
-      await store.enqueue("q", message(`m${n++}`, { big })).catch(() => failed++);
-      await sleep(50);
+    try {
+      while (Date.now() < until3s) {
+        await store.enqueue("q", message(`m${n++}`, { big })).catch(() => failed++);
+        await sleep(50);
+      }
+    } finally {
+      clearInterval(sampler);
     }
     expect(failed).to.be.greaterThan(10);
+    expect(upAgain).to.equal(0);
     const database = lines.filter((l) => l.fields?.kind === "database");
     expect(database.length, JSON.stringify(database.map((l) => l.msg))).to.be.within(1, 2);
 
