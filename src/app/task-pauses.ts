@@ -3,6 +3,8 @@ import type { Logger } from "../util/logger";
 
 /** How long after a failed read of the paused set it is read again. */
 const RETRY_MS = 1_000;
+/** At most one line per this while the reads keep failing (a database down for minutes). */
+const LOG_MS = 5_000;
 
 /** What pausing needs of a task's runner. */
 export interface Pausable {
@@ -20,6 +22,8 @@ export class TaskPauses {
   private refreshAgain = false;
   private current = new Set<string>();
   private retryTimer: NodeJS.Timeout | undefined;
+  private loggedAt = 0;
+  private suppressed = 0;
 
   constructor(
     private readonly pauses: PauseStore,
@@ -88,7 +92,12 @@ export class TaskPauses {
 
   /** The change that was heard (or the set at start) is not heard again: read again until it is known. */
   private failedRead(error: unknown): void {
-    this.logger.error({ err: error }, "cannot read the paused tasks from the store; trying again in a second");
+    if (Date.now() - this.loggedAt < LOG_MS) this.suppressed++;
+    else {
+      this.logger.error({ err: error, ...(this.suppressed > 0 ? { suppressed: this.suppressed } : {}) }, "cannot read the paused tasks from the store; trying again every second");
+      this.loggedAt = Date.now();
+      this.suppressed = 0;
+    }
     this.retryTimer ??= setTimeout(() => {
       this.retryTimer = undefined;
       this.refresh();

@@ -212,6 +212,9 @@ describe("PostgresStore when its database stops, restarts or freezes", function 
     expect(await app.metrics?.metrics()).to.match(/^webhook_task_paused\{task="receive"\} 1$/m);
     expect((await postJson(`http://127.0.0.1:${source.port}/hook`, { n: 0 })).status).to.equal(503);
 
+    // Read again every second meanwhile, said once (not once a second).
+    await sleep(2_500);
+    expect(lines.filter((l) => /cannot read the paused tasks/.test(l.msg))).to.have.length(1);
     await cluster.start();
     await until(() => store.failure === undefined, 10_000);
     expect((await postJson(`http://127.0.0.1:${source.port}/hook`, { n: 1 })).status).to.be.within(200, 299);
