@@ -130,6 +130,7 @@ export class PostgresStore implements Store {
           this.require();
           return this.pool.connect();
         },
+        queryTimeoutMs: this.options.statementTimeoutMs + 1_000,
         log: this.log,
         logger,
         blocked: () => this.health.failure !== undefined,
