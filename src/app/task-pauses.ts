@@ -3,6 +3,8 @@ import type { Logger } from "../util/logger";
 
 /** How long after a failed read of the paused set it is read again. */
 const RETRY_MS = 1_000;
+/** At most one line per this while the reads keep failing (a database down for minutes). */
+const LOG_MS = 5_000;
 
 /** What pausing needs of a task's runner. */
 export interface Pausable {
@@ -20,6 +22,8 @@ export class TaskPauses {
   private refreshAgain = false;
   private current = new Set<string>();
   private retryTimer: NodeJS.Timeout | undefined;
+  private loggedAt = 0;
+  private suppressed = 0;
 
   constructor(
     private readonly pauses: PauseStore,
@@ -27,10 +31,23 @@ export class TaskPauses {
     private readonly logger: Logger,
   ) {}
 
-  /** Reads the paused set and applies it, then follows its changes. */
+  /**
+   * Reads the paused set and applies it, then follows its changes. A store that cannot be read
+   * now (a database down at start: the app starts and answers 503) holds every task until the
+   * set is read, so that a task paused before the restart never runs meanwhile.
+   */
   async start(): Promise<void> {
     this.unwatch = this.pauses.watch(() => this.refresh());
-    this.apply(await this.pauses.paused());
+    let paused: ReadonlySet<string>;
+    try {
+      paused = await this.pauses.paused();
+    } catch (error) {
+      for (const runner of this.runners.values()) runner.setPaused(true);
+      this.current = new Set(this.runners.keys());
+      this.failedRead(error);
+      return;
+    }
+    this.apply(paused);
   }
 
   stop(): void {
@@ -63,15 +80,7 @@ export class TaskPauses {
     this.refreshing = true;
     this.pauses.paused().then(
       (set) => this.apply(set),
-      (error: unknown) => {
-        // The change that was heard is not heard again: read again until it is known.
-        this.logger.error({ err: error }, "cannot read the paused tasks from the store; trying again in a second");
-        this.retryTimer ??= setTimeout(() => {
-          this.retryTimer = undefined;
-          this.refresh();
-        }, RETRY_MS);
-        this.retryTimer.unref();
-      },
+      (error: unknown) => this.failedRead(error),
     ).finally(() => {
       this.refreshing = false;
       if (this.refreshAgain) {
@@ -79,6 +88,21 @@ export class TaskPauses {
         this.refresh();
       }
     });
+  }
+
+  /** The change that was heard (or the set at start) is not heard again: read again until it is known. */
+  private failedRead(error: unknown): void {
+    if (Date.now() - this.loggedAt < LOG_MS) this.suppressed++;
+    else {
+      this.logger.error({ err: error, ...(this.suppressed > 0 ? { suppressed: this.suppressed } : {}) }, "cannot read the paused tasks from the store; trying again every second");
+      this.loggedAt = Date.now();
+      this.suppressed = 0;
+    }
+    this.retryTimer ??= setTimeout(() => {
+      this.retryTimer = undefined;
+      this.refresh();
+    }, RETRY_MS);
+    this.retryTimer.unref();
   }
 
   private apply(paused: ReadonlySet<string>): void {

@@ -34,12 +34,14 @@ export interface ThrowawayPostgres {
 export interface ThrowawayPostgresOptions {
   /** Extra server settings, passed as `-c name=value` (e.g. { fsync: "off" }). */
   readonly settings?: Readonly<Record<string, string>>;
+  /** Where its temp dir is made (default the system's): a loop-mounted disk a test may fill. */
+  readonly parentDir?: string;
 }
 
 /** Creates and starts a cluster. Takes a second or two (initdb). */
 export async function startThrowawayPostgres(options: ThrowawayPostgresOptions = {}): Promise<ThrowawayPostgres> {
   const bindir = (await run("pg_config", ["--bindir"])).stdout.trim();
-  const root = mkdtempSync(join(tmpdir(), "throwaway-pg-"));
+  const root = mkdtempSync(join(options.parentDir ?? tmpdir(), "throwaway-pg-"));
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
     const { uid, gid } = await postgresUser();

@@ -21,6 +21,12 @@ export function isConfigurationError(error: unknown): boolean {
   return code !== undefined && (code.startsWith("28") || code === "3D000" || code === "42501");
 }
 
+/** Whether a write failed for want of room on the database's disk (53100), the error or its cause. */
+export function isDiskFull(error: unknown): boolean {
+  const cause = error instanceof Error && serverCode(error) === undefined ? error.cause : error;
+  return serverCode(cause) === "53100";
+}
+
 /** The SQLSTATE of an error the server sent (node-postgres `DatabaseError`), else undefined. */
 export function serverCode(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;

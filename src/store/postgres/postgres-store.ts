@@ -15,7 +15,7 @@ import { MessageSql } from "./message-sql";
 import { migrate } from "./migrations";
 import { NotificationListener } from "./notification-listener";
 import { PostgresDeadLetters } from "./postgres-dead-letters";
-import { isConfigurationError, isUnavailable } from "./postgres-errors";
+import { isConfigurationError, isDiskFull, isUnavailable } from "./postgres-errors";
 import { PostgresGroups } from "./postgres-groups";
 import { PostgresHealth, unavailableError } from "./postgres-health";
 import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, type PostgresStoreOptions, type ResolvedPostgresOptions } from "./postgres-options";
@@ -130,6 +130,7 @@ export class PostgresStore implements Store {
           this.require();
           return this.pool.connect();
         },
+        queryTimeoutMs: this.options.statementTimeoutMs + 1_000,
         log: this.log,
         logger,
         blocked: () => this.health.failure !== undefined,
@@ -545,6 +546,28 @@ export class PostgresStore implements Store {
   private async tryDatabase(): Promise<void> {
     if (!this.migrated) return this.migrateNow();
     await this.countDepths();
+    // A full disk fails writes, not reads: a count alone would clear the failure every second
+    // while every write still fails (and a task whose outcome cannot be written ran again each time).
+    if (isDiskFull(this.health.failure)) await this.tryNewPage();
+  }
+
+  /**
+   * Writes one new page and leaves nothing: a temporary table's first row, rolled back. Fails
+   * while the disk has no room for it; any other refusal (no right to make temporary tables)
+   * cannot tell, and lets the store try its work.
+   */
+  private async tryNewPage(): Promise<void> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      // One simple-protocol string: a failure leaves its transaction open, and the connection is dropped below.
+      await client.query({ text: "BEGIN; CREATE TEMPORARY TABLE webhook_tasks_room (n int) ON COMMIT DROP; INSERT INTO webhook_tasks_room VALUES (1); ROLLBACK", query_timeout: this.queryTimeoutMs });
+    } catch (error) {
+      broken = error instanceof Error ? error : new Error(String(error));
+      if (isDiskFull(error) || isUnavailable(error)) throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 
   private databaseBack(): void {

@@ -4,10 +4,13 @@ import { storeFailureDetail } from "../store-errors";
 /**
  * Failure logs bounded in rate: a database that is down fails every statement, and one line per
  * statement would flood the logs. Per kind of failure, at most one line per `intervalMs` (with
- * how many were left out), then one "recovered" line when it works again.
+ * how many were left out), then one "recovered" line when it works again. A kind that fails and
+ * recovers over and over (a full disk: reads pass, writes fail) keeps its interval across its
+ * recoveries, and says it recovered only after a failure line: two lines per interval at most.
  */
 export class ThrottledLog {
-  private readonly kinds = new Map<string, { lastAt: number; suppressed: number }>();
+  /** `told`: a failure line is out that no "recovered" line has answered yet. */
+  private readonly kinds = new Map<string, { lastAt: number; suppressed: number; told: boolean }>();
 
   constructor(
     private readonly logger: Logger | undefined,
@@ -21,7 +24,7 @@ export class ThrottledLog {
       seen.suppressed++;
       return;
     }
-    this.kinds.set(kind, { lastAt: now, suppressed: 0 });
+    this.kinds.set(kind, { lastAt: now, suppressed: 0, told: true });
     const fields: Record<string, unknown> = { store: "postgres", kind, error: storeFailureDetail(error) };
     if (seen && seen.suppressed > 0) fields.suppressed = seen.suppressed;
     this.logger?.error(fields, message);
@@ -29,7 +32,9 @@ export class ThrottledLog {
 
   /** Logs once that `kind` works again, if it had failed. */
   recovered(kind: string, message: string): void {
-    if (!this.kinds.delete(kind)) return;
+    const seen = this.kinds.get(kind);
+    if (seen === undefined || !seen.told) return;
+    seen.told = false;
     this.logger?.info({ store: "postgres", kind }, message);
   }
 }

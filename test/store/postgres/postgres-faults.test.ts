@@ -192,4 +192,37 @@ describe("PostgresStore when its database stops, restarts or freezes", function 
     await events.waitFor(2, 5_000);
     expect(events.events.map((e) => (e.body as { n: number }).n)).to.deep.equal([1, 3]);
   });
+  it("an app starts while the database is down, holds a task paused before the restart, and runs its events once resumed", async () => {
+    const lines: LogLine[] = [];
+    const before = new CoreApp("pg-paused-start", { store: makeStore(lines, "faults_paused_start"), logger: recordingLogger(lines) });
+    before.task({ source: webhook(), name: "receive" }, async () => undefined);
+    await before.start();
+    await before.pause("receive");
+    await before.stop({ timeoutMs: 2_000 });
+
+    await cluster.stop("fast");
+    const store = makeStore(lines, "faults_paused_start");
+    const events = new Collector();
+    app = new CoreApp("pg-paused-start", { store, logger: recordingLogger(lines), metrics: true });
+    const source = webhook();
+    app.task({ source, name: "receive" }, events.handler);
+    // Started, answering 503 until the database is back; every task held until the paused set is read.
+    await app.start();
+    expect(app.readiness().ready).to.equal(false);
+    expect(await app.metrics?.metrics()).to.match(/^webhook_task_paused\{task="receive"\} 1$/m);
+    expect((await postJson(`http://127.0.0.1:${source.port}/hook`, { n: 0 })).status).to.equal(503);
+
+    // Read again every second meanwhile, said once (not once a second).
+    await sleep(2_500);
+    expect(lines.filter((l) => /cannot read the paused tasks/.test(l.msg))).to.have.length(1);
+    await cluster.start();
+    await until(() => store.failure === undefined, 10_000);
+    expect((await postJson(`http://127.0.0.1:${source.port}/hook`, { n: 1 })).status).to.be.within(200, 299);
+    // The pause holds: the task was paused before the restart, and the database says so once it answers.
+    await sleep(1_500);
+    expect(events.events.length).to.equal(0);
+    expect(await app.paused()).to.deep.equal(["receive"]);
+    await app.resume("receive");
+    await events.waitFor(1, 5_000);
+  });
 });

@@ -1,3 +1,4 @@
+import { createConnection, createServer, type Server } from "node:net";
 import { expect } from "chai";
 import pg from "pg";
 import type { EventNote, RunNote } from "../../../src/store/history";
@@ -12,6 +13,34 @@ function event(id: string, receivedAt: number): EventNote {
 
 function ran(id: string, at: number): RunNote {
   return { eventId: id, run: { task: "t", attempt: 1, startedAt: at, durationMs: 1, outcome: "success" }, status: "succeeded" };
+}
+
+/** A TCP proxy to the test server that stops passing the answers of a connection once it sends `text`: the network stalls. */
+async function stallingProxy(target: URL, text: string): Promise<{ server: Server; port: number; stalled: () => boolean }> {
+  let stalled = false;
+  const server = createServer((client) => {
+    const upstream = createConnection(Number(target.port || 5432), target.hostname);
+    let passing = true;
+    upstream.on("data", (chunk) => passing && client.write(chunk));
+    client.on("data", (chunk) => {
+      if (chunk.includes(text)) {
+        passing = false;
+        stalled = true;
+        return;
+      }
+      upstream.write(chunk);
+    });
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of [client, upstream]) {
+      socket.on("error", end);
+      socket.on("close", end);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, port: (server.address() as { port: number }).port, stalled: () => stalled };
 }
 
 describe("PostgresStore history pruning", function () {
@@ -111,5 +140,25 @@ describe("PostgresStore history pruning", function () {
     expect(await h.prune(Date.now() - 60_000)).to.equal(4_500);
     expect((await h.list({})).events.map((e) => e.id)).to.deep.equal(["new"]);
     expect(await rows(schema)).to.deep.equal({ events: 1, runs: 0 });
+  });
+  it("gives up a count bound's prune whose connection stalls within the statement limit, not never", async () => {
+    const target = new URL(fixture.url);
+    const proxy = await stallingProxy(target, "pg_try_advisory_xact_lock");
+    try {
+      const proxied = new URL(fixture.url);
+      proxied.port = String(proxy.port);
+      const store = fixture.store({ connectionString: proxied.toString(), statementTimeoutMs: 500, connectionTimeoutMs: 500 });
+      await store.open();
+      const started = Date.now();
+      const outcome = await store.history.prune(0, 10).then(
+        () => "done",
+        () => "failed",
+      );
+      expect(proxy.stalled()).to.equal(true);
+      expect(outcome).to.equal("failed");
+      expect(Date.now() - started).to.be.below(5_000);
+    } finally {
+      proxy.server.close();
+    }
   });
 });

@@ -116,6 +116,20 @@ describe("PostgresStore history: what the writer stores, and what it drops", fun
     expect(lines.some((l) => /buffer is full/.test(l.msg))).to.equal(true);
   });
 
+  it("logs every note it drops: those dropped within 5 s of a line are counted in one line once the 5 s are up", async () => {
+    const lines: LogLine[] = [];
+    const store = fixture.store({ logger: recordingLogger(lines), historyWriter: { maxBuffered: 5 } });
+    await store.open();
+    const h = store.history;
+    for (let i = 0; i < 12; i++) h.noteEvent(note(`d${i}`, { body: i, headers: {} }));
+    await h.flush();
+    const logged = () => lines.filter((l) => l.fields?.kind === "history").reduce((sum, l) => sum + Number(l.fields?.lost ?? 0), 0);
+    expect(logged()).to.equal(1);
+    await new Promise((r) => setTimeout(r, 5_300));
+    expect(logged()).to.equal(7);
+    expect(lines.filter((l) => l.fields?.kind === "history")).to.have.length(2);
+  });
+
   it("refuses historyWriter settings it cannot take, naming them", () => {
     const make = (historyWriter: unknown) => () => new PostgresStore({ connectionString: fixture.url, schema: "never_opened", historyWriter: historyWriter as never });
     expect(make({ delayMs: -1 })).to.throw(TypeError, /historyWriter\.delayMs/);

@@ -67,6 +67,9 @@ export class HistoryWriter {
   private closing = false;
   private lostUnlogged = 0;
   private lastLostLog = 0;
+  /** Drops made within 5 s of the last line: logged when the 5 s are up, never left unsaid. */
+  private lostTimer: NodeJS.Timeout | undefined;
+  private lostWhy: { readonly error: unknown; readonly message: string } | undefined;
   /** Notes dropped so far (database down past the tries, buffer full, or refused). */
   lost = 0;
   /** Statements written so far. */
@@ -131,6 +134,7 @@ export class HistoryWriter {
     await this.writing;
     if (this.buffer.length > 0) this.start();
     await this.writing;
+    if (this.lostTimer) this.logLost();
     this.closing = false;
   }
 
@@ -255,9 +259,19 @@ export class HistoryWriter {
   private dropped(n: number, error: unknown, message: string): void {
     this.lost += n;
     this.lostUnlogged += n;
-    const now = Date.now();
-    if (now - this.lastLostLog < LOST_LOG_MS) return;
-    this.lastLostLog = now;
+    this.lostWhy = { error, message };
+    const wait = this.lastLostLog + LOST_LOG_MS - Date.now();
+    if (wait <= 0) return this.logLost();
+    this.lostTimer ??= setTimeout(() => this.logLost(), wait);
+    this.lostTimer.unref();
+  }
+
+  private logLost(): void {
+    if (this.lostTimer) clearTimeout(this.lostTimer);
+    this.lostTimer = undefined;
+    if (this.lostUnlogged === 0 || this.lostWhy === undefined) return;
+    const { error, message } = this.lostWhy;
+    this.lastLostLog = Date.now();
     const fields: Record<string, unknown> = { store: "postgres", kind: "history", lost: this.lostUnlogged, lostSoFar: this.lost };
     if (error !== undefined) fields.error = error instanceof Error ? error.message : String(error);
     this.lostUnlogged = 0;

@@ -22,6 +22,8 @@ export interface PostgresHistoryHost {
   readonly write: (text: string, values: unknown[]) => Promise<PostgresQueryResult>;
   /** A connection for the count bound's short transaction. */
   readonly connect: () => Promise<PostgresPoolClient>;
+  /** The client's limit on each statement of that transaction: a stalled network fails it, never hangs it. */
+  readonly queryTimeoutMs: number;
   readonly log: ThrottledLog;
   readonly logger: Logger | undefined;
   /** True while the store's database cannot be reached (the writer waits, see HistoryWriterOptions.blocked). */
@@ -189,31 +191,33 @@ export class PostgresHistory implements HistoryStore {
 
   private async pruneBeyond(maxEvents: number): Promise<number> {
     const client = await this.host.connect();
+    const query_timeout = this.host.queryTimeoutMs;
     let broken: Error | undefined;
     try {
-      await client.query({ text: "BEGIN ISOLATION LEVEL READ COMMITTED" });
+      await client.query({ text: "BEGIN ISOLATION LEVEL READ COMMITTED", query_timeout });
       try {
         const { rows } = await client.query({
           text: "SELECT pg_try_advisory_xact_lock(hashtext('webhook-tasks history count bound'), hashtext($1)) AS got",
           values: [this.host.schema],
+          query_timeout,
         });
         let removed = 0;
         if (rows[0].got === true) {
           // Counted after the lock: no other replica deletes meanwhile, so none deletes twice.
-          const { rows: counted } = await client.query({ text: countEventsSql(this.tables) });
+          const { rows: counted } = await client.query({ text: countEventsSql(this.tables), query_timeout });
           let excess = Number(counted[0].n) - maxEvents;
           while (excess > 0) {
-            const { rows: gone } = await client.query({ text: this.sql.oldest, values: [Math.min(excess, PRUNE_BATCH)] });
+            const { rows: gone } = await client.query({ text: this.sql.oldest, values: [Math.min(excess, PRUNE_BATCH)], query_timeout });
             const n = Number(gone[0].n);
             if (n === 0) break;
             removed += n;
             excess -= n;
           }
         }
-        await client.query({ text: "COMMIT" });
+        await client.query({ text: "COMMIT", query_timeout });
         return removed;
       } catch (error) {
-        await client.query({ text: "ROLLBACK" }).catch((rollback: unknown) => {
+        await client.query({ text: "ROLLBACK", query_timeout }).catch((rollback: unknown) => {
           broken = rollback instanceof Error ? rollback : new Error(String(rollback));
         });
         throw error;
