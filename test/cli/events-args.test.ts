@@ -202,6 +202,10 @@ describe("CLI events: flags", () => {
       store.history.noteRun({ eventId: "e2", run: { ...run, task: "notify", outcome: "success" }, status: "succeeded" });
       store.history.noteRun({ eventId: "e2", run: { ...run, task: "record", outcome: "dead_letter", error: { type: "Error", message: "down" } }, status: "dead" });
       await store.history.flush();
+      // The dead delivery's letter, as the app leaves it (a replay by status dead replays the letters still held).
+      await store.enqueue("webhook:record", { id: "e2@record", payload: { body: { n: 2 }, headers: {} }, attempts: 0, enqueuedAt: NOW });
+      const [letter] = await store.claim("webhook:record", 1);
+      await store.deadLetter({ queue: "webhook:record", task: "record", message: letter, error: "down", attempts: 1, diedAt: NOW });
       // As the app notes its tasks' (here: no) flow limits when it starts: --store replays only into tasks so noted.
       await recordTaskFlows(store.state(FLOW_RECORDS_NAMESPACE), [{ name: "notify", queue: "webhook:notify", flow: undefined }, { name: "record", queue: "webhook:record", flow: undefined }]);
       const output = capture();

@@ -146,19 +146,26 @@ describe("Choosing the PostgreSQL store", function () {
     }
   });
 
-  it("CLI: a database that cannot be reached is an error, not a hang", async () => {
+  it("CLI: a database that cannot be reached is an error for a command, not a hang; run starts and answers 503 until it can", async () => {
     const yaml = tmp.write(
       "down.yaml",
-      `app: {name: down, store: "postgres://postgres@127.0.0.1:1/test"}\nresources:\n  hook: {type: webhook, path: /x}\ntasks:\n  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}\n`,
+      `app: {name: down, store: "postgres://postgres@127.0.0.1:1/test"}\nresources:\n  hook: {type: webhook, path: /x, port: 0}\ntasks:\n  - {name: t, source: hook, handler: {ref: "${CJS_HANDLERS}:receive"}}\n`,
     );
     const started = Date.now();
     const result = await runCli(["dead-letters", "list", yaml]);
     expect(result.code).to.equal(1);
     expect(result.stderr).to.match(/cannot open its postgres store: .*ECONNREFUSED/);
     expect(Date.now() - started).to.be.lessThan(10_000);
-    // `run` says why too: the driver's cause, with the address.
-    const run = await runCli(["run", yaml], { PORT: "0" });
-    expect(run.code).to.equal(1);
-    expect(run.stderr.trim()).to.equal("error: the store cannot reach its database right now (connect ECONNREFUSED 127.0.0.1:1)");
+    // `run` starts (a database that comes up later is taken then), says why it refuses, and stops cleanly.
+    const cli = new RunningCli([yaml]);
+    try {
+      const line = await cli.waitForLog((l) => l.kind === "database");
+      expect(line).to.include({ error: "connect ECONNREFUSED 127.0.0.1:1", msg: "the store cannot reach PostgreSQL: webhooks are answered 503 and tasks pause until it can" });
+      const [url] = (await cli.urls(1)).values();
+      const answer = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(answer.status).to.equal(503);
+    } finally {
+      expect(await cli.stop()).to.equal(0);
+    }
   });
 });
