@@ -9,6 +9,7 @@ import { UsageError } from "./usage";
 import { didYouMean } from "../util/did-you-mean";
 import { parseCommandArgs } from "./command-args";
 import { printableReplacer } from "./printable-json";
+import { visible } from "./visible-text";
 
 type Action = "list" | "show" | "replay" | "purge";
 const ACTIONS: readonly Action[] = ["list", "show", "replay", "purge"];
@@ -126,7 +127,7 @@ function notFound(id: string, output: Output): number {
 function listTable(list: readonly DeadLetter[]): string[] {
   return formatTable(
     ["ID", "TASK", "QUEUE", "ATTEMPTS", "DIED AT", "ERROR"],
-    list.map((l) => [l.message.id, l.task, l.queue, String(l.attempts), time(l.diedAt), clip(l.error, 60)]),
+    list.map((l) => [l.message.id, l.task, l.queue, String(l.attempts), time(l.diedAt), clip(l.error, 60)].map(visible)),
   );
 }
 
@@ -143,7 +144,7 @@ function details(letter: DeadLetter): string[] {
     ...(message.raw ? [`raw body:    ${message.raw.length} bytes`] : []),
     "payload:",
     ...JSON.stringify(redactSecretHeaders(message.payload) ?? null, printableReplacer, 2).split("\n").map((l) => `  ${l}`),
-  ];
+  ].map(visible);
 }
 
 /** A dead letter as JSON (`list --json` and `show --json`): the raw body as base64, times as ISO strings, secret headers redacted. */

@@ -2,6 +2,7 @@ import type { DeliveryView, EventOrigin, EventSummary, HistoryEvent, HistoryPage
 import { redactSecretHeaders } from "../util/redact-headers";
 import { clip, formatTable } from "./table";
 import { printableReplacer } from "./printable-json";
+import { visible } from "./visible-text";
 
 /** The list as a table, newest first, and how to ask for the next page. */
 export function eventsTable(page: HistoryPage): string[] {
@@ -55,13 +56,6 @@ export function eventDetails(event: HistoryEvent): string[] {
   return lines.map(visible);
 }
 
-/**
- * Text a sender or a handler chose (a name, a text body, an error) with its control characters
- * (but tabs) written as `\u001b`: printed as they are, they would drive the reader's terminal.
- */
-function visible(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
 
 /** An event's list entry as JSON: times as ISO strings. */
 export function summaryJson(event: EventSummary): Record<string, unknown> {

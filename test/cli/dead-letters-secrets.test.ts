@@ -44,13 +44,19 @@ describe("CLI: dead-letters show redacts secret headers", function () {
 });
 
 describe("CLI: dead-letters show prints any stored value", () => {
-  it("a BigInt as its decimal text and bytes as base64, as text and as JSON (it failed: Do not know how to serialize a BigInt)", async () => {
+  it("a BigInt as its decimal text, bytes as base64, an error's control characters escaped, as text and as JSON (it failed: Do not know how to serialize a BigInt)", async () => {
     const store = new MemoryStore();
     await store.open();
     try {
       await store.enqueue("totals", { id: "big-1", payload: { total: 12345678901234567890n, bytes: Buffer.from([1, 2]) }, attempts: 0, enqueuedAt: Date.UTC(2026, 0, 1) });
       const [message] = await store.claim("totals", 1);
-      await store.deadLetter({ queue: "totals", task: "sum", message, error: "boom", attempts: 1, diedAt: Date.UTC(2026, 0, 2) });
+      await store.deadLetter({ queue: "totals", task: "sum", message, error: "bad \u001b[2Jinput", attempts: 1, diedAt: Date.UTC(2026, 0, 2) });
+      // A handler's error is printed with its terminal control characters escaped, in the list and the details.
+      for (const args of [["list", "w.yaml"], ["show", "big-1", "w.yaml"]]) {
+        const shown = capture();
+        expect(await operate(store, parseDeadLetterArgs(args), shown)).to.equal(0);
+        expect(shown.text(), args[0]).to.contain("bad \\u001b[2Jinput").and.not.match(/\u001b/);
+      }
       const text = capture();
       expect(await operate(store, parseDeadLetterArgs(["show", "big-1", "w.yaml"]), text)).to.equal(0);
       expect(text.text()).to.contain('"total": "12345678901234567890"').and.contain('"base64": "AQI="');
