@@ -1,7 +1,7 @@
 import type { Inbox, OutcomeWait, RoutedEvent } from "../sources/source";
 import type { QueuedMessage, StateStore, StoreRefusal } from "../store/store";
 
-/** A source's inbox that reports each event once its copies are stored (the debug delivery log). */
+/** A source's inbox that reports each event once its copies are stored, or once no task took it (the debug delivery log). */
 export class DeliveryLogInbox implements Inbox {
   readonly name: string;
   readonly tasks: readonly string[];
@@ -11,6 +11,7 @@ export class DeliveryLogInbox implements Inbox {
   constructor(
     private readonly inner: Inbox,
     private readonly stored: (routed: RoutedEvent) => void,
+    private readonly unroutedSeen: (message: QueuedMessage) => void,
   ) {
     this.name = inner.name;
     this.tasks = inner.tasks;
@@ -34,6 +35,7 @@ export class DeliveryLogInbox implements Inbox {
   }
   unrouted(message: QueuedMessage): void {
     this.inner.unrouted?.(message);
+    this.unroutedSeen(message);
   }
   expect(id: string, timeoutMs: number): OutcomeWait {
     return this.inner.expect(id, timeoutMs);

@@ -30,7 +30,12 @@ export class DeliveryLog implements AppObserver {
 
   /** The inbox a source writes to, logging each event once it is stored. */
   wrapInbox(inbox: Inbox): Inbox {
-    return new DeliveryLogInbox(inbox, (routed) => this.received(inbox.name, routed));
+    return new DeliveryLogInbox(
+      inbox,
+      (routed) => this.received(inbox.name, routed),
+      // Answered 200 and stored in no queue: the line says why no task ran.
+      (message) => this.logger.debug({ source: inbox.name, eventId: message.id, queues: [] }, "event received; no task takes it (unrouted)"),
+    );
   }
 
   /** The store the runners use, noting what each completion emits. */
@@ -86,7 +91,7 @@ export class DeliveryLog implements AppObserver {
 
   private received(source: string, routed: RoutedEvent): void {
     const { copies } = routed;
-    this.logger.debug({ source, eventId: routed.id, queues: copies.map((c) => c.queue) }, copies.length === 0 ? "event received; no task's filter takes it" : "event received");
+    this.logger.debug({ source, eventId: routed.id, queues: copies.map((c) => c.queue) }, "event received");
   }
 }
 

@@ -111,6 +111,22 @@ describe("following one delivery in the logs", () => {
     expect(about[0].queues).to.deep.equal(["webhook:audit", "webhook:mirror"]);
   });
 
+  it("an event no task takes: one debug line with the 200's id says it was unrouted", async () => {
+    const lines: Line[] = [];
+    const app = newApp("follow", { logger: jsonLogger(lines, "debug") });
+    const source = webhook({ path: "/pushes" });
+    app.task({ source, name: "pushes", filter: (e) => (e as { body: { kind?: string } }).body.kind === "push" }, async () => undefined);
+    await app.start();
+    const reply = await fetch(source.url, { method: "POST", body: JSON.stringify({ kind: "star" }), headers: { "content-type": "application/json" } });
+    expect(reply.status).to.equal(200);
+    const { id } = (await reply.json()) as { id: string };
+    await until(() => lines.some((l) => l.msg.includes("unrouted")));
+    const [line] = lines.filter((l) => l.msg.includes("unrouted"));
+    expect(line).to.include({ level: DEBUG, source: "pushes", msg: "event received; no task takes it (unrouted)" });
+    expect(line.eventId).to.equal(id);
+    expect(line.queues).to.deep.equal([]);
+  });
+
   it("an event several tasks take: a failed write of a copy's outcome names the 202's id, not the copy's", async () => {
     const lines: Line[] = [];
     class RefusingRetries extends MemoryStore {

@@ -158,7 +158,8 @@ export class WebhookReceiver implements RouteHandler {
     const fixed = this.options.response;
     if (fixed !== undefined) sendResponse(res, fixed);
     else {
-      const body = `{"accepted":true,"routed":false}`;
+      // The id finds the event in the history, where it waits for a replay once a task takes it.
+      const body = JSON.stringify({ accepted: true, routed: false, id: message.id });
       res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
       res.end(body);
     }

@@ -41,9 +41,11 @@ describe("event history: unrouted events (no task takes them)", function () {
         const taken = await postJson(hook.url, { kind: "push" });
         const reply = await postJson(hook.url, { kind: "star", n: 3 }, { authorization: "Bearer s3cret", "x-hub-signature-256": "sha256=abc", "x-request-id": "req-7" });
         expect(reply.status).to.equal(200);
-        expect(reply.json()).to.deep.equal(UNROUTED);
+        expect(reply.json()).to.include(UNROUTED);
         await pushes.waitFor(1);
         const [id] = await unroutedIds(app, 1);
+        // The answer names the event as the history keeps it.
+        expect((reply.json() as { id: string }).id).to.equal(id);
         const [summary] = (await app.events.list({ status: "unrouted" })).events;
         expect(summary.id).to.equal(id);
         expect(summary.status).to.equal("unrouted");
@@ -74,7 +76,7 @@ describe("event history: unrouted events (no task takes them)", function () {
         first.task({ source: hook, name: "pushes", filter: (e) => kindOf(e) === "push" }, () => undefined);
         await first.start();
         const reply = await postJson(hook.url, { kind: "star", n: 1 });
-        expect(reply.json()).to.deep.equal(UNROUTED);
+        expect(reply.json()).to.include(UNROUTED);
         const [id] = await unroutedIds(first, 1);
         // Memory and embedded: the app is deployed again with the new task. PostgreSQL: a second
         // app on the same schema, while the first still runs.
@@ -202,7 +204,7 @@ describe("event history: unrouted events (no task takes them)", function () {
     await app.start();
     const reply = await postJson(hook.url, { kind: "star" });
     expect(reply.status).to.equal(200);
-    expect(reply.json()).to.deep.equal(UNROUTED);
+    expect(reply.json()).to.include(UNROUTED);
     await sleep(30);
     const history = app.store.history!;
     await history.flush();
@@ -214,7 +216,7 @@ describe("event history: unrouted events (no task takes them)", function () {
     const hook = new WebhookSource({ path: "/org", host: "127.0.0.1", port: 0 });
     app.task({ source: hook, name: "pushes", filter: (e) => kindOf(e) === "push" }, () => undefined);
     await app.start();
-    expect((await postJson(hook.url, { kind: "star" })).json()).to.deep.equal(UNROUTED);
+    expect((await postJson(hook.url, { kind: "star" })).json()).to.include(UNROUTED);
     await sleep(30);
     const history = app.store.history!;
     await history.flush();
@@ -226,6 +228,6 @@ describe("event history: unrouted events (no task takes them)", function () {
 async function unroutedId(app: CoreApp, url: string, body: unknown): Promise<string> {
   const before = new Set((await app.events.list({ status: "unrouted" })).events.map((e) => e.id));
   const reply = await postJson(url, body);
-  expect(reply.json()).to.deep.equal(UNROUTED);
+  expect(reply.json()).to.include(UNROUTED);
   return eventually(async () => (await app.events.list({ status: "unrouted" })).events.find((e) => !before.has(e.id))?.id);
 }
