@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { CONTENT_SECURITY_POLICY } from "../../src/console/security-headers";
+import { createDefaultLogger } from "../../src/index";
 import { ConsoleClient } from "./console-client";
 import { CONSOLE_TOKEN, eventually, startShop, type ShopApp } from "./shop-app";
 
@@ -129,6 +130,26 @@ describe("console over HTTP", function () {
       expect(scripts.length, path).to.equal(1);
       expect(scripts[0], path).to.match(/ src="[^"]+\.js"/);
       expect(answer.text, path).to.not.match(/\sstyle=|<style\b|\son[a-z]+=/i);
+    }
+  });
+
+  it("logs a refused POST with its path, and without its query (a search typed into the console stays out of the logs)", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = createDefaultLogger("info", {}, { write: (text: string) => void lines.push(JSON.parse(text) as Record<string, unknown>) });
+    const logged = await startShop(undefined, { logger });
+    try {
+      const other = new ConsoleClient(logged.consoleUrl);
+      await other.signIn();
+      const csrf = await other.csrf();
+      const cross = await other.request("/replay-matching?search=alice%40example.com", { form: { _csrf: csrf }, headers: { origin: "https://evil.example" } });
+      expect(cross.status).to.equal(403);
+      const noToken = await other.request("/replay-matching?search=alice%40example.com", { form: {}, headers: { origin: other.origin, "sec-fetch-site": "same-origin" } });
+      expect(noToken.status).to.equal(403);
+      const refused = lines.filter((l) => String(l.msg).includes("refused"));
+      expect(refused.map((l) => l.path)).to.deep.equal(["/replay-matching", "/replay-matching"]);
+      expect(JSON.stringify(lines)).to.not.contain("alice");
+    } finally {
+      await logged.stop();
     }
   });
 

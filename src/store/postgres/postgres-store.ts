@@ -15,7 +15,7 @@ import { MessageSql } from "./message-sql";
 import { migrate } from "./migrations";
 import { NotificationListener } from "./notification-listener";
 import { PostgresDeadLetters } from "./postgres-dead-letters";
-import { isConfigurationError, isDiskFull, isUnavailable } from "./postgres-errors";
+import { isConfigurationError, isDiskFull, isUnavailable, serverCode } from "./postgres-errors";
 import { PostgresGroups } from "./postgres-groups";
 import { PostgresHealth, unavailableError } from "./postgres-health";
 import { resolvePostgresOptions, type PostgresPool, type PostgresQueryResult, type PostgresStoreOptions, type ResolvedPostgresOptions } from "./postgres-options";
@@ -594,7 +594,15 @@ export class PostgresStore implements Store {
   /** Runs a statement for the state and the dead letters: refused while the store is not open. */
   private async run(text: string, values: unknown[]): Promise<PostgresQueryResult> {
     this.require();
-    return this.query(text, values);
+    try {
+      return await this.query(text, values);
+    } catch (error) {
+      // A read or write cancelled by the statement timeout (a database too busy for it): a
+      // refusal to try again later (a console's 503), not a failure of the request itself.
+      // The store stays healthy: the next statement may well pass.
+      if (serverCode(error) === "57014") throw new StoreRefusedError(STATEMENT_TIMED_OUT, { cause: error });
+      throw error;
+    }
   }
 
   /** Runs one statement; a failure for want of the database marks the store failing and becomes a refusal. */
@@ -633,6 +641,12 @@ export class PostgresStore implements Store {
     this.watchers.notify(queue);
   }
 }
+
+const STATEMENT_TIMED_OUT: StoreRefusal = {
+  code: "store_unavailable",
+  message: "the database did not answer in time (statement timeout)",
+  retryAfterSeconds: 1,
+};
 
 function notOpen(): StoreRefusal {
   return { code: "store_unavailable", message: "the store is not open", retryAfterSeconds: 5 };

@@ -34,4 +34,24 @@ describe("PostgresStore: one statement timing out", function () {
     await store.enqueue("q", message("next"));
     expect((await store.claim("q", 10)).map((m) => m.id)).to.deep.equal(["next"]);
   });
+
+  it("a history read the timeout cancels is a refusal (the console's 503), and the store stays available", async () => {
+    const schema = fixture.schema();
+    const store = fixture.store({ schema, statementTimeoutMs: 300, probeIntervalMs: 5_000, depthRefreshMs: 60_000 });
+    await store.open();
+    const locker = new pg.Client({ connectionString: fixture.url });
+    await locker.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query(`LOCK TABLE "${schema}".history_events IN ACCESS EXCLUSIVE MODE`);
+      const error = await rejection(store.history.list({}));
+      expect(error).to.be.instanceOf(StoreRefusedError);
+      expect((error as StoreRefusedError).refusal.message).to.contain("statement timeout");
+      await locker.query("ROLLBACK");
+    } finally {
+      await locker.end();
+    }
+    expect(store.failure).to.equal(undefined);
+    expect((await store.history.list({})).events).to.deep.equal([]);
+  });
 });
