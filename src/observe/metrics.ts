@@ -40,6 +40,14 @@ export class MetricsObserver implements AppObserver {
     private readonly queueStats: QueueStatsSource,
     options: { defaultMetrics?: boolean } = {},
   ) {
+    if (registry.getSingleMetric("webhook_requests_total") !== undefined) {
+      // prom-client's own error names the metric only: the usual cause is two apps on one registry.
+      throw new Error(
+        "metrics: this registry already holds an app's metrics (webhook_requests_total): two apps cannot share " +
+          "one Registry, as their series would have the same names; leave out metrics.registry (each app then " +
+          "has its own, served at its own metrics path or port) or give each app a Registry of its own",
+      );
+    }
     const registers = [registry];
     this.requests = new KeyedCounter("webhook_requests_total", "Webhook requests answered, by source, status and code (accepted, duplicate, or the refusal's error code).", registry);
     this.requestDuration = new KeyedHistogram("webhook_request_duration_seconds", "Time from a webhook request's routing to its answer, by source.", registry, "source", REQUEST_BUCKETS);

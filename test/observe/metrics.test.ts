@@ -213,6 +213,15 @@ describe("metrics (/metrics, prom-client)", () => {
     expect(metrics.family("process_cpu_user_seconds_total").type).to.equal("counter");
     expect(metrics.family("webhook_requests_total").type).to.equal("counter");
   });
+
+  it("refuses a registry another app already registered its metrics in, saying how to give each app its own", () => {
+    const registry = new Registry();
+    newApp("metrics-first", { metrics: { registry } });
+    expect(() => newApp("metrics-second", { metrics: { registry } })).to.throw(/two apps cannot share one Registry.*leave out metrics\.registry/);
+    // Each app with a registry of its own is fine.
+    newApp("metrics-third", { metrics: true });
+    newApp("metrics-fourth", { metrics: true });
+  });
 });
 
 /** The metrics listener is the one whose origin is not the sources'. */
