@@ -16,6 +16,12 @@ export interface NotificationListenerOptions {
   readonly onRelistening: () => void;
   readonly log: ThrottledLog;
   readonly statementTimeoutMs: number;
+  /**
+   * How often the listening connection is checked with a statement of its own. An idle
+   * connection whose server vanished without a word (a host gone, a network that drops
+   * packets) would otherwise pass for alive for hours, its notifications lost.
+   */
+  readonly heartbeatMs: number;
 }
 
 const MIN_RETRY_MS = 500;
@@ -30,8 +36,11 @@ export class NotificationListener {
   private client: PostgresPoolClient | undefined;
   private running = false;
   private retryTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   private retryMs = MIN_RETRY_MS;
   private connecting: Promise<void> | undefined;
+  /** A heartbeat's statement is out: the next waits for it. */
+  private checking = false;
   /** False until the first try: only a later success can follow a gap. */
   private tried = false;
 
@@ -45,6 +54,8 @@ export class NotificationListener {
     if (this.running) return;
     this.running = true;
     this.connecting = this.connect();
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), this.options.heartbeatMs);
+    this.heartbeatTimer.unref();
   }
 
   /** The database is back: try at once rather than at the end of the current pause. */
@@ -60,6 +71,8 @@ export class NotificationListener {
     this.running = false;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
     await this.connecting;
     this.drop(undefined, undefined);
   }
@@ -99,6 +112,22 @@ export class NotificationListener {
     log.recovered("listener", "listening for notifications again");
     if (this.tried) this.options.onRelistening();
     this.tried = true;
+  }
+
+  /** A statement on the listening connection: one that fails or outlasts its timeout means the connection is gone. */
+  private heartbeat(): void {
+    const client = this.client;
+    if (client === undefined || this.checking) return;
+    this.checking = true;
+    client.query({ text: "SELECT 1", query_timeout: this.options.statementTimeoutMs }).then(
+      () => {
+        this.checking = false;
+      },
+      (error: unknown) => {
+        this.checking = false;
+        this.lost(client, error instanceof Error ? error : new Error(String(error)));
+      },
+    );
   }
 
   private lost(client: PostgresPoolClient, error: Error): void {

@@ -210,6 +210,7 @@ export class PostgresStore implements Store {
       token: this.token,
       log: this.log,
       statementTimeoutMs: this.queryTimeoutMs,
+      heartbeatMs: Math.max(1_000, depthRefreshMs),
       onQueue: (queue) => this.notify(queue),
       onPauses: () => this.pauses.changed(),
       pausesNotice: PAUSES_NOTICE,
