@@ -109,7 +109,8 @@ export class BatchedWrites {
     }
     const { sql, channel, token } = this.host;
     const { text, values } = sql.complete(inputs, emits, channel, token, [...queues]);
-    const { rows } = await this.host.query(text, values, statementName(text));
+    // Not named: it looks its inputs up in messages (see prepared-statements).
+    const { rows } = await this.host.query(text, values);
     const done = new Set((rows[0].done as string[]).map(Number));
     return items.map(({ held }) => held === undefined || done.has(held.seq));
   }

@@ -6,7 +6,6 @@ import type { Held, HeldMessages } from "./held-messages";
 import { decodeMessage, encodeMessage } from "./message-rows";
 import type { PostgresQueryResult } from "./postgres-options";
 import { unavailableError } from "./postgres-health";
-import { statementName } from "./prepared-statements";
 
 /** What the group claims need of the store: its statements, its claims held, its counts and wake-ups. */
 export interface GroupHost {
@@ -92,7 +91,8 @@ export class PostgresGroups {
     for (const o of out) host.adjustDepth(o.queue, 1);
     let done: boolean;
     try {
-      const { rows } = await host.query(text, values, statementName(text));
+      // Not named: it looks rows up in messages (see prepared-statements).
+      const { rows } = await host.query(text, values);
       done = rows[0].done === true;
     } catch (error) {
       for (const o of out) host.adjustDepth(o.queue, -1);

@@ -403,7 +403,8 @@ export class PostgresStore implements Store {
     }
     try {
       const retry = this.messages.retry();
-      await this.query(retry, [held.seq, at, message.attempts, storableText(message.lastError) ?? null, this.token, this.channel, due], statementName(retry));
+      // Not named: it looks its row up in messages (see prepared-statements).
+      await this.query(retry, [held.seq, at, message.attempts, storableText(message.lastError) ?? null, this.token, this.channel, due]);
     } catch (error) {
       this.abandon(held, message.attempts);
       throw error;
