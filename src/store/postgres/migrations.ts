@@ -1,5 +1,6 @@
 import type { Logger } from "../../util/logger";
 import type { PostgresPool } from "./postgres-options";
+import { CLAIM_PLANS_MIGRATION } from "./claim-plans-migration";
 import { FLOW_MIGRATION } from "./flow-claim-sql";
 import { GROUP_MIGRATION } from "./group-claim-sql";
 import { HISTORY_INDEX_MIGRATION } from "./history/history-index-migration";
@@ -149,6 +150,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: "flow limits: concurrency and rate keys, rate starts, limited claims", sql: FLOW_MIGRATION },
   { version: 4, name: "debounced and batched tasks: group keys, group claims", sql: GROUP_MIGRATION },
   { version: 5, name: "history: leaner indexes (first task, several tasks, time and source without the id)", sql: HISTORY_INDEX_MIGRATION },
+  { version: 6, name: "claims of limited and grouped tasks planned per call", sql: CLAIM_PLANS_MIGRATION },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
