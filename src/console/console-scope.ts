@@ -79,7 +79,7 @@ export class ConsoleScope {
         principal = await this.auth.signedIn(req);
       } catch (error) {
         // Whether the session signed out cannot be told (the store failing): not let in.
-        this.logger.error({ error: errorMessage(error), path: req.originalUrl }, "console: could not check the session");
+        this.logger.error({ error: errorMessage(error), path: pathOf(req) }, "console: could not check the session");
         return this.send(res, 503, messagePage(this.context(undefined), "Unavailable", `The console cannot check your session now: ${errorMessage(error)}`));
       }
       // A signed session cookie is no guess: others' wrong tokens from its address do not lock it out.
@@ -92,12 +92,12 @@ export class ConsoleScope {
       if (req.method === "POST") {
         const crossSite = crossSiteReason(req);
         if (crossSite !== undefined) {
-          this.logger.warn({ path: req.originalUrl, reason: crossSite }, "console: cross-site request refused");
+          this.logger.warn({ path: pathOf(req), reason: crossSite }, "console: cross-site request refused");
           return this.send(res, 403, messagePage(this.context(principal), "Refused", `This action must come from the console's own pages: ${crossSite}.`));
         }
         const body = req.body as Record<string, unknown> | undefined;
         if (!this.auth.csrfMatches(principal, body?._csrf)) {
-          this.logger.warn({ path: req.originalUrl }, "console: request without a valid CSRF token refused");
+          this.logger.warn({ path: pathOf(req) }, "console: request without a valid CSRF token refused");
           return this.send(res, 403, messagePage(this.context(principal), "Refused", "The form's security token is missing or out of date: reload the page and try again."));
         }
       }
@@ -105,7 +105,7 @@ export class ConsoleScope {
         await handler(req, res, principal);
       } catch (error) {
         if (res.headersSent) return next(error);
-        this.logger.error({ error: errorMessage(error), path: req.originalUrl }, "console: page failed");
+        this.logger.error({ error: errorMessage(error), path: pathOf(req) }, "console: page failed");
         // A store that cannot be reached now (a database down) is the server's passing state: 503, as the webhooks get.
         if (error instanceof StoreRefusedError) return this.send(res, 503, messagePage(this.context(principal), "Unavailable", `The console cannot read the store now: ${errorMessage(error)}`));
         this.send(res, 500, messagePage(this.context(principal), "Something failed", `The console could not answer: ${errorMessage(error)}`));
@@ -174,4 +174,11 @@ export class ConsoleScope {
       return "";
     }
   }
+}
+
+/** The request's path for a log line, without its query: filters typed into the console (a search for a customer's address) stay out of the logs. */
+function pathOf(req: Request): string {
+  const url = req.originalUrl;
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
 }

@@ -139,11 +139,7 @@ export class GroupRunner {
     this.retryTimers.clear();
     if (this.idle()) return true;
     const drained = await this.idleWait.until(timeoutMs);
-    if (!drained) {
-      this.task.logger.warn({ inFlight: this.inFlight }, "shutdown timeout: groups still running stay in the store for the next start");
-      // Their late ends or timeouts would write to a closed store (and tell "retry" listeners).
-      this.deadlines.abandonAll();
-    }
+    if (!drained) this.task.logger.warn({ inFlight: this.inFlight }, "shutdown timeout: groups still running stay in the store for the next start");
     return drained;
   }
 
