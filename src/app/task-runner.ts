@@ -22,6 +22,7 @@ import { FlowGate } from "./flow/flow-gate";
 import { emitRecords, type PendingEmit } from "./flow/run-emits";
 import { RunContext } from "./run-context";
 import { IdleWait } from "./idle-wait";
+import { RetryWakes } from "./retry-wakes";
 
 /** Fallback poll for delayed retries and for work another process queued. */
 const POLL_MS = 1_000;
@@ -73,7 +74,7 @@ export class TaskRunner {
   private paused = false;
   private unwatch: (() => void) | undefined;
   private poller: NodeJS.Timeout | undefined;
-  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private readonly retryWakes = new RetryWakes(() => this.wake());
   private readonly idleWait = new IdleWait();
   /** Flow limits enforced here, for engines whose claims do not (flow-gate.ts). */
   readonly gate: FlowGate | undefined;
@@ -140,8 +141,7 @@ export class TaskRunner {
     this.stopping = true;
     this.unwatch?.();
     if (this.poller) clearInterval(this.poller);
-    for (const timer of this.retryTimers) clearTimeout(timer);
-    this.retryTimers.clear();
+    this.retryWakes.clear();
     if (this.rateTimer !== undefined) clearTimeout(this.rateTimer);
     const held = this.gate?.drain() ?? [];
     if (held.length > 0) await this.store.release(this.task.queue, held.map((m) => m.id)).catch((error: unknown) => this.logger.warn({ err: error }, "cannot give back the messages held by flow limits; they come back when the store restarts or their lease ends"));
@@ -474,12 +474,7 @@ export class TaskRunner {
     logger.warn({ err: error, retryInMs: delay }, "task failed; retrying");
     const retryAt = Date.now() + delay;
     await store.retryLater(task.queue, { ...message, attempts, lastError: text }, retryAt);
-    const timer = setTimeout(() => {
-      this.retryTimers.delete(timer);
-      this.wake();
-    }, delay + 5);
-    timer.unref();
-    this.retryTimers.add(timer);
+    this.retryWakes.add(retryAt);
     return { next: "retry", outcome: failure ?? "retry", retryAt, error };
   }
 

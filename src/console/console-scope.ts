@@ -18,6 +18,10 @@ import { safeNext } from "./safe-next";
 import { setSecurityHeaders } from "./security-headers";
 import { SignInThrottle } from "./sign-in-throttle";
 import { StoreRefusedError } from "../store/store-errors";
+import { LineRateLimiter } from "../observe/rate-limit";
+
+/** Sign-in refusal lines per kind and second; past it one line a second counts the rest. */
+export const SIGN_IN_REFUSAL_LINES_PER_SECOND = 10;
 
 /** A route's work, once the request is known to be allowed. */
 export type GuardedHandler = (req: Request, res: Response, principal: Principal) => Promise<void> | void;
@@ -34,6 +38,11 @@ export class ConsoleScope {
   readonly sources: readonly string[];
   readonly taskNames: readonly string[];
   readonly throttle = new SignInThrottle();
+  /**
+   * The throttle answers 429 per address: guesses from many addresses (an IPv6 prefix, a
+   * botnet) would each still write a line, as many as the requests. Keyed by kind (three).
+   */
+  private readonly refusalLines: LineRateLimiter;
 
   constructor(
     readonly backend: ConsoleBackend,
@@ -48,6 +57,9 @@ export class ConsoleScope {
     this.bulk = new BulkReplays(backend.events, logger, backend.bulkReplays, backend.appName);
     this.sources = [...new Set(backend.tasks.flatMap((t) => (t.source === undefined ? [] : [t.source])))];
     this.taskNames = backend.tasks.map((t) => t.name);
+    this.refusalLines = new LineRateLimiter(SIGN_IN_REFUSAL_LINES_PER_SECOND, 1_000, (what, suppressed) =>
+      this.logger.warn({ suppressed }, `console: ${suppressed} more sign-ins refused (${what}), not logged one by one`),
+    );
   }
 
   context(principal: Principal | undefined): PageContext {
@@ -137,10 +149,10 @@ export class ConsoleScope {
     return true;
   }
 
-  /** Counts (and logs) a wrong token or password from `client`. */
+  /** Counts (and logs, rate-limited) a wrong token or password from `client`. */
   wrongCredentials(client: string, what: string): void {
     this.throttle.failed(client);
-    this.logger.warn({ client }, `console: sign-in refused (${what})`);
+    if (this.refusalLines.allow(what)) this.logger.warn({ client }, `console: sign-in refused (${what})`);
   }
 
   /** Without auth, only a loopback Host is served: a page of another site cannot rebind its name to us. */

@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { CONTENT_SECURITY_POLICY } from "../../src/console/security-headers";
 import { createDefaultLogger } from "../../src/index";
 import { ConsoleClient } from "./console-client";
+import { recordingLogger, type LogLine } from "../helpers/wait";
 import { CONSOLE_TOKEN, eventually, startShop, type ShopApp } from "./shop-app";
 
 describe("console over HTTP", function () {
@@ -377,6 +378,28 @@ describe("console over HTTP", function () {
     expect((await client.signIn()).status).to.equal(429);
     // A request without credentials is no attempt: the sign-in page still shows.
     expect((await client.request("/login")).status).to.equal(200);
+  });
+
+  it("logs wrong tokens from many addresses at most ten a second, and counts the rest in one line", async () => {
+    const lines: LogLine[] = [];
+    // Behind a trusted proxy every request names another client: 300 addresses, none throttled.
+    const many = await startShop(undefined, { logger: recordingLogger(lines), trustProxy: "loopback" });
+    try {
+      const guesser = new ConsoleClient(many.consoleUrl);
+      const started = Date.now();
+      for (let i = 0; i < 300; i++) {
+        const wrong = await guesser.request("/", { headers: { authorization: `Bearer wrong-token-number-${i}-000000`, "x-forwarded-for": `198.51.${Math.floor(i / 250)}.${i % 250}` } });
+        expect(wrong.status).to.equal(401);
+      }
+      const seconds = Math.ceil((Date.now() - started) / 1000);
+      const refused = () => lines.filter((l) => l.msg === "console: sign-in refused (a wrong Authorization header)").length;
+      const counted = () => lines.filter((l) => l.msg.startsWith("console: ") && l.msg.includes("more sign-ins refused")).reduce((n, l) => n + Number(l.fields?.suppressed), 0);
+      // One line per request before: 300 lines.
+      expect(refused(), `${refused()} lines in ${seconds} s`).to.be.at.most(10 * (seconds + 1));
+      await eventually(async () => (refused() + counted() === 300 ? true : undefined), 3_000, "every refusal logged or counted");
+    } finally {
+      await many.stop();
+    }
   });
 
   it("sends back only to the console's own pages after signing in", async () => {

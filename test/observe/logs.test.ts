@@ -55,6 +55,25 @@ describe("logs (pino)", () => {
     expect(JSON.parse(text)).to.include({ task: "keyed" }).and.have.property("error").that.includes("no key here");
   });
 
+  it("an ordering key that fails on every request is logged once per 10 s, not once per request", async () => {
+    const lines: Line[] = [];
+    const app = newApp("logs-app", { logger: jsonLogger(lines) });
+    const source = webhook({ path: "/keyed" });
+    app.task({ source, name: "keyed", orderingKey: (event) => (event.body as { customer: { id: string } }).customer.id }, () => undefined);
+    await app.start();
+    const started = Date.now();
+    for (let i = 0; i < 200; i++) {
+      const reply = await fetch(source.url, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+      await reply.arrayBuffer();
+      expect(reply.status).to.equal(500);
+    }
+    const windows = Math.floor((Date.now() - started) / 10_000) + 1;
+    const failed = lines.filter((l) => l.msg.startsWith("cannot compute the event's ordering key"));
+    // One line per request before: 200 lines.
+    expect(failed.length, `${failed.length} lines`).to.be.within(1, windows);
+    expect(failed[0]).to.include({ task: "keyed" });
+  });
+
   it("404 and 405 are logged at info with the listener's origin and no source; 503 too", async () => {
     const lines: Line[] = [];
     const app = newApp("logs-app", { logger: jsonLogger(lines), maxQueued: 1 });

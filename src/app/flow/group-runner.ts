@@ -15,6 +15,7 @@ import type { Settled } from "../task-runner";
 import type { PendingEmit } from "./run-emits";
 import { failGroup, groupEmits } from "./group-outcome";
 import { IdleWait } from "../idle-wait";
+import { RetryWakes } from "../retry-wakes";
 
 /** Fallback poll for retries coming due and for work another process queued. */
 const POLL_MS = 1_000;
@@ -73,7 +74,7 @@ export class GroupRunner {
   private poller: NodeJS.Timeout | undefined;
   private dueTimer: NodeJS.Timeout | undefined;
   private dueAt = Infinity;
-  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  private readonly retryWakes = new RetryWakes(() => this.wake());
   private readonly idleWait = new IdleWait();
   /** After a store failure, no claiming before this time (ms since epoch). */
   private pausedUntil = 0;
@@ -135,8 +136,7 @@ export class GroupRunner {
     this.unwatch?.();
     if (this.poller !== undefined) clearInterval(this.poller);
     if (this.dueTimer !== undefined) clearTimeout(this.dueTimer);
-    for (const timer of this.retryTimers) clearTimeout(timer);
-    this.retryTimers.clear();
+    this.retryWakes.clear();
     if (this.idle()) return true;
     const drained = await this.idleWait.until(timeoutMs);
     if (!drained) this.task.logger.warn({ inFlight: this.inFlight }, "shutdown timeout: groups still running stay in the store for the next start");
@@ -299,7 +299,8 @@ export class GroupRunner {
     this.recording++;
     failGroup(this.task, this.parts, messages, run, error).then(
       (settled) => {
-        if (settled.retryAt !== undefined) this.wakeForRetry(settled.retryAt);
+        // A retried group is due again then: claim at that time (its messages come back whole).
+        if (settled.retryAt !== undefined) this.retryWakes.add(settled.retryAt);
         this.settled(messages, run, settled, error);
       },
       (writeError: unknown) => {
@@ -311,16 +312,6 @@ export class GroupRunner {
         this.afterRecord();
       },
     );
-  }
-
-  /** A retried group is due again at `at`: claim then (its messages come back whole). */
-  private wakeForRetry(at: number): void {
-    const timer = setTimeout(() => {
-      this.retryTimers.delete(timer);
-      this.wake();
-    }, Math.max(0, at - Date.now()) + 5);
-    timer.unref();
-    this.retryTimers.add(timer);
   }
 
   /** The group's outcome is in the store: the run is reported once, and each of its events gets its run noted. */

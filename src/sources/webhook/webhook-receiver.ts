@@ -42,6 +42,8 @@ export class WebhookReceiver implements RouteHandler {
   private readonly awaiting = new Map<string, Promise<DeliveryOutcome>>();
   /** One line per 5 s for events the store failed to take: a failed batch fails many requests at once. */
   private readonly storeFailures = new RateLimit();
+  /** One line per 10 s for ordering keys that fail: a payload the key function cannot read comes again with every retry, and anyone may send one. */
+  private readonly keyFailures = new RateLimit(10_000);
 
   constructor(
     private readonly options: ResolvedWebhookOptions,
@@ -168,7 +170,11 @@ export class WebhookReceiver implements RouteHandler {
 
   /** The task's ordering key function failed: nothing is stored, and the sender is told to send again. */
   private keyFailed(res: ServerResponse, id: string, error: OrderingKeyError): void {
-    this.logger.error({ eventId: id, error: error.message }, "cannot compute the event's ordering key: answered 500, nothing stored");
+    const logged = this.keyFailures.pass();
+    if (logged !== undefined) {
+      const suppressed = logged.suppressed > 0 ? { suppressed: logged.suppressed } : {};
+      this.logger.error({ eventId: id, error: error.message, ...suppressed }, "cannot compute the event's ordering key: answered 500, nothing stored");
+    }
     sendError(res, 500, "ordering_key_failed", "the event's ordering key could not be computed; send the webhook again");
   }
 
