@@ -25,6 +25,7 @@ import { AppObservability, type ObservabilityOptions } from "../observe/app-obse
 import type { Readiness } from "../observe/health";
 import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
+import { queuesOfApp, warnLeftBehind } from "./left-behind";
 import { flowQueueStats, type FlowQueueStats } from "./flow/flow-stats";
 import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "./flow/flow-record";
 import { CONSOLE_BULK_REPLAYS } from "../console/bulk-replays";
@@ -480,6 +481,7 @@ export class CoreApp {
       "started",
     );
     if (this.mountedConsole !== undefined) this.logger.info({ url: this.mountedConsole.url }, "console ready");
+    void warnLeftBehind(store, queuesOfApp(tasks), this.logger);
     return this;
   }
 
