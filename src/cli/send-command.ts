@@ -23,6 +23,8 @@ export async function sendCommand(args: readonly string[], output: Output): Prom
   if (positionals.length !== 1) throw new UsageError("send takes one argument: the URL of the webhook");
   const url = parseUrl(positionals[0]);
   if (values.file !== undefined && values.data !== undefined) throw new UsageError("send: give --file or --data, not both");
+  // curl reads `-d @push.json` from the file; sent as text, it would be signed and accepted, then fail in the task.
+  if (values.data?.startsWith("@")) throw new UsageError(`send: --data ${JSON.stringify(values.data)} is sent as it is written, not read from a file: give --file ${values.data.slice(1) || "<payload>"} for a file's content (a body that begins with @ goes in a file too)`);
   const preset = values.preset === undefined ? undefined : presetOf(values.preset);
   if (preset !== undefined && values["secret-env"] === undefined) throw new UsageError(`send: --preset ${preset} needs --secret-env <VAR>, the environment variable holding the secret`);
   if (preset === undefined && values["secret-env"] !== undefined) throw new UsageError("send: --secret-env is only used with --preset");
@@ -67,7 +69,8 @@ function parseUrl(text: string): URL {
   } catch {
     throw new UsageError(`send: ${JSON.stringify(text)} is not a URL (for example http://127.0.0.1:8080/hooks/github)`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`send: the URL must be http:// or https://, got ${url.protocol}`);
+  // `localhost:8080/hooks` parses with the scheme "localhost:": name the URL the user meant.
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`send: the URL must be http:// or https://, got ${text.includes("://") ? url.protocol : `${JSON.stringify(text)} (did you mean http://${text}?)`}`);
   return url;
 }
 
