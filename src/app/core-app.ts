@@ -122,8 +122,9 @@ export class CoreApp {
   private mountedConsole: MountedConsole | undefined;
 
   constructor(name: string, options: CoreAppOptions = {}) {
-    if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
-      throw new TypeError(`CoreApp: name must be 1-100 letters, digits or _ . - (it names the data directory), got ${JSON.stringify(name)}`);
+    // Dots alone ("." or "..") would put the store in .data itself or in the project's directory.
+    if (typeof name !== "string" || !/^(?!\.+$)[A-Za-z0-9_.-]{1,100}$/.test(name)) {
+      throw new TypeError(`CoreApp: name must be 1-100 letters, digits or _ . -, not dots alone (it names the data directory), got ${JSON.stringify(name)}`);
     }
     this.name = name;
     if (options.store !== undefined) checkStoreSpec(options.store);
