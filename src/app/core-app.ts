@@ -26,6 +26,7 @@ import type { Readiness } from "../observe/health";
 import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
 import { queuesOfApp, warnLeftBehind } from "./left-behind";
+import { warnWhatIsLost } from "./memory-loss";
 import { flowQueueStats, type FlowQueueStats } from "./flow/flow-stats";
 import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "./flow/flow-record";
 import { CONSOLE_BULK_REPLAYS } from "../console/bulk-replays";
@@ -591,6 +592,7 @@ export class CoreApp {
     for (const source of this.registry.sources()) source.detach();
     // The notes of the last runs are written before the store closes.
     await this.history.stop();
+    if (this.storeInstance !== undefined) await warnWhatIsLost(this.storeInstance, this.logger);
     await this.storeInstance?.close();
     this.storeInstance = undefined;
     this.appState = "stopped";
