@@ -121,6 +121,8 @@ export class CoreApp {
   private readonly history: AppHistory;
   private readonly consoleOptions: ResolvedConsoleOptions | undefined;
   private mountedConsole: MountedConsole | undefined;
+  /** Set by configureForTest: a test's stop drops its memory store's leftovers on purpose. */
+  private underTest = false;
 
   constructor(name: string, options: CoreAppOptions = {}) {
     // Dots alone ("." or "..") would put the store in .data itself or in the project's directory.
@@ -334,6 +336,7 @@ export class CoreApp {
       this.options = { ...this.options, store: options.store };
     }
     if (options.freePorts) this.listeners.bindFreePorts();
+    this.underTest = true;
     return this;
   }
 
@@ -592,7 +595,7 @@ export class CoreApp {
     for (const source of this.registry.sources()) source.detach();
     // The notes of the last runs are written before the store closes.
     await this.history.stop();
-    if (this.storeInstance !== undefined) await warnWhatIsLost(this.storeInstance, this.logger);
+    if (this.storeInstance !== undefined && !this.underTest) await warnWhatIsLost(this.storeInstance, this.logger);
     await this.storeInstance?.close();
     this.storeInstance = undefined;
     this.appState = "stopped";

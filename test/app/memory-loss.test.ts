@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { CoreApp, createDefaultLogger } from "../../src/index";
+import { CoreApp, createDefaultLogger, Queue } from "../../src/index";
+import { testApp } from "../../src/testing/index";
 import { gate, webhook } from "../helpers/app";
 import { postJson } from "../helpers/http-client";
 
@@ -29,5 +30,21 @@ describe("stop on the memory store: what is lost is said", () => {
     const lost = warnings.find((l) => l.messages !== undefined);
     expect(lost, JSON.stringify(warnings)).to.deep.include({ store: "memory", messages: 3, queues: { "webhook:slow": 3 } });
     expect(lost!.msg).to.match(/^3 messages not yet handled are lost with the memory store/);
+  });
+
+  // A test stops its app with work pending as a matter of course: no warning for that.
+  it("testApp's stop says nothing of what its memory store drops", async () => {
+    const lines: Line[] = [];
+    const logger = createDefaultLogger("info", {}, { write: (text: string) => void lines.push(JSON.parse(text) as Line) });
+    const app = new CoreApp("memory-loss-test", { logger });
+    const later = new Queue<number>("later");
+    const held = gate();
+    app.task({ source: later, name: "later" }, async () => held.promise);
+    app.task({ source: webhook(), name: "first", emit: later }, async () => 1);
+    const t = await testApp(app, { timeoutMs: 1_000 });
+    await t.send(app.tasks[1].source as ReturnType<typeof webhook>, { body: {} });
+    await t.stop();
+    held.open();
+    expect(lines.filter((l) => l.level === 40 && l.messages !== undefined)).to.deep.equal([]);
   });
 });
