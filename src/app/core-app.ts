@@ -25,6 +25,8 @@ import { AppObservability, type ObservabilityOptions } from "../observe/app-obse
 import type { Readiness } from "../observe/health";
 import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
+import { queuesOfApp, warnLeftBehind } from "./left-behind";
+import { warnWhatIsLost } from "./memory-loss";
 import { flowQueueStats, type FlowQueueStats } from "./flow/flow-stats";
 import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "./flow/flow-record";
 import { CONSOLE_BULK_REPLAYS } from "../console/bulk-replays";
@@ -119,10 +121,13 @@ export class CoreApp {
   private readonly history: AppHistory;
   private readonly consoleOptions: ResolvedConsoleOptions | undefined;
   private mountedConsole: MountedConsole | undefined;
+  /** Set by configureForTest: a test's stop drops its memory store's leftovers on purpose. */
+  private underTest = false;
 
   constructor(name: string, options: CoreAppOptions = {}) {
-    if (typeof name !== "string" || !/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
-      throw new TypeError(`CoreApp: name must be 1-100 letters, digits or _ . - (it names the data directory), got ${JSON.stringify(name)}`);
+    // Dots alone ("." or "..") would put the store in .data itself or in the project's directory.
+    if (typeof name !== "string" || !/^(?!\.+$)[A-Za-z0-9_.-]{1,100}$/.test(name)) {
+      throw new TypeError(`CoreApp: name must be 1-100 letters, digits or _ . -, not dots alone (it names the data directory), got ${JSON.stringify(name)}`);
     }
     this.name = name;
     if (options.store !== undefined) checkStoreSpec(options.store);
@@ -331,6 +336,7 @@ export class CoreApp {
       this.options = { ...this.options, store: options.store };
     }
     if (options.freePorts) this.listeners.bindFreePorts();
+    this.underTest = true;
     return this;
   }
 
@@ -480,6 +486,7 @@ export class CoreApp {
       "started",
     );
     if (this.mountedConsole !== undefined) this.logger.info({ url: this.mountedConsole.url }, "console ready");
+    void warnLeftBehind(store, queuesOfApp(tasks), this.logger);
     return this;
   }
 
@@ -588,6 +595,7 @@ export class CoreApp {
     for (const source of this.registry.sources()) source.detach();
     // The notes of the last runs are written before the store closes.
     await this.history.stop();
+    if (this.storeInstance !== undefined && !this.underTest) await warnWhatIsLost(this.storeInstance, this.logger);
     await this.storeInstance?.close();
     this.storeInstance = undefined;
     this.appState = "stopped";

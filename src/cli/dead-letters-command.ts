@@ -87,15 +87,22 @@ export async function operate(store: Store, request: DeadLetterRequest, output: 
       return 0;
     }
     case "replay": {
-      const ids = request.all ? (await letters.list(request.queue)).map((l) => l.message.id) : [request.id as string];
+      const chosen = request.all ? await letters.list(request.queue) : [await letters.get(request.id as string)];
+      if (chosen[0] === undefined && !request.all) return notFound(request.id as string, output);
+      // Given the app: a letter whose queue none of its tasks reads would go back where nothing
+      // takes it (a task renamed or removed). It stays a dead letter, in sight, instead.
+      const read = tasks === undefined ? undefined : new Set(tasks.map((t) => t.queue));
+      const kept = chosen.filter((l): l is DeadLetter => l !== undefined && read !== undefined && !read.has(l.queue));
       let replayed = 0;
-      for (const id of ids) {
-        if (await letters.replay(id)) replayed++;
-        else if (!request.all) return notFound(id, output);
+      for (const letter of chosen) {
+        if (letter === undefined || kept.includes(letter)) continue;
+        if (await letters.replay(letter.message.id)) replayed++;
+        else if (!request.all) return notFound(letter.message.id, output);
       }
-      report(request, "replayed", replayed, output);
-      if (ids.length === 0) await hintQueue(store, request, tasks, output);
-      return 0;
+      if (request.all || kept.length === 0) report(request, "replayed", replayed, output);
+      for (const line of unreadQueues(kept)) output.err(line);
+      if (chosen.length === 0) await hintQueue(store, request, tasks, output);
+      return kept.length > 0 ? 1 : 0;
     }
     case "purge": {
       const purged = request.all ? await letters.purge(request.queue === undefined ? {} : { queue: request.queue }) : await letters.purge({ id: request.id as string });
@@ -117,6 +124,16 @@ async function hintQueue(store: Store, request: DeadLetterRequest, tasks: readon
   if (request.queue === undefined) return;
   const hint = await queueHint(store, request.queue, tasks);
   if (hint !== undefined) output.err(hint);
+}
+
+/** One line per queue whose letters were kept: no task of the app reads it. */
+function unreadQueues(kept: readonly DeadLetter[]): string[] {
+  const byQueue = new Map<string, DeadLetter[]>();
+  for (const letter of kept) byQueue.set(letter.queue, [...(byQueue.get(letter.queue) ?? []), letter]);
+  return [...byQueue].map(([queue, list]) => {
+    const n = list.length;
+    return visible(`error: ${n} dead letter${n === 1 ? "" : "s"} of queue "${queue}" (task "${list[0].task}") not replayed: no task of this app reads that queue (renamed or removed?), so ${n === 1 ? "it" : "they"} would wait there unseen; give a task the name "${list[0].task}" again, or purge ${n === 1 ? "it" : "them"}`);
+  });
 }
 
 function notFound(id: string, output: Output): number {

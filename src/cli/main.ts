@@ -99,6 +99,11 @@ function exitAfterFlush(code: number): void {
 }
 
 if (require.main === module) {
+  // `webhook-tasks events list | head`: the reader left. What it skipped is lost either way; the
+  // command still finishes what it does (a replay half queued is worse) and exits as it would.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+  });
   // A handler module that rejects a promise nobody awaits, while it is imported: one line, as
   // for any other failure, not Node's stack. Once an app runs, its process keeps Node's default.
   const onRejection = (error: unknown) => {

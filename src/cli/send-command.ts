@@ -23,6 +23,8 @@ export async function sendCommand(args: readonly string[], output: Output): Prom
   if (positionals.length !== 1) throw new UsageError("send takes one argument: the URL of the webhook");
   const url = parseUrl(positionals[0]);
   if (values.file !== undefined && values.data !== undefined) throw new UsageError("send: give --file or --data, not both");
+  // curl reads `-d @push.json` from the file; sent as text, it would be signed and accepted, then fail in the task.
+  if (values.data?.startsWith("@")) throw new UsageError(`send: --data ${JSON.stringify(values.data)} is sent as it is written, not read from a file: give --file ${values.data.slice(1) || "<payload>"} for a file's content (a body that begins with @ goes in a file too)`);
   const preset = values.preset === undefined ? undefined : presetOf(values.preset);
   if (preset !== undefined && values["secret-env"] === undefined) throw new UsageError(`send: --preset ${preset} needs --secret-env <VAR>, the environment variable holding the secret`);
   if (preset === undefined && values["secret-env"] !== undefined) throw new UsageError("send: --secret-env is only used with --preset");
@@ -47,7 +49,7 @@ export async function sendCommand(args: readonly string[], output: Output): Prom
   try {
     answer = await sendHttp(url, method, headers, body);
   } catch (error) {
-    if (error instanceof SendFailure) throw new Error(`send: cannot reach ${url.href}: ${error.reason} (is the app running?)`);
+    if (error instanceof SendFailure) throw new Error(`send: cannot reach ${url.href}: ${error.reason} (${failureHint(error.reason, url)})`);
     // node refuses a method or header it cannot send (a space in the method, a newline in a value).
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ERR_INVALID_HTTP_TOKEN" || code === "ERR_INVALID_CHAR" || code === "ERR_HTTP_INVALID_HEADER_VALUE") throw new UsageError(`send: ${(error as Error).message}`);
@@ -67,8 +69,19 @@ function parseUrl(text: string): URL {
   } catch {
     throw new UsageError(`send: ${JSON.stringify(text)} is not a URL (for example http://127.0.0.1:8080/hooks/github)`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`send: the URL must be http:// or https://, got ${url.protocol}`);
+  // `localhost:8080/hooks` parses with the scheme "localhost:": name the URL the user meant.
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`send: the URL must be http:// or https://, got ${text.includes("://") ? url.protocol : `${JSON.stringify(text)} (did you mean http://${text}?)`}`);
   return url;
+}
+
+/** Certificate codes node's TLS gives when the server answered but its certificate is not trusted. */
+const UNTRUSTED_CERTIFICATE = /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|ERR_TLS_CERT_ALTNAME_INVALID)$/;
+
+/** "is the app running?" misleads when something did answer, over TLS or not. */
+function failureHint(reason: string, url: URL): string {
+  if (UNTRUSTED_CERTIFICATE.test(reason)) return "something answered, but its TLS certificate is not trusted: NODE_EXTRA_CA_CERTS=<CA file> trusts it, or send to the app's own http:// address";
+  if (url.protocol === "https:" && (reason === "EPROTO" || reason === "ERR_SSL_WRONG_VERSION_NUMBER")) return `something answered, but not over TLS: is it http://${url.host}${url.pathname}${url.search}?`;
+  return "is the app running?";
 }
 
 function presetOf(name: string): SignPreset {

@@ -95,7 +95,7 @@ export async function inspectConfig(file: string, options: LoadConfigOptions = {
 /** "worker.yaml" -> "worker"; characters a CoreApp name cannot hold become "-". */
 export function nameFromFile(file: string): string {
   const stem = basename(file, extname(file)).replace(/[^A-Za-z0-9_.-]/g, "-").slice(0, 100);
-  return stem.length > 0 ? stem : "worker";
+  return stem.length > 0 && !/^\.+$/.test(stem) ? stem : "worker";
 }
 
 function readError(error: unknown): string {

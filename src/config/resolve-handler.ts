@@ -37,7 +37,7 @@ export async function resolveHandler(ref: string, baseDir: string): Promise<Task
   try {
     namespace = (await import(isAbsolute(file) ? pathToFileURL(file).href : file)) as Record<string, unknown>;
   } catch (error) {
-    throw new HandlerRefError(`cannot load module "${parsed.module}" (${file}): ${firstLine(error)}`);
+    throw new HandlerRefError(`cannot load module "${parsed.module}" (${file}): ${firstLine(error)}${typeScriptHint(error, file)}`);
   }
   const exported = lookup(namespace, parsed.exportName);
   if (exported === undefined) {
@@ -53,6 +53,12 @@ export async function resolveHandler(ref: string, baseDir: string): Promise<Task
     throw new HandlerRefError(`export "${parsed.exportName}" of "${parsed.module}" is a class; export a function (ctx, event) => result`);
   }
   return exported as TaskHandler;
+}
+
+/** Node (before type stripping) refuses a `.ts` file by its extension alone: say what to give instead. */
+function typeScriptHint(error: unknown, file: string): string {
+  if ((error as NodeJS.ErrnoException).code !== "ERR_UNKNOWN_FILE_EXTENSION" || !/\.[cm]?ts$/.test(file)) return "";
+  return " (a TypeScript file: compile it with tsc and reference the .js file it gives)";
 }
 
 /** Resolves the module file as Node would from a file in `baseDir`; bare names that are no package fall back to a file in `baseDir`. */

@@ -4,12 +4,16 @@ import { isQueue, type Queue } from "../app/queue";
 import type { DeliveryOutcome, Source } from "../sources/source";
 import type { WebhookEvent } from "../sources/webhook/webhook-event";
 import { WebhookSource } from "../sources/webhook/webhook-source";
-import { createStore, type StoreSpec } from "../store/create-store";
+import type { StoreSpec } from "../store/create-store";
 import { emitList, type EmitRecord, type QueuedMessage, type Store } from "../store/store";
 import { storedForm } from "../store/payload-codec";
+import { testStore } from "./test-store";
 
 export interface TestAppOptions {
-  /** The store for the test run (default "memory": nothing on disk, nothing left behind). */
+  /**
+   * The store for the test run (default "memory": nothing on disk, nothing left behind).
+   * "embedded" is a fresh temporary directory, removed by `stop()`, never the app's own.
+   */
   store?: StoreSpec;
   /** How long `send` and `push` wait for the task (default 5 s). */
   timeoutMs?: number;
@@ -95,16 +99,22 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
   }
   const timeoutMs = options.timeoutMs ?? 5_000;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new TypeError(`testApp: timeoutMs must be a positive number of milliseconds, got ${String(timeoutMs)}`);
-  const store = createStore(options.store ?? "memory", { appName: app.name });
+  const { store, cleanUp } = testStore(options.store ?? "memory", app.name);
   const watcher = new RunWatcher();
   try {
     app.configureForTest({ store: watcher.wrap(store), freePorts: true });
   } catch (error) {
+    cleanUp();
     if (!(error instanceof Error && error.message.endsWith("configureForTest() must come before start()"))) throw error;
     throw new Error(`testApp: app "${app.name}" was started already (by an earlier testApp or app.start()); an app starts once, so build a fresh app for each test`);
   }
   const unobserve = app.onOutcome((id, outcome) => watcher.settled(id, outcome));
-  await app.start();
+  try {
+    await app.start();
+  } catch (error) {
+    cleanUp();
+    throw error;
+  }
   let stopped = false;
   /** After stop() the listeners and the store are gone: say so, rather than "fetch failed". */
   const running = (method: string): void => {
@@ -219,7 +229,11 @@ export async function testApp(app: CoreApp, options: TestAppOptions = {}): Promi
     async stop() {
       stopped = true;
       unobserve();
-      await app.stop();
+      try {
+        await app.stop();
+      } finally {
+        cleanUp();
+      }
     },
   };
 }

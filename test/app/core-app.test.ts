@@ -8,6 +8,9 @@ describe("CoreApp", () => {
   it("refuses a name that cannot name a data directory", () => {
     expect(() => new CoreApp("../etc")).to.throw(/name must be/);
     expect(() => new CoreApp("")).to.throw(/name must be/);
+    // ".." put data.mdb, lock.mdb and journal/ beside the project's sources; "." into .data itself.
+    for (const dots of [".", "..", "..."]) expect(() => new CoreApp(dots), dots).to.throw(/name must be .*not dots alone/);
+    expect(new CoreApp(".hidden-ok").name).to.equal(".hidden-ok");
   });
 
   it("refuses a task without a usable source or with a duplicate name; several tasks may share a queue or a source", () => {

@@ -83,6 +83,27 @@ describe("CLI: dead-letters on an open store", () => {
     expect(await operate(store, request(["replay", "evt-1", "w.yaml"]), capture())).to.equal(1);
   });
 
+  // A task renamed since (orders -> receive): the letter went back to webhook:orders, where
+  // nothing reads it, and the command said "replayed 1 dead letter (their tasks handle them ...)".
+  it("given the app, a letter whose queue none of its tasks reads stays a dead letter, said on stderr (exit 1)", async () => {
+    const store = await storeWithDeadLetter();
+    const renamed = [{ name: "receive", queue: "webhook:receive", emit: undefined }];
+    const one = capture();
+    expect(await operate(store, request(["replay", "evt-1", "w.yaml"]), one, renamed)).to.equal(1);
+    expect(one.stdout).to.deep.equal([]);
+    expect(one.stderr).to.deep.equal([
+      'error: 1 dead letter of queue "webhook:orders" (task "orders") not replayed: no task of this app reads that queue (renamed or removed?), so it would wait there unseen; give a task the name "orders" again, or purge it',
+    ]);
+    const all = capture();
+    expect(await operate(store, request(["replay", "--all", "w.yaml"]), all, renamed)).to.equal(1);
+    expect(all.stdout).to.deep.equal(["replayed 0 dead letters"]);
+    expect(await store.deadLetters.list()).to.have.length(1);
+    expect(await store.depth("webhook:orders")).to.equal(0);
+    // The app that still has the task replays it as before.
+    expect(await operate(store, request(["replay", "--all", "w.yaml"]), capture(), [{ name: "orders", queue: "webhook:orders", emit: undefined }])).to.equal(0);
+    expect(await store.deadLetters.list()).to.have.length(0);
+  });
+
   it("replays and purges all, or one", async () => {
     const store = await storeWithDeadLetter("a");
     await store.enqueue("webhook:orders", { id: "b", payload: {}, attempts: 0, enqueuedAt: Date.now() });

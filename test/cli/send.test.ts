@@ -169,6 +169,21 @@ describe("CLI: send", () => {
     expect(received.length).to.equal(before);
   });
 
+  // curl's habit, `-d @push.json`: the text "@push.json" was signed, accepted with 202, and failed in the task.
+  it("--data @file is refused, pointing to --file (exit 2), sending nothing", async () => {
+    const before = received.length;
+    const result = await runCli(["send", github.url, "--preset", "github", "--secret-env", "GH_SECRET", "--data", "@push.json"], { GH_SECRET: "gh-secret" });
+    expect(result.code, result.stdout).to.equal(2);
+    expect(result.stderr).to.contain('error: send: --data "@push.json" is sent as it is written, not read from a file: give --file push.json');
+    expect(received.length).to.equal(before);
+  });
+
+  it("a URL without its scheme is refused with the http:// URL it looks like", async () => {
+    const result = await runCli(["send", "localhost:8080/hooks/github", "--data", "{}"]);
+    expect(result.code).to.equal(2);
+    expect(result.stderr).to.contain('the URL must be http:// or https://, got "localhost:8080/hooks/github" (did you mean http://localhost:8080/hooks/github?)');
+  });
+
   it("suggests the closest command for a misspelt one", async () => {
     const result = await runCli(["sned"]);
     expect(result.code).to.equal(2);

@@ -66,6 +66,21 @@ describe("YAML loading: handler references", () => {
     expect(issueAt(issues, "tasks[0].handler.ref").message).to.match(/cannot load module .*this module is broken/);
   });
 
+  // Node 20 says only "Unknown file extension .ts"; a user who wrote handlers in TypeScript needs the next step.
+  it("a TypeScript handler file: the refusal says to compile it and reference the .js", async function () {
+    writeFileSync(join(tmp.dir(), "hooks.ts"), "export const go = async (ctx: unknown): Promise<number> => 1;\n");
+    const file = tmp.write("ts.yaml", withRefs("./hooks.ts:go"));
+    const loaded = await loadApp(file, { logger: silentLogger }).then(
+      (app) => apps.push(app),
+      (error: unknown) => error,
+    );
+    if (typeof loaded === "number") this.skip(); // a Node that strips types loads it
+    const issues = await configIssues(Promise.reject(loaded));
+    expect(issueAt(issues, "tasks[0].handler.ref").message).to.match(
+      /^cannot load module "\.\/hooks\.ts" .*\(a TypeScript file: compile it with tsc and reference the \.js file it gives\)$/,
+    );
+  });
+
   it("reports handler problems together with the file's other problems", async () => {
     const file = tmp.write("both.yaml", worker("  h0: {type: webhook, path: /h0, port: x}", '  - {name: t0, source: h0, handler: {ref: "./missing.js:f"}}'));
     const issues = await configIssues(loadApp(file, { logger: silentLogger }));

@@ -88,6 +88,11 @@ describe("YAML loading: schema", () => {
     expect(issueAt(issues, "resources.hook.path").message).to.match(/control characters/);
   });
 
+  it("refuses an app name of dots alone: its data directory would be .data itself or the file's own directory", async () => {
+    const issues = await configIssues(loadConfig(tmp.write("dots.yaml", worker("  hook: {type: webhook, path: /x}", task, 'app: {name: "..", store: memory}'))));
+    expect(issueAt(issues, "app.name").message).to.match(/not dots alone/);
+  });
+
   it("names the app after the file when app.name is not given", async () => {
     const config = await loadConfig(tmp.write("my worker.yaml", worker("  hook: {type: webhook, path: /x}", task)));
     expect(config.name).to.equal("my-worker");

@@ -139,7 +139,7 @@ export class GroupRunner {
     this.retryWakes.clear();
     if (this.idle()) return true;
     const drained = await this.idleWait.until(timeoutMs);
-    if (!drained) this.task.logger.warn({ inFlight: this.inFlight }, "shutdown timeout: groups still running stay in the store for the next start");
+    if (!drained) this.task.logger.warn({ inFlight: this.inFlight }, `shutdown timeout: groups still running ${this.parts.store.durable ? "stay in the store for the next start" : "are abandoned, and the memory store loses them"}`);
     return drained;
   }
 

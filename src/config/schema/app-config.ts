@@ -8,7 +8,8 @@ export const STORE_ENGINES = ["memory", "embedded"] as const;
 export type StoreEngine = (typeof STORE_ENGINES)[number];
 /** CoreApp's default store, which the CLI opens when `app.store` is not given. */
 export const DEFAULT_STORE_ENGINE: StoreEngine = DEFAULT_STORE;
-export const APP_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+/** It names the data directory: "." or ".." would name `.data` itself or the project's own directory. */
+export const APP_NAME = /^(?!\.+$)[A-Za-z0-9_.-]{1,100}$/;
 
 /** `app.http`: timeouts and the connection limit of the HTTP listeners. */
 export class HttpConfig {
@@ -45,7 +46,7 @@ export class HistoryConfig {
 /** The top-level `app:` block: the CoreApp's own options. */
 export class AppConfig {
   /** Names the data directory and appears in logs (default: the YAML file's name). */
-  @Optional() @Text(APP_NAME, "1-100 letters, digits or _ . -") name?: string;
+  @Optional() @Text(APP_NAME, "1-100 letters, digits or _ . -, not dots alone") name?: string;
   /** An engine's name, or a postgres:// URL (usually `${DATABASE_URL}`). */
   @Optional() @StoreSetting(STORE_ENGINES) store?: StoreEngine | PostgresUrl;
   /** Relative to the YAML file. */
