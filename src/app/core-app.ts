@@ -460,7 +460,7 @@ export class CoreApp {
     } catch (error) {
       for (const source of attached) source.detach();
       this.inboxes = [];
-      await this.history.stop();
+      await this.history.stop(0);
       this.storeInstance = undefined;
       await store.close().catch(() => undefined);
       this.appState = "stopped";
@@ -586,8 +586,8 @@ export class CoreApp {
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));
     for (const source of this.registry.sources()) source.detach();
-    // The notes of the last runs are written before the store closes.
-    await this.history.stop();
+    // The notes of the last runs are written before the store closes (what is left of the time).
+    await this.history.stop(deadline - Date.now());
     await this.storeInstance?.close();
     this.storeInstance = undefined;
     this.appState = "stopped";
