@@ -128,7 +128,11 @@ export class AppHistory {
       throw new Error(`app.${verb}(): no task ${JSON.stringify(task)} in app "${name}"${guess ? ` (did you mean "${guess}"?)` : ""}; its tasks: ${names.join(", ") || "none"}`);
     }
     const store = this.host.store();
-    if (this.pauses === undefined) throw new Error(`app.${verb}(): the ${store.engine} store keeps no paused tasks`);
+    if (this.pauses === undefined) {
+      // Stopped following pauses as the app stops, the store still open: not a store without pauses.
+      if (store.pauses !== undefined) throw new Error(`app.${verb}(): app "${name}" is stopping`);
+      throw new Error(`app.${verb}(): the ${store.engine} store keeps no paused tasks`);
+    }
     await this.pauses.set(task, paused);
   }
 

@@ -5,6 +5,7 @@ import { expect } from "chai";
 import { CoreApp, EmbeddedStore, MemoryStore, silentLogger, WebhookSource, type TaskContext } from "../../src/index";
 import { gate, sleep } from "../helpers/app";
 import { GatedStore } from "../helpers/gated-store";
+import { ForwardingStore } from "../../src/store/forwarding-store";
 import { recordingLogger, until, type LogLine } from "../helpers/wait";
 
 describe("graceful stop with callers waiting for a task", () => {
@@ -117,4 +118,31 @@ describe("graceful stop with a handler that outlives it", () => {
       }
     });
   }
+});
+
+describe("pause and resume while the app stops", () => {
+  it("say the app is stopping once it no longer follows pauses, not that its store keeps none", async () => {
+    let closing!: () => void;
+    const closeHeld = new Promise<void>((resolve) => (closing = resolve));
+    let closeCalled = false;
+    // The store's close waits for the test: pause and resume are asked between the history's stop and it.
+    class HeldClose extends ForwardingStore {
+      override async close(): Promise<void> {
+        closeCalled = true;
+        await closeHeld;
+        return super.close();
+      }
+    }
+    const source = new WebhookSource({ path: "/p", host: "127.0.0.1", port: 0 });
+    const app = new CoreApp("pausing", { store: new HeldClose(new MemoryStore()), logger: silentLogger }).task({ source, name: "p" }, async () => undefined);
+    await app.start();
+    const stopped = app.stop({ timeoutMs: 1_000 });
+    await until(() => closeCalled);
+    for (const ask of [() => app.pause("p"), () => app.resume("p")]) {
+      const error = await ask().then(() => undefined, (e: unknown) => e as Error);
+      expect(error?.message).to.match(/^app\.(pause|resume)\(\): app "pausing" is stopping$/);
+    }
+    closing();
+    await stopped;
+  });
 });
