@@ -108,6 +108,8 @@ export class CoreApp {
   private appState: AppState = "new";
   private storeInstance: Store | undefined;
   private starting: Promise<this> | undefined;
+  /** The start failed (the app is then stopped): told to a later start(). */
+  private startFailed = false;
   private stopping: Promise<void> | undefined;
   private readonly observability: AppObservability;
   /** Set by a shutdown signal or stop(): readiness turns 503 before anything closes. */
@@ -392,9 +394,14 @@ export class CoreApp {
   }
 
   start(): Promise<this> {
-    if (this.appState !== "new") return Promise.reject(new Error(`CoreApp "${this.name}" was started already`));
+    if (this.appState !== "new") {
+      // A retry after a failed start (the port freed since, say) must build a new app: say so.
+      const why = this.startFailed ? "its start failed, and an app starts once" : this.appState === "stopped" || this.appState === "stopping" ? "it was stopped, and an app starts once" : "it is started already";
+      return Promise.reject(new Error(`CoreApp "${this.name}" cannot start: ${why}${why.endsWith("once") ? "; build a new app to start again" : ""}`));
+    }
     this.appState = "starting";
     this.starting = this.open();
+    this.starting.catch(() => (this.startFailed = true));
     return this.starting;
   }
 
