@@ -14,6 +14,9 @@ import { RunHistory } from "./run-history";
 import { TaskPauses, type Pausable } from "./task-pauses";
 import type { RegisteredTask, TaskRegistry } from "./task-registry";
 
+/** The least stop() waits for the history's last notes, however little of its time is left. */
+const MIN_LAST_NOTES_MS = 1_000;
+
 /** What the app's history and pauses need of the app. */
 export interface AppHistoryHost {
   readonly name: string;
@@ -91,15 +94,29 @@ export class AppHistory {
     this.pruner.start();
   }
 
-  /** Before the store closes: no more pruning or pause changes; the last notes are written. */
-  async stop(): Promise<void> {
+  /**
+   * Before the store closes: no more pruning or pause changes; the last notes are written, for
+   * up to `timeoutMs` (at least a second). Past it the store's close gives them one more try: a
+   * flush waiting out a failing database's retries would outlast the stop, and, its retry timer
+   * being unref'd, could even let the process exit before stop() resolves.
+   */
+  async stop(timeoutMs: number): Promise<void> {
     this.pauses?.stop();
     this.pauses = undefined;
-    await this.pruner?.stop();
+    const pruner = this.pruner;
     this.pruner = undefined;
     const history = this.history;
     this.history = undefined;
-    await history?.flush().catch((error: unknown) => this.host.logger.warn({ err: error }, "cannot write the last notes of the event history"));
+    const last = (async () => {
+      await pruner?.stop();
+      await history?.flush().catch((error: unknown) => this.host.logger.warn({ err: error }, "cannot write the last notes of the event history"));
+      return true;
+    })();
+    const waitMs = Math.max(timeoutMs, MIN_LAST_NOTES_MS);
+    let timer: NodeJS.Timeout | undefined;
+    const inTime = await Promise.race([last, new Promise<false>((resolve) => (timer = setTimeout(resolve, waitMs, false)))]);
+    clearTimeout(timer);
+    if (!inTime) this.host.logger.warn({ waitedMs: waitMs }, "the event history's last notes are not written yet: the store tries them once more as it closes");
   }
 
   async setPaused(task: string, paused: boolean): Promise<void> {
@@ -111,7 +128,11 @@ export class AppHistory {
       throw new Error(`app.${verb}(): no task ${JSON.stringify(task)} in app "${name}"${guess ? ` (did you mean "${guess}"?)` : ""}; its tasks: ${names.join(", ") || "none"}`);
     }
     const store = this.host.store();
-    if (this.pauses === undefined) throw new Error(`app.${verb}(): the ${store.engine} store keeps no paused tasks`);
+    if (this.pauses === undefined) {
+      // Stopped following pauses as the app stops, the store still open: not a store without pauses.
+      if (store.pauses !== undefined) throw new Error(`app.${verb}(): app "${name}" is stopping`);
+      throw new Error(`app.${verb}(): the ${store.engine} store keeps no paused tasks`);
+    }
     await this.pauses.set(task, paused);
   }
 

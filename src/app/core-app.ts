@@ -110,6 +110,8 @@ export class CoreApp {
   private appState: AppState = "new";
   private storeInstance: Store | undefined;
   private starting: Promise<this> | undefined;
+  /** The start failed (the app is then stopped): told to a later start(). */
+  private startFailed = false;
   private stopping: Promise<void> | undefined;
   private readonly observability: AppObservability;
   /** Set by a shutdown signal or stop(): readiness turns 503 before anything closes. */
@@ -398,9 +400,14 @@ export class CoreApp {
   }
 
   start(): Promise<this> {
-    if (this.appState !== "new") return Promise.reject(new Error(`CoreApp "${this.name}" was started already`));
+    if (this.appState !== "new") {
+      // A retry after a failed start (the port freed since, say) must build a new app: say so.
+      const why = this.startFailed ? "its start failed, and an app starts once" : this.appState === "stopped" || this.appState === "stopping" ? "it was stopped, and an app starts once" : "it is started already";
+      return Promise.reject(new Error(`CoreApp "${this.name}" cannot start: ${why}${why.endsWith("once") ? "; build a new app to start again" : ""}`));
+    }
     this.appState = "starting";
     this.starting = this.open();
+    this.starting.catch(() => (this.startFailed = true));
     return this.starting;
   }
 
@@ -466,7 +473,7 @@ export class CoreApp {
     } catch (error) {
       for (const source of attached) source.detach();
       this.inboxes = [];
-      await this.history.stop();
+      await this.history.stop(0);
       this.storeInstance = undefined;
       await store.close().catch(() => undefined);
       this.appState = "stopped";
@@ -593,8 +600,8 @@ export class CoreApp {
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));
     for (const source of this.registry.sources()) source.detach();
-    // The notes of the last runs are written before the store closes.
-    await this.history.stop();
+    // The notes of the last runs are written before the store closes (what is left of the time).
+    await this.history.stop(deadline - Date.now());
     if (this.storeInstance !== undefined && !this.underTest) await warnWhatIsLost(this.storeInstance, this.logger);
     await this.storeInstance?.close();
     this.storeInstance = undefined;

@@ -62,6 +62,16 @@ export class RunDeadlines<R extends TimedRun> {
     return true;
   }
 
+  /**
+   * The runner stopped without them: every run still tracked is dropped and the timer cleared,
+   * so a handler outliving the stop neither times out nor settles anything once the store closed.
+   */
+  abandonAll(): void {
+    for (let run = this.head; run !== undefined; run = this.head) this.delete(run);
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
   private arm(ms: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = setTimeout(this.check, ms);

@@ -147,7 +147,11 @@ export class TaskRunner {
     if (held.length > 0) await this.store.release(this.task.queue, held.map((m) => m.id)).catch((error: unknown) => this.logger.warn({ err: error }, "cannot give back the messages held by flow limits; they come back when the store restarts or their lease ends"));
     if (this.idle()) return true;
     const drained = await this.idleWait.until(timeoutMs);
-    if (!drained) this.logger.warn({ inFlight: this.inFlight }, `shutdown timeout: tasks still running ${this.store.durable ? "stay in the store for the next start" : "are abandoned, and the memory store loses them"}`);
+    if (!drained) {
+      this.logger.warn({ inFlight: this.inFlight }, `shutdown timeout: tasks still running ${this.store.durable ? "stay in the store for the next start" : "are abandoned, and the memory store loses them"}`);
+      // Their late ends or timeouts would write to a closed store (and tell "retry" listeners).
+      this.deadlines.abandonAll();
+    }
     return drained;
   }
 

@@ -3,7 +3,8 @@ import type { Socket } from "node:net";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { RouteTable } from "./route-table";
 import { rawErrorResponse, sendError } from "./http-errors";
-import { destroyLingering, guardExpressRequest } from "./unread-body";
+import { guardExpressRequest } from "./unread-body";
+import { closeGracefully } from "./graceful-close";
 
 export interface ListenerTimeouts {
   /** Time allowed to send the request headers (default 30 s); then 408 and the connection closes. */
@@ -45,6 +46,8 @@ export class Listener {
   readonly express: Express;
   private server: Server | undefined;
   private boundPort: number | undefined;
+  /** Open connections: when the listener closes, the answers under way on them say `Connection: close`. */
+  private readonly sockets = new Set<Socket>();
   /** Tests: bind a free port instead of the requested one (see ListenerRegistry.bindFreePorts). */
   bindAnyPort = false;
   /** What this listener serves when it is not the webhooks' (the console): named when it cannot bind. */
@@ -152,7 +155,11 @@ export class Listener {
     server.on("connect", onConnectMethod);
     server.maxConnections = this.timeouts.maxConnections ?? 1_000;
     // Node's headers timeout starts at the first byte: a connection that sends none needs its own.
-    server.on("connection", (socket: Socket) => watchFirstByte(socket, firstByteTimeout));
+    server.on("connection", (socket: Socket) => {
+      watchFirstByte(socket, firstByteTimeout);
+      this.sockets.add(socket);
+      socket.once("close", () => this.sockets.delete(socket));
+    });
     await new Promise<void>((resolve, reject) => {
       const onError = (error: NodeJS.ErrnoException) => {
         server.off("listening", onListening);
@@ -173,27 +180,13 @@ export class Listener {
 
   /**
    * Stops accepting connections, lets requests in flight finish, closes idle keep-alive
-   * connections, and after `timeoutMs` cuts whatever is left.
+   * connections, and after `timeoutMs` cuts whatever is left (graceful-close.ts).
    */
   async close(timeoutMs: number): Promise<void> {
     const server = this.server;
     if (!server) return;
     this.server = undefined;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    destroyLingering(server);
-    // Connections that finish a request after close() started become idle: keep sweeping them.
-    const sweep = setInterval(() => {
-      server.closeIdleConnections();
-      destroyLingering(server);
-    }, 50);
-    const deadline = setTimeout(() => server.closeAllConnections(), timeoutMs);
-    try {
-      await closed;
-    } finally {
-      clearInterval(sweep);
-      clearTimeout(deadline);
-    }
+    await closeGracefully(server, this.sockets, timeoutMs);
   }
 }
 

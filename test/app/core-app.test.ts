@@ -2,9 +2,33 @@ import { expect } from "chai";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { AddressInfo } from "node:net";
 import { CoreApp, silentLogger, WebhookSource } from "../../src/index";
+import { closeServer, holdPort } from "../helpers/http-client";
 
 describe("CoreApp", () => {
+  it("a second start() says why it cannot: started already, stopped, or a failed start (a retry needs a new app)", async () => {
+    const running = new CoreApp("twice", { store: "memory", logger: silentLogger }).task({ source: new WebhookSource({ path: "/h", host: "127.0.0.1", port: 0 }), name: "t" }, async () => undefined);
+    const first = running.start();
+    const again = await running.start().then(() => undefined, (e: unknown) => e as Error);
+    await first;
+    expect(again?.message).to.equal('CoreApp "twice" cannot start: it is started already');
+    await running.stop();
+    const afterStop = await running.start().then(() => undefined, (e: unknown) => e as Error);
+    expect(afterStop?.message).to.equal('CoreApp "twice" cannot start: it was stopped, and an app starts once; build a new app to start again');
+
+    const held = await holdPort(0);
+    try {
+      const port = (held.address() as AddressInfo).port;
+      const failing = new CoreApp("fails", { store: "memory", logger: silentLogger }).task({ source: new WebhookSource({ path: "/h", host: "127.0.0.1", port }), name: "t" }, async () => undefined);
+      expect((await failing.start().then(() => undefined, (e: unknown) => e as Error))?.message).to.match(/already in use/);
+      const retry = await failing.start().then(() => undefined, (e: unknown) => e as Error);
+      expect(retry?.message).to.equal('CoreApp "fails" cannot start: its start failed, and an app starts once; build a new app to start again');
+    } finally {
+      await closeServer(held);
+    }
+  });
+
   it("refuses a name that cannot name a data directory", () => {
     expect(() => new CoreApp("../etc")).to.throw(/name must be/);
     expect(() => new CoreApp("")).to.throw(/name must be/);

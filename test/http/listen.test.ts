@@ -1,6 +1,6 @@
 import { Agent } from "node:http";
 import { expect } from "chai";
-import { ListenError } from "../../src/index";
+import { ListenError, MemoryStore } from "../../src/index";
 import { Collector, gate, sleep, startWebhook, useApps, webhook } from "../helpers/app";
 import { closeServer, freePort, holdPort, nodeRequest, postJson, tryConnect } from "../helpers/http-client";
 
@@ -57,7 +57,8 @@ describe("HTTP: listening and stopping", () => {
   }
 
   it("answers a request in flight during stop(), then refuses connections", async () => {
-    const { app, source, events } = await startWebhook(makeApp);
+    const store = new MemoryStore();
+    const { app, source, events } = await startWebhook(makeApp, {}, { app: { store } });
     const client = await RawClient.connect(source.port);
     await client.write(httpRequest("POST", "/hook", { "Content-Type": "application/json", "Content-Length": 12 }));
     await client.write('{"a":');
@@ -70,7 +71,9 @@ describe("HTTP: listening and stopping", () => {
     await stopped;
     expect(client.closed || (await client.waitClosed(500))).to.equal(true);
     client.destroy();
-    expect(events.events.map((e) => e.body)).to.deep.equal([{ a: "late" }]);
+    // Accepted as the runners stop: run, or kept for the next start.
+    const kept = (await store.claim("webhook:receive", 10)).map((m) => (m.payload as { body: unknown }).body);
+    expect([...events.events.map((e) => e.body), ...kept]).to.deep.equal([{ a: "late" }]);
     expect(await tryConnect(source.port)).to.equal("ECONNREFUSED");
   });
 
@@ -95,6 +98,48 @@ describe("HTTP: listening and stopping", () => {
     expect(reply.status).to.equal(200);
     expect(reply.json()).to.deep.equal({ done: true });
     expect(await tryConnect(source.port)).to.equal("ECONNREFUSED");
+  });
+
+  it("answers a request in flight during stop() with Connection: close, so that a keep-alive client sends no other on it", async () => {
+    const hold = gate();
+    const { app, source } = await startWebhook(makeApp, { ack: "processed" }, { reply: () => hold.promise });
+    const client = await RawClient.connect(source.port);
+    try {
+      await client.write(httpRequest("POST", "/hook", { "Content-Type": "application/json", "Content-Length": 2 }, "{}"));
+      await sleep(50);
+      const stopped = app.stop();
+      await sleep(20);
+      hold.open();
+      const response = await client.readResponse();
+      expect(response.status).to.equal(202);
+      expect(response.headers.connection).to.equal("close");
+      expect(client.closed || (await client.waitClosed(500))).to.equal(true);
+      await stopped;
+    } finally {
+      client.destroy();
+    }
+  });
+
+  it("answers a request sent on an idle keep-alive connection just as stop() begins, instead of resetting it", async () => {
+    const store = new MemoryStore();
+    const { app, source, events } = await startWebhook(makeApp, {}, { app: { store } });
+    const client = await RawClient.connect(source.port);
+    try {
+      const request = httpRequest("POST", "/hook", { "Content-Type": "application/json", "Content-Length": 2 }, "{}");
+      await client.write(request);
+      expect((await client.readResponse()).headers.connection).to.equal("keep-alive");
+      // Sent, but not yet read by the server when the stop begins (the same turn of the loop).
+      client.socket.write(request);
+      const stopped = app.stop();
+      const response = await client.readResponse();
+      expect(response.status).to.equal(202);
+      expect(response.headers.connection).to.equal("close");
+      await stopped;
+      // The second, accepted as the runners stop: run, or kept for the next start.
+      expect(events.count + (await store.depth("webhook:receive"))).to.equal(2);
+    } finally {
+      client.destroy();
+    }
   });
 
   it("stops promptly with an idle keep-alive connection open", async () => {

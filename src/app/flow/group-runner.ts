@@ -139,7 +139,11 @@ export class GroupRunner {
     this.retryWakes.clear();
     if (this.idle()) return true;
     const drained = await this.idleWait.until(timeoutMs);
-    if (!drained) this.task.logger.warn({ inFlight: this.inFlight }, `shutdown timeout: groups still running ${this.parts.store.durable ? "stay in the store for the next start" : "are abandoned, and the memory store loses them"}`);
+    if (!drained) {
+      this.task.logger.warn({ inFlight: this.inFlight }, `shutdown timeout: groups still running ${this.parts.store.durable ? "stay in the store for the next start" : "are abandoned, and the memory store loses them"}`);
+      // Their late ends or timeouts would write to a closed store (and tell "retry" listeners).
+      this.deadlines.abandonAll();
+    }
     return drained;
   }
 

@@ -1,14 +1,21 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** Thrown when another live process consumes the data directory. */
+/** Thrown when another live process, or another open store of this one, consumes the data directory. */
 export class DataDirInUseError extends Error {
   constructor(dir: string, pid: number) {
-    super(`data directory ${dir} is in use by process ${pid}: one process consumes a data directory at a time (claims live in its memory)`);
+    const who = pid === process.pid ? `another store of this process (an app not stopped yet?)` : `process ${pid}`;
+    super(`data directory ${dir} is in use by ${who}: one process consumes a data directory at a time (claims live in its memory)`);
     this.name = "DataDirInUseError";
   }
 }
+
+/**
+ * The locks this process holds, by the lock file's real path: the file names a process, not a
+ * store, so a second store of this process on the directory would take it for its own.
+ */
+const heldHere = new Set<string>();
 
 /**
  * Marks a data directory as consumed by this process, so that a second app instance (an
@@ -19,6 +26,8 @@ export class DataDirInUseError extends Error {
 export class ConsumerLock {
   private readonly path: string;
   private held = false;
+  /** The key in heldHere while held. */
+  private heldAs: string | undefined;
 
   constructor(dir: string) {
     this.path = join(dir, "consumer.lock");
@@ -32,11 +41,16 @@ export class ConsumerLock {
    * has just taken.
    */
   acquire(dir: string): void {
+    // Two stores of one process would claim the same messages, and one's close would drop the lock the other holds.
+    const key = join(realpathSync(dir), "consumer.lock");
+    if (heldHere.has(key)) throw new DataDirInUseError(dir, process.pid);
     const mine = JSON.stringify({ pid: process.pid, started: startTime(process.pid) });
     const deadline = Date.now() + TAKEOVER_WAIT_MS;
     while (Date.now() < deadline) {
       if (createWhole(this.path, mine)) {
         this.held = true;
+        this.heldAs = key;
+        heldHere.add(key);
         return;
       }
       const seen = readText(this.path);
@@ -73,6 +87,8 @@ export class ConsumerLock {
   release(): void {
     if (!this.held) return;
     this.held = false;
+    if (this.heldAs !== undefined) heldHere.delete(this.heldAs);
+    this.heldAs = undefined;
     try {
       const holder = readHolder(this.path);
       if (holder?.pid === process.pid) unlinkSync(this.path);

@@ -1,9 +1,11 @@
 import { expect } from "chai";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DataDirInUseError } from "../../../src/store/embedded/consumer-lock";
+import { EmbeddedStore } from "../../../src/store/embedded/embedded-store";
 
 const RACER = join(__dirname, "fixtures", "lock-racer.js");
 const RACERS = 4;
@@ -65,5 +67,41 @@ describe("the consumer lock, taken by several processes at the same moment", fun
     const rounds = await race(base);
     expect(rounds.size).to.equal(ROUNDS);
     expect(wrongRounds(rounds)).to.deep.equal([]);
+  });
+});
+
+describe("the consumer lock, within one process", () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), "lock-here-"))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("refuses a second store on a directory another store of this process consumes (through a symlink too); the first keeps the lock until it closes", async () => {
+    const first = new EmbeddedStore({ dir });
+    await first.open();
+    const link = join(tmpdir(), `lock-here-link-${process.pid}`);
+    symlinkSync(dir, link);
+    try {
+      for (const other of [dir, link]) {
+        const second = new EmbeddedStore({ dir: other });
+        const error = await second.open().then(() => undefined, (e: unknown) => e);
+        // Both would claim the same messages; the one stopped first would drop the other's lock.
+        expect(error, "a second store opened").to.be.instanceOf(DataDirInUseError);
+        expect((error as Error).message).to.equal(`data directory ${other} is in use by another store of this process (an app not stopped yet?): one process consumes a data directory at a time (claims live in its memory)`);
+        await second.close();
+        expect(existsSync(join(dir, "consumer.lock"))).to.equal(true);
+      }
+      await first.enqueue("q", { id: "m1", payload: 1, attempts: 0, enqueuedAt: Date.now() });
+      await first.close();
+      expect(existsSync(join(dir, "consumer.lock"))).to.equal(false);
+      const third = new EmbeddedStore({ dir });
+      await third.open();
+      try {
+        expect((await third.claim("q", 10)).map((m) => m.id)).to.deep.equal(["m1"]);
+      } finally {
+        await third.close();
+      }
+    } finally {
+      rmSync(link, { force: true });
+    }
   });
 });
