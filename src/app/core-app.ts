@@ -27,6 +27,7 @@ import type { AppEventListener, AppEventName } from "./app-events";
 import { appStatus, type AppStatus } from "./app-status";
 import { queuesOfApp, warnLeftBehind } from "./left-behind";
 import { warnWhatIsLost } from "./memory-loss";
+import { warnUnauthenticated } from "./unauthenticated-sources";
 import { flowQueueStats, type FlowQueueStats } from "./flow/flow-stats";
 import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "./flow/flow-record";
 import { CONSOLE_BULK_REPLAYS } from "../console/bulk-replays";
@@ -493,6 +494,7 @@ export class CoreApp {
       "started",
     );
     if (this.mountedConsole !== undefined) this.logger.info({ url: this.mountedConsole.url }, "console ready");
+    warnUnauthenticated(this.registry.sources(), this.logger);
     void warnLeftBehind(store, queuesOfApp(tasks), this.logger);
     return this;
   }

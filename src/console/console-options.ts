@@ -1,4 +1,3 @@
-import { isIP } from "node:net";
 
 /** `auth.token`: sent as `Authorization: Bearer <token>`, or typed once into the login page. */
 export interface ConsoleTokenAuth {
@@ -90,14 +89,4 @@ function checkAuth(auth: unknown): ConsoleAuth {
     return { username: a.username, password: a.password };
   }
   throw new TypeError("console.auth must be { token } or { username, password }");
-}
-
-/** Only these hosts may serve a console without `auth`: nobody else can reach them. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-  // Host names compare without regard to case (RFC 4343): LOCALHOST is localhost.
-  if (bare.toLowerCase() === "localhost") return true;
-  if (isIP(bare) === 4) return bare.startsWith("127.");
-  if (isIP(bare) === 6) return bare === "::1" || /^::ffff:127\./i.test(bare);
-  return false;
 }

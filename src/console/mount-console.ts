@@ -4,7 +4,8 @@ import type { TrustFunction } from "../http/trust-proxy";
 import type { Logger } from "../util/logger";
 import { ConsoleAssets } from "./console-assets";
 import type { ConsoleBackend } from "./console-backend";
-import { isLoopbackHost, type ResolvedConsoleOptions } from "./console-options";
+import type { ResolvedConsoleOptions } from "./console-options";
+import { isLoopbackHost } from "../http/loopback-host";
 import { consoleRouter } from "./console-router";
 
 /** The console's routes below its path, as patterns (a segment is anything but "/"). */
