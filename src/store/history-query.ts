@@ -202,6 +202,10 @@ export function matchesSearch(search: ParsedSearch, id: string, origin: EventOri
       value = (value as Record<string, unknown>)[part];
     }
     if (value === undefined) return false;
+    // A value an emitted value may hold that JSON has no type for, found as PostgreSQL's history keeps
+    // it (and finds it): a bigint by its digits, a Date by its ISO text (both kept there as strings).
+    if (typeof value === "bigint") value = value.toString();
+    else if (value instanceof Date) value = value.toJSON() ?? null;
     // A number equals a value written as a number by value (`4200.0`, `1e2` find 4200 and 100), as PostgreSQL's jsonb compares them.
     if (typeof value === "number") {
       if (search.number !== undefined) return value === search.number;
@@ -221,7 +225,13 @@ export function matchesSearch(search: ParsedSearch, id: string, origin: EventOri
 
 /** A body field as text, as a search compares it: a string as it is, anything else as JSON (`42`, `true`, `null`). */
 export function fieldText(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value);
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    // A bigint inside (JSON.stringify refuses it, and one event would fail the whole search): its digits, as a string.
+    return JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  }
 }
 
 /** Whether a summary's deliveries satisfy the query's task and status. */
