@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { writeFileSync } from "node:fs";
 import type { CoreApp } from "../../../src/index";
 import { ENGINES, useEngineApps, type Engine } from "../../helpers/engine-apps";
+import { runEdgesScenario } from "./edges-scenario";
 import { runPayloadScenario } from "./payload-scenario";
 import { runScenario, type Observation } from "./scenario";
 
@@ -51,6 +52,11 @@ describe("engine conformance: one scenario, the same answers on every engine", f
 
   it("bodies, queries and headers of every kind: kept, searched and replayed alike", async () => {
     const diffs = differences(await each(runPayloadScenario));
+    expect(diffs, diffs.join("\n")).to.deep.equal([]);
+  });
+
+  it("edges: an unconsumed queue, cursors reused, empty windows, odd limits, replays by filter, status", async () => {
+    const diffs = differences(await each(runEdgesScenario));
     expect(diffs, diffs.join("\n")).to.deep.equal([]);
   });
 });
