@@ -14,6 +14,7 @@ import {
   type EventOrigin,
   type HistoryQuery,
   type RunNote,
+  type RunRecord,
 } from "./history";
 import { didYouMean } from "../util/did-you-mean";
 
@@ -251,4 +252,22 @@ export function bucketOf(time: number, bucketMs: number): number {
 function shown(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
   return typeof value === "number" || typeof value === "boolean" || value === null ? String(value) : typeof value;
+}
+
+/**
+ * An event's runs oldest first: by start, then attempt, then task (code-unit order), as
+ * PostgreSQL's history orders them. Noted runs come in the order they ended, which differs
+ * when tasks of a fanned-out event overlap (a slow one that started first ends last).
+ */
+export function runsOldestFirst(runs: readonly RunRecord[]): RunRecord[] {
+  const sorted = [...runs];
+  for (let i = 1; i < sorted.length; i++) {
+    // Nearly always in order already (one task, or tasks that did not overlap): sort only when not.
+    if (compareRuns(sorted[i - 1]!, sorted[i]!) > 0) return sorted.sort(compareRuns);
+  }
+  return sorted;
+}
+
+function compareRuns(a: RunRecord, b: RunRecord): number {
+  return a.startedAt - b.startedAt || a.attempt - b.attempt || (a.task < b.task ? -1 : a.task > b.task ? 1 : 0);
 }
