@@ -1,5 +1,6 @@
 import { CoreApp, WebhookSource, type WebhookEvent } from "../../../src/index";
 import { send } from "../../helpers/http-client";
+import { httpRequest, rawRequest } from "../../helpers/raw-http";
 import { until } from "../../helpers/wait";
 import { Labels, outcome } from "./normalize";
 import type { Observation } from "./scenario";
@@ -26,7 +27,7 @@ const REQUESTS: ReadonlyArray<{ label: string; type: string; body: string | Buff
 // Not `alpha={"a":2,"z":1}`: on PostgreSQL an object is found whatever the order of its keys (docs/history.md).
 const SEARCHES = ["zeta=1", "alpha.a=2", "alpha={\"z\":1,\"a\":2}", "list=[3,1,2]", "f=1", "e=100", "s=4200", "s=4200.0",
   "a.b=c", "t=true", "n=null", "name=Zoë 🚀", "esc=é", "__proto__.x=1", "constructor=c", "a=2", "a=1", "0.a=1", "b=two", "hello a=b", "x=1", "page=3",
-  "t-1", "a, b", "wk", "sess", "sha256=abc", "4200.0", "Zoë 🚀", "big=12345678901234567890"];
+  "t-1", "a, b", "one, two", "one", "a=1", "b=2", "k1", "wk", "sess", "sha256=abc", "4200.0", "Zoë 🚀", "big=12345678901234567890"];
 
 /** The same requests on one engine: each event as got, each search's hits, and what each replay delivered. */
 export async function runPayloadScenario(app: CoreApp): Promise<Observation> {
@@ -50,6 +51,15 @@ export async function runPayloadScenario(app: CoreApp): Promise<Observation> {
     await app.events.get(id);
     await new Promise((r) => setTimeout(r, 3));
   }
+  // Repeated headers: Node joins most with ", " and keeps set-cookie as an array.
+  const port = Number(new URL(source.url).port);
+  const headers = { "Content-Type": "application/json", "X-Dup": "one", "x-dup": "two", "Set-Cookie": "a=1", "set-cookie": "b=2", "X-Kind": "k1" };
+  const raw = await rawRequest(port, httpRequest("POST", "/in", headers, "{}"));
+  seen["answer repeated headers"] = raw.status;
+  const repeated = raw.json<{ id: string }>().id;
+  labels.name(repeated, "repeated headers");
+  ids.push(repeated);
+  await app.events.get(repeated);
   await until(() => received.length === ids.length, 10_000);
   for (const id of ids) {
     const event = await app.events.get(id);
@@ -67,5 +77,5 @@ export async function runPayloadScenario(app: CoreApp): Promise<Observation> {
 
 /** The headers a scenario sent on purpose (the others name the host port and the client). */
 function pick(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith("x-") || name === "content-type"));
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => name.startsWith("x-") || name === "content-type" || name === "set-cookie"));
 }
