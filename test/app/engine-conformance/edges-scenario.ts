@@ -79,6 +79,10 @@ export async function runEdgesScenario(app: CoreApp): Promise<Observation> {
     "purge again": () => app.deadLetters.purge({ queue: "webhook:main" }),
   };
   for (const [name, call] of Object.entries(calls)) seen[name] = await outcome(labels, call);
+  // The console overview's counts per task and source (one bucket: the engines run a moment apart).
+  const activity = await app.store.history!.activity(Date.now() - 3_600_000, 100 * 365 * 86_400_000);
+  seen["activity"] = labels.normalize([...activity].sort((a, b) => (a.task + (a.source ?? "") < b.task + (b.source ?? "") ? -1 : 1)));
+  seen["size"] = (await app.store.history!.size()).events;
   const status = await app.status();
   seen["status"] = labels.normalize(JSON.parse(JSON.stringify(status, (key, value: unknown) => (key.startsWith("oldestAge") || key.startsWith("uptime") ? "<age>" : value))));
   return seen;
