@@ -29,6 +29,7 @@ describe("engine conformance: embedded and PostgreSQL across a restart", functio
     const ran: string[] = [];
     const first = build(engineApp(engine, "restart"), ran);
     await first.start();
+    // Right after start (PostgreSQL's listener may be reading the paused set): b runs nothing from here on.
     await first.pause("b");
     const url = (first.tasks.find((t) => t.name === "a")!.source as WebhookSource).url;
     for (const n of [1, 2]) {
