@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import type { CoreApp } from "../../../src/index";
 import { ENGINES, useEngineApps, type Engine } from "../../helpers/engine-apps";
 import { runEdgesScenario } from "./edges-scenario";
+import { runFlowScenario } from "./flow-scenario";
 import { runPayloadScenario } from "./payload-scenario";
 import { runScenario, type Observation } from "./scenario";
 
@@ -57,6 +58,11 @@ describe("engine conformance: one scenario, the same answers on every engine", f
 
   it("edges: an unconsumed queue, cursors reused, empty windows, odd limits, replays by filter, status", async () => {
     const diffs = differences(await each(runEdgesScenario));
+    expect(diffs, diffs.join("\n")).to.deep.equal([]);
+  });
+
+  it("debounced bursts, batches and timeouts: as the history shows them", async () => {
+    const diffs = differences(await each(runFlowScenario));
     expect(diffs, diffs.join("\n")).to.deep.equal([]);
   });
 });

@@ -17,13 +17,19 @@ describe("engine conformance: runs of overlapping tasks, oldest first", function
     it(`lists a slow run that started first before a quick one that ended first (${engine})`, async () => {
       const app = engineApp(engine, "order");
       const hook = new WebhookSource({ path: "/in", host: "127.0.0.1", port: 0 });
-      app.task({ source: hook, name: "slow" }, () => new Promise<void>((resolve) => setTimeout(resolve, 400)));
-      app.task({ source: hook, name: "quick" }, async () => undefined);
+      let slowStarted = false;
+      let quickDone = false;
+      // Slow starts first and ends last: it waits for quick, which is held by a pause until slow is under way.
+      app.task({ source: hook, name: "slow" }, async () => {
+        slowStarted = true;
+        await until(() => quickDone, 10_000);
+      });
+      app.task({ source: hook, name: "quick" }, async () => void (quickDone = true));
       await app.start();
-      // Quick starts once slow is under way: held by a pause, resumed 100 ms after.
       await app.pause("quick");
       const id = (await postJson(hook.url, { n: 1 })).json<{ id: string }>().id;
-      await new Promise((r) => setTimeout(r, 100));
+      await until(() => slowStarted, 10_000);
+      await new Promise((r) => setTimeout(r, 20));
       await app.resume("quick");
       await until(async () => (await app.events.get(id))?.runs.length === 2, 10_000);
       const runs = (await app.events.get(id))!.runs;
