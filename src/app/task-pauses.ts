@@ -24,6 +24,8 @@ export class TaskPauses {
   private retryTimer: NodeJS.Timeout | undefined;
   private loggedAt = 0;
   private suppressed = 0;
+  /** Changes made here (set): a read of the store begun before one may answer the set before it. */
+  private changes = 0;
 
   constructor(
     private readonly pauses: PauseStore,
@@ -65,6 +67,7 @@ export class TaskPauses {
   /** Pauses or resumes one task here at once, then in the store (where other replicas see it). */
   async set(task: string, paused: boolean): Promise<void> {
     await this.pauses.setPaused(task, paused);
+    this.changes++;
     const next = new Set(this.current);
     if (paused) next.add(task);
     else next.delete(task);
@@ -78,8 +81,14 @@ export class TaskPauses {
       return;
     }
     this.refreshing = true;
+    const changes = this.changes;
     this.pauses.paused().then(
-      (set) => this.apply(set),
+      (set) => {
+        // Begun before a pause or resume made here: it may not show it, and would undo it for a
+        // moment (a task paused on PostgreSQL ran an event accepted after pause() resolved). Read again.
+        if (changes !== this.changes) this.refreshAgain = true;
+        else this.apply(set);
+      },
       (error: unknown) => this.failedRead(error),
     ).finally(() => {
       this.refreshing = false;

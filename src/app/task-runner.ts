@@ -253,8 +253,10 @@ export class TaskRunner {
       if (this.gate !== undefined && this.gate.held >= this.maxGateHeld) break;
       const signals = this.signals;
       const batch = await this.store.claim(this.task.queue, asked, this.claimFlow);
-      if (this.stopping) {
-        await this.store.release(this.task.queue, batch.map((m) => m.id));
+      // Paused while the claim was out (it may have waited for a connection, and taken an event
+      // accepted after pause() resolved): back to the queue, untouched; resume claims it again.
+      if (this.stopping || this.paused) {
+        if (batch.length > 0 || this.stopping) await this.store.release(this.task.queue, batch.map((m) => m.id));
         return;
       }
       // A short batch means an empty queue, unless something arrived while the claim was out.

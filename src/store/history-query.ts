@@ -14,6 +14,7 @@ import {
   type EventOrigin,
   type HistoryQuery,
   type RunNote,
+  type RunRecord,
 } from "./history";
 import { didYouMean } from "../util/did-you-mean";
 
@@ -202,6 +203,10 @@ export function matchesSearch(search: ParsedSearch, id: string, origin: EventOri
       value = (value as Record<string, unknown>)[part];
     }
     if (value === undefined) return false;
+    // A value an emitted value may hold that JSON has no type for, found as PostgreSQL's history keeps
+    // it (and finds it): a bigint by its digits, a Date by its ISO text (both kept there as strings).
+    if (typeof value === "bigint") value = value.toString();
+    else if (value instanceof Date) value = value.toJSON() ?? null;
     // A number equals a value written as a number by value (`4200.0`, `1e2` find 4200 and 100), as PostgreSQL's jsonb compares them.
     if (typeof value === "number") {
       if (search.number !== undefined) return value === search.number;
@@ -221,7 +226,13 @@ export function matchesSearch(search: ParsedSearch, id: string, origin: EventOri
 
 /** A body field as text, as a search compares it: a string as it is, anything else as JSON (`42`, `true`, `null`). */
 export function fieldText(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value);
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    // A bigint inside (JSON.stringify refuses it, and one event would fail the whole search): its digits, as a string.
+    return JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+  }
 }
 
 /** Whether a summary's deliveries satisfy the query's task and status. */
@@ -241,4 +252,22 @@ export function bucketOf(time: number, bucketMs: number): number {
 function shown(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
   return typeof value === "number" || typeof value === "boolean" || value === null ? String(value) : typeof value;
+}
+
+/**
+ * An event's runs oldest first: by start, then attempt, then task (code-unit order), as
+ * PostgreSQL's history orders them. Noted runs come in the order they ended, which differs
+ * when tasks of a fanned-out event overlap (a slow one that started first ends last).
+ */
+export function runsOldestFirst(runs: readonly RunRecord[]): RunRecord[] {
+  const sorted = [...runs];
+  for (let i = 1; i < sorted.length; i++) {
+    // Nearly always in order already (one task, or tasks that did not overlap): sort only when not.
+    if (compareRuns(sorted[i - 1]!, sorted[i]!) > 0) return sorted.sort(compareRuns);
+  }
+  return sorted;
+}
+
+function compareRuns(a: RunRecord, b: RunRecord): number {
+  return a.startedAt - b.startedAt || a.attempt - b.attempt || (a.task < b.task ? -1 : a.task > b.task ? 1 : 0);
 }

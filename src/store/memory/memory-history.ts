@@ -1,5 +1,5 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
-import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, eventStatus, isPast, matchesSearch, matchesStatus, newestFirst } from "../history-query";
+import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, eventStatus, isPast, matchesSearch, matchesStatus, newestFirst, runsOldestFirst } from "../history-query";
 import { KeptEvent, runsBytes, snapshot, type LinkKind } from "./memory-history-record";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's heap. */
@@ -95,7 +95,7 @@ export class MemoryHistory implements HistoryStore {
       ...summaryOf(kept),
       // A copy: what the caller does to it stays with the caller.
       payload: snapshot(kept.payloadNow()),
-      runs: kept.runList().map((r) => r.run),
+      runs: runsOldestFirst(kept.runList().map((r) => r.run)),
       replays: this.linked(kept.links("replays")),
       children: this.linked(kept.links("children")),
     };

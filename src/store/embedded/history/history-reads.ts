@@ -1,5 +1,5 @@
 import type { EventSummary, HistoryEvent, HistoryPage, HistoryQuery } from "../../history";
-import { checkHistoryQuery, encodeCursor, matchesStatus, matchesSearch, newestFirst, type CheckedQuery, type CursorPosition } from "../../history-query";
+import { checkHistoryQuery, encodeCursor, matchesStatus, matchesSearch, newestFirst, runsOldestFirst, type CheckedQuery, type CursorPosition } from "../../history-query";
 import type { HistoryDbs } from "./history-env";
 import { decodeBody, payloadOf } from "./history-body";
 import { runOf, summaryOf, type SummaryRecord, type TimelineKey } from "./history-records";
@@ -75,7 +75,7 @@ export function getEvent(dbs: HistoryDbs | undefined, id: string): HistoryEvent 
   const event: { -readonly [K in keyof HistoryEvent]: HistoryEvent[K] } = {
     ...summaryOf(id, at, record),
     payload: payloadOf(body),
-    runs: record.u.map(runOf),
+    runs: runsOldestFirst(record.u.map(runOf)),
     replays: kept(dbs, record.y),
     children: kept(dbs, record.c),
   };

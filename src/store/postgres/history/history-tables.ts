@@ -34,20 +34,21 @@ export function latestRunSql(runs: string, eventId: string, task: string, column
   return `SELECT ${columns} FROM ${runs} r WHERE r.event_id = ${eventId} AND r.task = ${task} ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1`;
 }
 
-/** Event `e`'s deliveries as rows (task, queue, message_id), from its three arrays. */
+/** Event `e`'s deliveries as rows (task, queue, message_id, ord), from its three arrays; `ord` is the note's order. */
 export function deliveriesOf(e: string): string {
-  return `unnest(${e}.tasks, ${e}.queues, ${e}.message_ids) AS d(task, queue, message_id)`;
+  return `unnest(${e}.tasks, ${e}.queues, ${e}.message_ids) WITH ORDINALITY AS d(task, queue, message_id, ord)`;
 }
 
 /**
  * The deliveries of event `e` as a json array: task, queue, message id, status, runs so far and
- * the latest run's error message when it did not succeed.
+ * the latest run's error message when it did not succeed; in the order the event was handed to
+ * its tasks, as the other engines list them (a replay queues its copies in that order too).
  */
 export function deliveriesJsonSql(tables: HistoryTables, e: string): string {
   const { runs } = tables;
   return `(SELECT coalesce(json_agg(json_build_object('task', d.task, 'queue', d.queue, 'messageId', d.message_id,
       'status', coalesce(l.status, 1), 'attempts', (SELECT count(*) FROM ${runs} c WHERE c.event_id = ${e}.id AND c.task = d.task),
-      'lastError', l.error_message) ORDER BY d.task), '[]')
+      'lastError', l.error_message) ORDER BY d.ord), '[]')
     FROM ${deliveriesOf(e)}
     LEFT JOIN LATERAL (SELECT r.status, CASE WHEN r.outcome <> 'success' THEN r.error_message END AS error_message FROM ${runs} r
       WHERE r.event_id = ${e}.id AND r.task = d.task ORDER BY r.started_at + r.duration_ms DESC, r.attempt DESC LIMIT 1) l ON true)`;
