@@ -31,6 +31,8 @@ describe("engine conformance: the events API before start, after stop, and with 
     const off = make("off", false);
     await off.start();
     for (const [name, call] of Object.entries(calls(off))) seen[`history off: ${name}`] = await outcome(labels, call);
+    // One app of a process on a data directory at a time (the embedded store refuses a second).
+    await off.stop();
     const stopped = make("stopped");
     await stopped.start();
     await stopped.stop();
