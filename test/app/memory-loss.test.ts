@@ -38,13 +38,14 @@ describe("stop on the memory store: what is lost is said", () => {
     const logger = createDefaultLogger("info", {}, { write: (text: string) => void lines.push(JSON.parse(text) as Line) });
     const app = new CoreApp("memory-loss-test", { logger });
     const later = new Queue<number>("later");
-    const held = gate();
-    app.task({ source: later, name: "later" }, async () => held.promise);
+    app.task({ source: later, name: "later" }, async () => undefined);
     app.task({ source: webhook(), name: "first", emit: later }, async () => 1);
     const t = await testApp(app, { timeoutMs: 1_000 });
+    // Paused: what "first" emits waits in the store when the test stops.
+    await app.pause("later");
     await t.send(app.tasks[1].source as ReturnType<typeof webhook>, { body: {} });
+    expect((await app.store.stats("later")).waiting).to.equal(1);
     await t.stop();
-    held.open();
     expect(lines.filter((l) => l.level === 40 && l.messages !== undefined)).to.deep.equal([]);
   });
 });
