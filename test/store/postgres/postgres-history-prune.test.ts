@@ -3,6 +3,7 @@ import { expect } from "chai";
 import pg from "pg";
 import type { EventNote, RunNote } from "../../../src/store/history";
 import type { PostgresStore } from "../../../src/store/postgres/postgres-store";
+import { closeTogether } from "../../helpers/socket-pair";
 import { PostgresFixture } from "./postgres-fixture";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -30,14 +31,7 @@ async function stallingProxy(target: URL, text: string): Promise<{ server: Serve
       }
       upstream.write(chunk);
     });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    for (const socket of [client, upstream]) {
-      socket.on("error", end);
-      socket.on("close", end);
-    }
+    closeTogether(client, upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { server, port: (server.address() as { port: number }).port, stalled: () => stalled };

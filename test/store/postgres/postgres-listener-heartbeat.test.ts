@@ -3,6 +3,7 @@ import { expect } from "chai";
 import { CoreApp, silentLogger } from "../../../src/index";
 import { webhook } from "../../helpers/app";
 import { postJson } from "../../helpers/http-client";
+import { closeTogether } from "../../helpers/socket-pair";
 import { until } from "../../helpers/wait";
 import { PostgresFixture } from "./postgres-fixture";
 
@@ -52,14 +53,7 @@ class SilentListen {
       if (chunk.includes("LISTEN \"")) this.listening.add(client);
       upstream.write(chunk);
     });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    for (const socket of [client, upstream]) {
-      socket.on("error", end);
-      socket.on("close", end);
-    }
+    closeTogether(client, upstream);
   }
 }
 
