@@ -156,9 +156,16 @@ export class Listener {
     server.maxConnections = this.timeouts.maxConnections ?? 1_000;
     // Node's headers timeout starts at the first byte: a connection that sends none needs its own.
     server.on("connection", (socket: Socket) => {
-      watchFirstByte(socket, firstByteTimeout);
+      // The timer goes with the socket: left pending, it held every closed connection (about
+      // 2 KiB each) for the whole wait, so a client opening and closing connections fast piled
+      // up memory no connection limit counted.
+      const silent = setTimeout(closeIfSilent, firstByteTimeout, socket);
+      silent.unref();
       this.sockets.add(socket);
-      socket.once("close", () => this.sockets.delete(socket));
+      socket.once("close", () => {
+        clearTimeout(silent);
+        this.sockets.delete(socket);
+      });
     });
     await new Promise<void>((resolve, reject) => {
       const onError = (error: NodeJS.ErrnoException) => {
@@ -200,17 +207,6 @@ function expressErrorHandler(error: unknown, _req: Request, res: Response, _next
   const status = typeof (error as { status?: unknown }).status === "number" ? (error as { status: number }).status : 500;
   const expose = status < 500;
   sendError(res, status, expose ? "bad_request" : "internal_error", expose ? String((error as Error).message) : "internal server error");
-}
-
-/**
- * Closes the connection unless it sent a byte within `ms`. The timer goes with the socket: left
- * pending, it held every closed connection (about 2 KiB each) for the whole wait, so a client
- * opening and closing connections fast piled up memory no connection limit counted.
- */
-function watchFirstByte(socket: Socket, ms: number): void {
-  const timer = setTimeout(closeIfSilent, ms, socket);
-  timer.unref();
-  socket.once("close", () => clearTimeout(timer));
 }
 
 function closeIfSilent(socket: Socket): void {
