@@ -259,13 +259,18 @@ export class WebhookReceiver implements RouteHandler {
     outcome.then((settled) => (settled.ok || "timedOut" in settled ? duplicate(res, original.id) : this.answerOutcome(res, original.id, settled)));
   }
 
-  /** Never throws: an answer that cannot be sent (a result JSON cannot encode) becomes a 500. */
+  /**
+   * Never throws. A result that cannot be the answer (JSON cannot encode it: a BigInt, a
+   * function) gets the source's fixed answer: the task ran and succeeded, and an error status
+   * would have the sender send the event again and the task run twice.
+   */
   private answerOutcome(res: ServerResponse, id: string, outcome: DeliveryOutcome): void {
     try {
       this.answerWith(res, id, outcome);
     } catch (error) {
-      this.logger.error({ eventId: id, error: errorMessage(error) }, "the task's result cannot be sent as the HTTP answer");
-      sendError(res, 500, "internal_error", "the task's result could not be sent");
+      this.logger.error({ eventId: id, error: errorMessage(error) }, "the task succeeded but its result cannot be sent as the HTTP answer: the fixed answer went instead");
+      if (res.headersSent) res.end();
+      else this.accepted(res, id);
     }
   }
 

@@ -3,6 +3,7 @@ import { WebhookError, WebhookResponse } from "../../../src/index";
 import { gate, sleep, startWebhook, useApps } from "../../helpers/app";
 import { postJson, send } from "../../helpers/http-client";
 import { httpRequest, RawClient } from "../../helpers/raw-http";
+import { recordingLogger, type LogLine } from "../../helpers/wait";
 
 describe("WebhookSource: answers", () => {
   const makeApp = useApps();
@@ -197,13 +198,36 @@ describe("WebhookSource: answers", () => {
       expect(Buffer.from(await response.arrayBuffer()).equals(bytes)).to.equal(true);
     });
 
-    const unsendable: Array<{ title: string; value: () => unknown }> = [
+    // The task succeeded: an error status would have the sender send the event again and the
+    // task run twice. The fixed answer goes, and an error line says why.
+    const unencodable: Array<{ title: string; value: () => unknown }> = [
       { title: "a value JSON cannot encode (BigInt)", value: () => ({ total: 10n }) },
       { title: "a function", value: () => () => 1 },
+    ];
+    for (const u of unencodable) {
+      it(`answers the fixed 202 with the event's id, runs the task once and logs why, when the task returns ${u.title}`, async () => {
+        const lines: LogLine[] = [];
+        const { source, events } = await startWebhook(makeApp, { reply: "result" }, { reply: u.value, app: { logger: recordingLogger(lines) } });
+        const reply = await postJson(source.url, {});
+        expect(reply.status).to.equal(202);
+        const [first] = await events.waitFor(1);
+        expect(reply.json()).to.deep.equal({ accepted: true, id: first.ctx.eventId });
+        const logged = lines.find((l) => l.msg.includes("result cannot be sent"));
+        expect(logged?.fields?.eventId).to.equal(first.ctx.eventId);
+        // The server is still up, and nothing ran twice.
+        expect((await postJson(source.url, {})).status).to.equal(202);
+        await events.waitFor(2);
+        await sleep(50);
+        expect(events.received).to.have.length(2);
+      });
+    }
+
+    // A WebhookResponse that would corrupt the answer is refused when the task makes it: the task failed.
+    const refused: Array<{ title: string; value: () => unknown }> = [
       { title: "a WebhookResponse with a header value holding a line break", value: () => new WebhookResponse({ status_code: 200, headers: { "x-bad": "a\r\nInjected: yes" } }) },
       { title: "a WebhookResponse with an invalid header name", value: () => new WebhookResponse({ status_code: 200, headers: { "bad name": "x" } }) },
     ];
-    for (const u of unsendable) {
+    for (const u of refused) {
       it(`answers 500 (and keeps serving) when the task returns ${u.title}`, async () => {
         const { source, events } = await startWebhook(makeApp, { reply: "result" }, { reply: u.value });
         const reply = await postJson(source.url, {});
