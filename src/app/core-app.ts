@@ -468,7 +468,7 @@ export class CoreApp {
       this.observability.mount(this.listeners, () => this.readiness());
       // After the probes and metrics: the console's own listener serves the console alone.
       if (this.consoleOptions !== undefined) {
-        this.mountedConsole = mountConsole(this.listeners, this.consoleOptions, this.consoleBackend(tasks.map((t) => ({ name: t.name, source: sourceOfTask.get(t.name), input: t.input }))), this.logger, this.options.trustProxy === undefined ? undefined : compileTrust(this.options.trustProxy));
+        this.mountedConsole = mountConsole(this.listeners, this.consoleOptions, this.consoleBackend(tasks.map((t) => ({ name: t.name, source: sourceOfTask.get(t.name), input: t.input, queue: t.queue }))), this.logger, this.options.trustProxy === undefined ? undefined : compileTrust(this.options.trustProxy));
       }
       await this.listeners.listenAll();
     } catch (error) {

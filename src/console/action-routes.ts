@@ -141,6 +141,10 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
         logger.info({ eventId: event.id, replay: replay.id, tasks: replay.tasks }, "console: event replayed");
         return res.redirect(303, `${paths.event(replay.id)}?notice=replay`);
       }
+      // Back in a queue none of the app's tasks reads (a task renamed or removed), it would wait there unseen: it stays a dead letter, in sight.
+      if (!backend.tasks.some((t) => t.queue === letter.queue)) {
+        return send(res, 409, messagePage(ctx(principal), "Replay refused", `No task of this app reads queue "${letter.queue}" (its task "${letter.task}" was renamed or removed?): replayed, the letter would wait there unseen. Give a task the name "${letter.task}" again, or discard the letter.`, "dead-letters"));
+      }
       if (!(await backend.deadLetters.replay(id))) return send(res, 404, messagePage(ctx(principal), "No such dead letter", `No dead letter ${id}: it may have been replayed or discarded already.`, "dead-letters"));
       logger.info({ letter: id }, "console: dead letter back in its queue");
       res.redirect(303, `${paths.deadLetters()}?notice=requeued`);

@@ -33,4 +33,6 @@ export interface ConsoleTask {
   readonly source: string | undefined;
   /** The queue a task reads, when it reads one. */
   readonly input: string | undefined;
+  /** The task's own queue in the store: where its dead letters go back. */
+  readonly queue: string;
 }
