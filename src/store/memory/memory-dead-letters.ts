@@ -84,7 +84,7 @@ export class MemoryDeadLetters implements DeadLetterStore {
   /** The refusal of a queue its dead letters fill (its messages alone would leave room). */
   queueFull(queue: string, dead: number, maxQueued: number): StoreRefusal {
     this.warn(`maxQueued (${maxQueued})`, "queue_full", { queue, queueDeadLetters: dead });
-    return { code: "queue_full", message: `queue "${queue}" holds ${maxQueued} messages, ${dead} of them dead letters`, retryAfterSeconds: 1 };
+    return { code: "queue_full", message: `queue "${queue}" holds ${maxQueued} messages, ${dead} of them dead letters`, retryAfterSeconds: 10 };
   }
 
   /** Dead letters do not go by themselves: whoever runs the app must replay or purge them. */
