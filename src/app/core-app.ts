@@ -4,7 +4,7 @@ import type { ListenerTimeouts } from "../http/listener";
 import { compileTrust, type TrustProxy } from "../http/trust-proxy";
 import { checkStoreSpec, createStore, storeFromEnv, type StoreSpec } from "../store/create-store";
 import { StoreRefusedError, storeFailureDetail } from "../store/store-errors";
-import type { DeadLetterStore, EmitRecord, QueuedMessage, StateStore, Store } from "../store/store";
+import { DEDUPE_NAMESPACE_PREFIX, type DeadLetterStore, type EmitRecord, type QueuedMessage, type StateStore, type Store } from "../store/store";
 import { createDefaultLogger, errorMessage, LOG_LEVELS, type Logger, type LogLevel } from "../util/logger";
 import { OutcomeRegistry } from "./outcome-registry";
 import type { Queue } from "./queue";
@@ -48,9 +48,9 @@ export interface CoreAppOptions extends ObservabilityOptions {
   store?: StoreSpec;
   /** Directory of the embedded store (default $WEBHOOK_TASKS_DATA_DIR, else ./.data/<app name>). */
   dataDir?: string;
-  /** Most messages a queue may hold before sources answer 503 (memory: 100,000; embedded: 10,000,000). */
+  /** Most messages a queue may hold before sources answer 503 (memory: 100,000, its dead letters included; embedded: 10,000,000). */
   maxQueued?: number;
-  /** Most bytes the embedded store may occupy before sources answer 503 (default: only the disk limits it). */
+  /** Most bytes the embedded store may occupy before sources answer 503 (default: only the disk limits it); on the memory store, its dead letters. */
   maxBytes?: number;
   logger?: Logger;
   /** Level of the default logger (default $WEBHOOK_TASKS_LOG_LEVEL, else "info"; ignored when `logger` is given). */
@@ -379,7 +379,7 @@ export class CoreApp {
    */
   private sourceLabels(source: Source, tasks: readonly string[]): { name: string; dedupeNamespace: string } {
     const name = source.sourceName ?? tasks[0];
-    return { name, dedupeNamespace: tasks.length === 1 ? `dedupe:${tasks[0]}` : `dedupe:source:${name}` };
+    return { name, dedupeNamespace: tasks.length === 1 ? `${DEDUPE_NAMESPACE_PREFIX}${tasks[0]}` : `${DEDUPE_NAMESPACE_PREFIX}source:${name}` };
   }
 
   /**
@@ -446,7 +446,7 @@ export class CoreApp {
         const { name, dedupeNamespace } = this.sourceLabels(source, names);
         const logger = subscribers.length === 1 ? subscribers[0].logger : this.logger.child({ source: name });
         // A source given more tasks keeps reading the markers its lone task wrote before.
-        const earlier = names.length > 1 ? names.map((t) => `dedupe:${t}`) : [];
+        const earlier = names.length > 1 ? names.map((t) => `${DEDUPE_NAMESPACE_PREFIX}${t}`) : [];
         for (const task of names) sourceOfTask.set(task, name);
         const inbox = new SourceInbox(name, dedupeNamespace, subscribers, store, this.outcomes, logger, earlier, this.history.inbox(name, subscribers, logger, bodyParserOf(source)));
         this.inboxes.push(inbox);

@@ -21,7 +21,7 @@ export interface CreateStoreOptions {
   readonly dataDir?: string;
   /** Most messages one queue may hold (engine default when unset). */
   readonly maxQueued?: number;
-  /** Most bytes the embedded store's data may occupy (default: only the disk limits it). */
+  /** Most bytes the embedded store's data may occupy (default: only the disk limits it); on the memory store, its dead letters. */
   readonly maxBytes?: number;
   /** False for tools that manage a store without consuming its queues (no consumer lock). */
   readonly consumer?: boolean;
@@ -59,7 +59,10 @@ export function defaultDataDir(appName: string, env: NodeJS.ProcessEnv = process
 }
 
 export function createStore(spec: StoreSpec, options: CreateStoreOptions): Store {
-  if (spec === "memory") return new MemoryStore(options.maxQueued === undefined ? {} : { maxQueued: options.maxQueued }, { historyMaxEvents: options.historyMaxEvents });
+  if (spec === "memory") {
+    const limits = { ...(options.maxQueued === undefined ? {} : { maxQueued: options.maxQueued }), ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }) };
+    return new MemoryStore(limits, { historyMaxEvents: options.historyMaxEvents, logger: options.logger });
+  }
   if (spec === "embedded") {
     return new EmbeddedStore({
       dir: options.dataDir !== undefined ? resolve(options.dataDir) : defaultDataDir(options.appName),

@@ -137,6 +137,12 @@ export interface StateStore {
   setIfAbsent<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<boolean>;
 }
 
+/**
+ * State namespaces of deduplication markers begin with this: an engine may keep them apart
+ * from other state (the memory store bounds their count).
+ */
+export const DEDUPE_NAMESPACE_PREFIX = "dedupe:";
+
 /** Why a store refuses new work right now; the HTTP layer turns it into 503 + Retry-After. */
 export interface StoreRefusal {
   readonly code: "queue_full" | "store_full" | "store_unavailable";

@@ -1,16 +1,22 @@
 import type { StateSetOptions, StateStore } from "../store";
 import { storedForm } from "../payload-codec";
 
-interface Entry {
+export interface StateEntry {
   value: unknown;
   expiresAt: number;
+}
+
+/** Told of each entry added to a bounded map (the memory store's deduplication markers). */
+export interface EntryBound {
+  added(key: string, entry: StateEntry): void;
 }
 
 /** State held in a Map; entries with a time-to-live are dropped when read after expiry or swept. */
 export class MemoryState implements StateStore {
   constructor(
-    private readonly entries: Map<string, Entry>,
+    private readonly entries: Map<string, StateEntry>,
     private readonly prefix: string,
+    private readonly bound?: EntryBound,
   ) {}
 
   /** A copy, as a durable engine reads one back: changing it changes nothing stored. */
@@ -21,7 +27,18 @@ export class MemoryState implements StateStore {
 
   /** Kept in the stored form (payload-codec): what a test sees here is what production sees. */
   async set<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<void> {
-    this.entries.set(this.prefix + key, { value: storedForm(value, "state"), expiresAt: expiry(options) });
+    const stored = storedForm(value, "state");
+    if (this.bound === undefined) {
+      this.entries.set(this.prefix + key, { value: stored, expiresAt: expiry(options) });
+      return;
+    }
+    // A live entry changed in place keeps its age (a reservation that becomes a marker); an expired one is new.
+    const full = this.prefix + key;
+    const entry = this.live(full);
+    if (entry !== undefined) {
+      entry.value = stored;
+      entry.expiresAt = expiry(options);
+    } else this.add(full, { value: stored, expiresAt: expiry(options) });
   }
 
   /** True when a live value was there; an expired one counts as absent, as for `get`. */
@@ -35,11 +52,16 @@ export class MemoryState implements StateStore {
     const full = this.prefix + key;
     const stored = storedForm(value, "state");
     if (this.live(full)) return false;
-    this.entries.set(full, { value: stored, expiresAt: expiry(options) });
+    this.add(full, { value: stored, expiresAt: expiry(options) });
     return true;
   }
 
-  private live(fullKey: string): Entry | undefined {
+  private add(fullKey: string, entry: StateEntry): void {
+    this.entries.set(fullKey, entry);
+    this.bound?.added(fullKey, entry);
+  }
+
+  private live(fullKey: string): StateEntry | undefined {
     const entry = this.entries.get(fullKey);
     if (entry && entry.expiresAt <= Date.now()) {
       this.entries.delete(fullKey);
@@ -54,6 +76,6 @@ function expiry(options: StateSetOptions | undefined): number {
 }
 
 /** Removes expired entries so markers with a TTL do not pile up when nobody reads them. */
-export function sweepExpired(entries: Map<string, Entry>, now = Date.now()): void {
+export function sweepExpired(entries: Map<string, StateEntry>, now = Date.now()): void {
   for (const [key, entry] of entries) if (entry.expiresAt <= now) entries.delete(key);
 }

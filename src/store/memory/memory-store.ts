@@ -10,22 +10,29 @@ import type {
   Store,
   StoreRefusal,
 } from "../store";
-import { emitList } from "../store";
+import { DEDUPE_NAMESPACE_PREFIX, emitList } from "../store";
 import { StoreRefusedError } from "../store-errors";
 import { DEFAULT_MEMORY_LIMITS, type StoreLimits } from "../store-limits";
 import { Fifo } from "../fifo";
-import { MemoryState, sweepExpired } from "./memory-state";
+import { MemoryState, sweepExpired, type StateEntry } from "./memory-state";
 import { QueueWatchers } from "../queue-watchers";
 import { DEFAULT_MEMORY_HISTORY_BYTES, DEFAULT_MEMORY_HISTORY_EVENTS, MemoryHistory } from "./memory-history";
 import { MemoryPauses } from "./memory-pauses";
 import { ClaimedMessages } from "./claimed-messages";
 import { GroupIndex } from "../group-index";
+import { MemoryDeadLetters } from "./memory-dead-letters";
+import { DEFAULT_MEMORY_DEDUPE_MARKERS, MarkerBound } from "./memory-markers";
+import { silentLogger, type Logger } from "../../util/logger";
 
 export interface MemoryStoreOptions {
   /** Most events its history keeps (default 10,000): the oldest go first. */
   readonly historyMaxEvents?: number;
   /** Most bytes of events its history keeps (default 64 MiB: raw bodies, payloads, runs' errors): the oldest go first. */
   readonly historyMaxBytes?: number;
+  /** Most deduplication markers it keeps (default 100,000, under 50 MiB): past it the oldest are forgotten, with a warning. */
+  readonly maxDedupeMarkers?: number;
+  /** Where it warns of a bound reached (dead letters that fill it, markers forgotten); silent unless given. */
+  readonly logger?: Logger;
 }
 
 interface MemoryQueue {
@@ -43,6 +50,8 @@ interface MemoryQueue {
   held: number;
   /** The messages of a debounced or batched task (with a group key), waiting and claimed, by key: never in `ready` or `delayed`. */
   groups: GroupIndex<QueuedMessage> | undefined;
+  /** Dead letters taken from this queue: they hold the heap as its messages do, so they count against `maxQueued`. */
+  dead: number;
 }
 
 /**
@@ -58,44 +67,40 @@ export class MemoryStore implements Store {
   readonly pauses = new MemoryPauses();
 
   private readonly queues = new Map<string, MemoryQueue>();
-  private readonly dead = new Map<string, DeadLetter>();
-  private readonly stateEntries = new Map<string, { value: unknown; expiresAt: number }>();
+  /** The same as `deadLetters`, with what only the store may do (add one, read its counts). */
+  private readonly dead: MemoryDeadLetters;
+  private readonly stateEntries = new Map<string, StateEntry>();
+  /** Deduplication markers, apart from other state: only they are bounded (see MarkerBound). */
+  private readonly markers = new Map<string, StateEntry>();
+  private readonly markerBound: MarkerBound;
   private readonly watchers = new QueueWatchers();
   private readonly limits: StoreLimits;
+  /** `maxBytes`, which on this store bounds its dead letters' bytes (Infinity when unset). */
+  private readonly maxDeadBytes: number;
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(limits: Partial<StoreLimits> = {}, options: MemoryStoreOptions = {}) {
     this.limits = { ...DEFAULT_MEMORY_LIMITS, ...limits };
+    this.maxDeadBytes = this.limits.maxBytes ?? Infinity;
+    const maxMarkers = options.maxDedupeMarkers ?? DEFAULT_MEMORY_DEDUPE_MARKERS;
+    if (!Number.isInteger(maxMarkers) || maxMarkers < 1) throw new TypeError(`MemoryStore: maxDedupeMarkers must be an integer >= 1 (got ${String(maxMarkers)})`);
+    const logger = options.logger ?? silentLogger;
+    this.markerBound = new MarkerBound(this.markers, maxMarkers, logger);
     this.history = new MemoryHistory(options.historyMaxEvents ?? DEFAULT_MEMORY_HISTORY_EVENTS, options.historyMaxBytes ?? DEFAULT_MEMORY_HISTORY_BYTES);
-    this.deadLetters = {
-      list: async (queue) =>
-        [...this.dead.values()].filter((l) => queue === undefined || l.queue === queue).sort((a, b) => a.diedAt - b.diedAt),
-      get: async (id) => this.dead.get(id),
-      replay: async (id) => {
-        const letter = this.dead.get(id);
-        if (!letter) return false;
-        this.dead.delete(id);
-        // Left out rather than set to undefined: the message reads back as it was first given.
-        const { lastError: _lastError, ...message } = letter.message;
-        arrive(this.queue(letter.queue), { ...message, attempts: 0 });
-        this.notify(letter.queue);
-        return true;
+    this.deadLetters = this.dead = new MemoryDeadLetters({
+      counter: (queue) => this.queue(queue),
+      requeue: (queue, message) => {
+        arrive(this.queue(queue), message);
+        this.notify(queue);
       },
-      purge: async (filter = {}) => {
-        let count = 0;
-        for (const [id, letter] of this.dead) {
-          if ((filter.id === undefined || filter.id === id) && (filter.queue === undefined || filter.queue === letter.queue)) {
-            this.dead.delete(id);
-            count++;
-          }
-        }
-        return count;
-      },
-    };
+    }, logger);
   }
 
   async open(): Promise<void> {
-    this.sweeper = setInterval(() => sweepExpired(this.stateEntries), 60_000);
+    this.sweeper = setInterval(() => {
+      sweepExpired(this.stateEntries);
+      sweepExpired(this.markers);
+    }, 60_000);
     this.sweeper.unref();
   }
 
@@ -104,9 +109,13 @@ export class MemoryStore implements Store {
     this.sweeper = undefined;
   }
 
+  /** Dead letters hold the heap and are never dropped: they count against the limits until replayed or purged. */
   admit(queue: string): StoreRefusal | undefined {
+    if (this.dead.bytes >= this.maxDeadBytes) return this.dead.storeFull(this.maxDeadBytes);
     const q = this.queues.get(queue);
-    if (q && size(q) >= this.limits.maxQueued) {
+    if (q && size(q) + q.dead >= this.limits.maxQueued) {
+      // Dead letters are named as the cause only when the messages alone would leave room.
+      if (q.dead > 0 && size(q) < this.limits.maxQueued) return this.dead.queueFull(queue, q.dead, this.limits.maxQueued);
       return { code: "queue_full", message: `queue "${queue}" holds ${this.limits.maxQueued} messages`, retryAfterSeconds: 1 };
     }
     return undefined;
@@ -217,7 +226,7 @@ export class MemoryStore implements Store {
 
   async deadLetter(letter: DeadLetter): Promise<void> {
     this.finish(letter.queue, letter.message.id);
-    this.dead.set(letter.message.id, letter);
+    this.dead.add(letter);
   }
 
   /** A claimed message leaves the queue; the next message of its key, if any, becomes claimable. */
@@ -231,6 +240,7 @@ export class MemoryStore implements Store {
   }
 
   state(namespace: string): StateStore {
+    if (namespace.startsWith(DEDUPE_NAMESPACE_PREFIX)) return new MemoryState(this.markers, `${namespace}\u0000`, this.markerBound);
     return new MemoryState(this.stateEntries, `${namespace}\u0000`);
   }
 
@@ -241,8 +251,7 @@ export class MemoryStore implements Store {
 
   async stats(queue: string): Promise<QueueStats> {
     const q = this.queues.get(queue);
-    let deadLetters = 0;
-    for (const letter of this.dead.values()) if (letter.queue === queue) deadLetters++;
+    const deadLetters = q?.dead ?? 0;
     if (!q) return { waiting: 0, inFlight: 0, oldestEnqueuedAt: undefined, deadLetters, delayed: 0 };
     let oldest = Infinity;
     for (const m of q.ready) oldest = Math.min(oldest, m.enqueuedAt);
@@ -258,8 +267,7 @@ export class MemoryStore implements Store {
 
   async queueNames(): Promise<string[]> {
     const names = new Set<string>();
-    for (const [name, q] of this.queues) if (size(q) > 0) names.add(name);
-    for (const letter of this.dead.values()) names.add(letter.queue);
+    for (const [name, q] of this.queues) if (size(q) > 0 || q.dead > 0) names.add(name);
     return [...names].sort();
   }
 
@@ -269,7 +277,7 @@ export class MemoryStore implements Store {
 
   private queue(name: string): MemoryQueue {
     let q = this.queues.get(name);
-    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], nextDue: Infinity, claimed: new ClaimedMessages(), lines: new Map(), held: 0, groups: undefined }));
+    if (!q) this.queues.set(name, (q = { ready: new Fifo(), delayed: [], nextDue: Infinity, claimed: new ClaimedMessages(), lines: new Map(), held: 0, groups: undefined, dead: 0 }));
     return q;
   }
 
