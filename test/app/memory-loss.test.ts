@@ -1,8 +1,9 @@
 import { expect } from "chai";
-import { CoreApp, createDefaultLogger, Queue } from "../../src/index";
+import { CoreApp, createDefaultLogger, PermanentError, Queue } from "../../src/index";
 import { testApp } from "../../src/testing/index";
 import { gate, webhook } from "../helpers/app";
 import { postJson } from "../helpers/http-client";
+import { until } from "../helpers/wait";
 
 type Line = Record<string, unknown> & { level: number; msg: string };
 
@@ -30,6 +31,23 @@ describe("stop on the memory store: what is lost is said", () => {
     const lost = warnings.find((l) => l.messages !== undefined);
     expect(lost, JSON.stringify(warnings)).to.deep.include({ store: "memory", messages: 3, queues: { "webhook:slow": 3 } });
     expect(lost!.msg).to.match(/^3 messages not yet handled are lost with the memory store/);
+  });
+
+  it("counts the dead letters it loses too", async () => {
+    const lines: Line[] = [];
+    const logger = createDefaultLogger("info", {}, { write: (text: string) => void lines.push(JSON.parse(text) as Line) });
+    const app = new CoreApp("memory-loss-dead", { store: "memory", logger });
+    const hook = webhook();
+    app.task({ source: hook, name: "fails", retry: { attempts: 1 } }, async () => {
+      throw new PermanentError("declined");
+    });
+    await app.start();
+    expect((await postJson(hook.url, {})).status).to.equal(202);
+    await until(async () => (await app.deadLetters.list()).length === 1);
+    await app.stop({ timeoutMs: 1_000 });
+    const lost = lines.find((l) => l.level === 40 && l.deadLetters !== undefined);
+    expect(lost, JSON.stringify(lines)).to.deep.include({ store: "memory", messages: 0, deadLetters: 1 });
+    expect(lost!.msg).to.match(/^1 dead letter is lost with the memory store/);
   });
 
   // A test stops its app with work pending as a matter of course: no warning for that.
