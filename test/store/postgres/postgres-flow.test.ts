@@ -3,6 +3,7 @@ import pg from "pg";
 import { message } from "../store-conformance";
 import { PostgresFixture } from "./postgres-fixture";
 import type { QueuedMessage } from "../../../src/store/store";
+import { MAX_PERIOD_MS } from "../../../src/app/flow/flow-options";
 
 const keyOf = (m: QueuedMessage) => `k${Number(m.id.slice(1)) % 5}`;
 
@@ -96,6 +97,20 @@ describe("PostgresStore: claims under flow limits", function () {
     await store.complete("q", "b");
     expect(await store.claim("q", 10, flow)).to.deep.equal([]);
     expect(await store.claim("q", 10, { concurrency: 1 })).to.have.length(1);
+  });
+
+  it("claims under the largest limits a task accepts, past PostgreSQL's integers", async () => {
+    const store = fixture.store();
+    await store.open();
+    await store.enqueueAll(["a", "b", "c"].map((id) => ({ queue: "q", message: message(id, {}, { rateKey: "", concurrencyKey: "" }) })));
+    // The longest period, widened for the reply's trip; limits of 2^31 and more; a claim of as many.
+    const longest = { rate: { limit: 1, periodMs: MAX_PERIOD_MS } };
+    expect((await store.claim("q", 5, longest)).map((m) => m.id)).to.deep.equal(["a"]);
+    expect(await store.claim("q", 5, longest)).to.deep.equal([]);
+    expect(await store.limitedCount("q", longest)).to.equal(2);
+    const huge = { concurrency: 2 ** 40, rate: { limit: 2 ** 31, periodMs: 1_000 } };
+    expect((await store.claim("q", 2 ** 31, huge)).map((m) => m.id)).to.deep.equal(["b", "c"]);
+    expect(await store.limitedCount("q", huge)).to.equal(0);
   });
 
   it("a delayed message is not claimed before its time, and counts as delayed", async () => {
