@@ -134,6 +134,23 @@ export function orderingConformance(open: () => Promise<Store>): void {
       expect(order).to.deep.equal(Array.from({ length: 20 }, (_, i) => `a${i}`));
     });
 
+    it("keeps the lines of long keys holding U+0000-U+0004 apart and in order, each message handed out once", async () => {
+      const store = await open();
+      // 64 characters or more, under the 200 bytes past which keys are hashed; one is the others' prefix.
+      const base = "k".repeat(70);
+      const keys = [`${base}\u0000z`, `${base}\u0004\u0005z`, `${base}\u0001`, base, `\u0000${base}`];
+      await enqueueAll(store, [1, 2, 3].flatMap((n) => keys.map((key, k) => keyed(`k${k}-${n}`, key))));
+      const order: string[] = [];
+      for (let round = 0; round < 5; round++) {
+        const got = await store.claim("q", 100);
+        order.push(...ids(got));
+        await finish(store, got);
+      }
+      const perKey = keys.map((_, k) => order.filter((id) => id.startsWith(`k${k}-`)));
+      expect(perKey).to.deep.equal(keys.map((_, k) => [1, 2, 3].map((n) => `k${k}-${n}`)));
+      expect(await store.depth("q")).to.equal(0);
+    });
+
     it("keeps keys per queue: the same key in two queues is two keys", async () => {
       const store = await open();
       await store.enqueue("q1", keyed("x1", "k"));

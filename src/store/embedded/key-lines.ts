@@ -1,5 +1,5 @@
 import type { QueuedMessage } from "../store";
-import { blockedRange, isBlockedKey, type ReadyKey } from "./keys";
+import { blockedRange, isBlockedKey, lineKey, type ReadyKey } from "./keys";
 import type { EmbeddedDbs } from "./lmdb-env";
 import { messageRecord, type MessageRecord } from "./records";
 
@@ -31,7 +31,7 @@ export interface Promoted {
  */
 export function placeKeyed(dbs: EmbeddedDbs, at: ReadyKey, message: QueuedMessage, seqAbove: (seq: number) => number): boolean {
   const [queue, seq, writer] = at;
-  const orderingKey = message.orderingKey!;
+  const orderingKey = lineKey(message.orderingKey!);
   const record = messageRecord(message);
   if (dbs.heads.get([queue, orderingKey]) !== undefined) {
     // Each process numbers from its own counter: the CLI replaying a dead letter numbers it
@@ -57,7 +57,8 @@ function lastBlockedSeq(dbs: EmbeddedDbs, queue: string, orderingKey: string): n
  * The head of `orderingKey` left the queue: its next message, if any, moves to `ready` and is
  * returned. Call inside a write transaction.
  */
-export function advanceKey(dbs: EmbeddedDbs, queue: string, orderingKey: string): Promoted | undefined {
+export function advanceKey(dbs: EmbeddedDbs, queue: string, given: string): Promoted | undefined {
+  const orderingKey = lineKey(given);
   for (const { key, value } of dbs.blocked.getRange(blockedRange(queue, orderingKey))) {
     void dbs.blocked.remove(key);
     const ready: ReadyKey = [queue, key[2], key[3]];

@@ -55,6 +55,18 @@ export function laterRange(queue: string, now: number): { start: [string, number
   return { start: [queue, now, Infinity], end: [queue, Infinity], limit: 1 };
 }
 
+/**
+ * An ordering key as the `heads` and `blocked` keys hold it. lmdb's keys escape the characters
+ * U+0000-U+0004 (U+0000 separates a key's parts) only in strings under 64 characters; in a
+ * longer one they are written as they are, and the key reads back cut apart: the line's next
+ * message was then lost, or handed out again and again. Such a key (at most 200 bytes: longer
+ * ones were hashed) is replaced by its digest; equal keys still give equal digests.
+ */
+export function lineKey(orderingKey: string): string {
+  if (orderingKey.length < 64 || !/[\u0000-\u0004]/.test(orderingKey)) return orderingKey;
+  return `\u0001sha256:${createHash("sha256").update(orderingKey).digest("base64url")}`;
+}
+
 /** The first message held back behind `orderingKey`'s head, if any. */
 export function blockedRange(queue: string, orderingKey: string): { start: [string, string]; end: [string, string, number]; limit: number } {
   return { start: [queue, orderingKey], end: [queue, orderingKey, Infinity], limit: 1 };

@@ -45,7 +45,7 @@ function candidates(visible: string, order: string): string {
         ORDER BY ${order} LIMIT p_limit * 4 + 16)`;
 }
 
-/** The schema's flow objects (migration 3). `$schema` stands for the quoted schema name. */
+/** The schema's flow objects (migration 3; its claim function is replaced by migration 7, claim-keys-migration.ts). `$schema` stands for the quoted schema name. */
 export const FLOW_MIGRATION = `
   ALTER TABLE $schema.messages ADD COLUMN concurrency_key text, ADD COLUMN rate_key text;
   ALTER TABLE $schema.dead_letters ADD COLUMN concurrency_key text, ADD COLUMN rate_key text;

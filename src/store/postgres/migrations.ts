@@ -1,5 +1,6 @@
 import type { Logger } from "../../util/logger";
 import type { PostgresPool } from "./postgres-options";
+import { CLAIM_KEYS_MIGRATION } from "./claim-keys-migration";
 import { CLAIM_PLANS_MIGRATION } from "./claim-plans-migration";
 import { FLOW_MIGRATION } from "./flow-claim-sql";
 import { GROUP_MIGRATION } from "./group-claim-sql";
@@ -151,6 +152,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: "debounced and batched tasks: group keys, group claims", sql: GROUP_MIGRATION },
   { version: 5, name: "history: leaner indexes (first task, several tasks, time and source without the id)", sql: HISTORY_INDEX_MIGRATION },
   { version: 6, name: "claims of limited and grouped tasks planned per call", sql: CLAIM_PLANS_MIGRATION },
+  { version: 7, name: "limited claims: a message without a concurrency key in the shared group, claimed messages with their flow keys", sql: CLAIM_KEYS_MIGRATION },
 ];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

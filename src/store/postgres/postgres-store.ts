@@ -31,6 +31,17 @@ import { PAUSES_NOTICE, PostgresPauses } from "./history/postgres-pauses";
 const ignore = (): void => undefined;
 
 /**
+ * A limit, count or period as the limited claim's integer parameters take it. A task accepts
+ * larger limits (2^31 runs at once, meaning no limit), which would fail every claim of the task;
+ * no claim can tell a larger one from this one.
+ */
+const pgInteger = (n: number): number => Math.min(2_147_483_647, Math.floor(n));
+const pgIntegerOrNull = (n: number | undefined): number | null => (n === undefined ? null : pgInteger(n));
+
+/** Most messages one limited claim hands out: its candidates (four per message asked) stay an integer too. */
+const MAX_LIMITED_CLAIM = 100_000;
+
+/**
  * The store in a PostgreSQL database, shared by any number of processes (replicas of one app,
  * and the CLI): queues, dead letters and state in tables of their own schema.
  *
@@ -335,8 +346,8 @@ export class PostgresStore implements Store {
     // A start is counted at its claim, by the database's clock; its handler starts a moment later,
     // after the reply's trip. The window is kept a little longer (10%, at most 100 ms) so that the
     // handlers' own start times stay within the limit when one claim's reply is slower than the next's.
-    const period = flow.rate === undefined ? null : flow.rate.periodMs + Math.min(100, Math.ceil(flow.rate.periodMs / 10));
-    const values = [queue, Math.floor(limit), Date.now(), this.token, this.options.leaseMs, flow.concurrency ?? null, flow.rate?.limit ?? null, period];
+    const period = flow.rate === undefined ? null : pgInteger(flow.rate.periodMs + Math.min(100, Math.ceil(flow.rate.periodMs / 10)));
+    const values = [queue, Math.min(MAX_LIMITED_CLAIM, Math.floor(limit)), Date.now(), this.token, this.options.leaseMs, pgIntegerOrNull(flow.concurrency), pgIntegerOrNull(flow.rate?.limit), period];
     const { rows } = await this.query(this.flowClaims.claim(), values);
     const messages = rows.filter((row) => row.seq !== null);
     const wait = rows.find((row) => row.seq === null);
@@ -347,7 +358,7 @@ export class PostgresStore implements Store {
   /** Waiting messages held back by a full concurrency or rate group. */
   async limitedCount(queue: string, flow: ClaimFlow): Promise<number> {
     this.require();
-    const { rows } = await this.run(this.flowClaims.limited(), [queue, Date.now(), flow.concurrency ?? null, flow.rate?.limit ?? null, flow.rate?.periodMs ?? null]);
+    const { rows } = await this.run(this.flowClaims.limited(), [queue, Date.now(), pgIntegerOrNull(flow.concurrency), pgIntegerOrNull(flow.rate?.limit), pgIntegerOrNull(flow.rate?.periodMs)]);
     return Number(rows[0].n);
   }
 

@@ -83,7 +83,7 @@ describe("PostgresStore", function () {
       await pool.query(`ALTER TABLE "${schema}".messages DROP COLUMN concurrency_key, DROP COLUMN rate_key, DROP COLUMN group_key`);
       await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN concurrency_key, DROP COLUMN rate_key, DROP COLUMN group_key`);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 1`);
-      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([2, 3, 4, 5, 6]);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([2, 3, 4, 5, 6, 7]);
       const store = await open({ schema });
       expect(ids(await store.claim("q", 10))).to.deep.equal(["kept"]);
       store.history.noteEvent({ id: "h1", origin: { kind: "queue", queue: "q" }, receivedAt: Date.now(), deliveries: [], payload: { v: 1 } });
@@ -107,7 +107,7 @@ describe("PostgresStore", function () {
       await pool.query(`ALTER TABLE "${schema}".dead_letters DROP COLUMN group_key`);
       await historyIndexesOfVersion4(pool, schema);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 3`);
-      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([4, 5, 6]);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([4, 5, 6, 7]);
       const store = await open({ schema });
       const [kept] = await store.claim("q", 10);
       expect(kept).to.include({ id: "kept" });
@@ -138,7 +138,7 @@ describe("PostgresStore", function () {
       // Back to version 4, as the previous release left it, with its events.
       await historyIndexesOfVersion4(pool, schema);
       await pool.query(`DELETE FROM "${schema}".migrations WHERE version > 4`);
-      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([5, 6]);
+      expect(await migrate(pool as unknown as PostgresPool, schema)).to.deep.equal([5, 6, 7]);
       const indexes = await pool.query(`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE 'history_events_by_%task%' ORDER BY 1`, [schema]);
       expect(indexes.rows.map((r) => r.indexname)).to.deep.equal(["history_events_by_first_task", "history_events_by_tasks"]);
       const store = await open({ schema });
