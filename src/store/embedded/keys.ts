@@ -56,15 +56,26 @@ export function laterRange(queue: string, now: number): { start: [string, number
 }
 
 /**
- * An ordering key as the `heads` and `blocked` keys hold it. lmdb's keys escape the characters
+ * Whether a part of a composite lmdb key would read back cut apart: lmdb escapes the characters
  * U+0000-U+0004 (U+0000 separates a key's parts) only in strings under 64 characters; in a
- * longer one they are written as they are, and the key reads back cut apart: the line's next
- * message was then lost, or handed out again and again. Such a key (at most 200 bytes: longer
- * ones were hashed) is replaced by its digest; equal keys still give equal digests.
+ * longer one they are written as they are. Such a part is stored as its digest instead.
+ */
+function cutWhenRead(part: string): boolean {
+  return part.length >= 64 && /[\u0000-\u0004]/.test(part);
+}
+
+function digestOf(part: string): string {
+  return `\u0001sha256:${createHash("sha256").update(part).digest("base64url")}`;
+}
+
+/**
+ * An ordering key as the `heads` and `blocked` keys hold it: one that would read back cut apart
+ * (see cutWhenRead; the line's next message was then lost, or handed out again and again) is
+ * replaced by its digest (at most 200 bytes: longer ones were hashed); equal keys still give
+ * equal digests.
  */
 export function lineKey(orderingKey: string): string {
-  if (orderingKey.length < 64 || !/[\u0000-\u0004]/.test(orderingKey)) return orderingKey;
-  return `\u0001sha256:${createHash("sha256").update(orderingKey).digest("base64url")}`;
+  return cutWhenRead(orderingKey) ? digestOf(orderingKey) : orderingKey;
 }
 
 /** The first message held back behind `orderingKey`'s head, if any. */
@@ -75,9 +86,14 @@ export function blockedRange(queue: string, orderingKey: string): { start: [stri
 /** lmdb keys are at most ~2 KB; longer state keys (say, a huge header used as a marker) are hashed. */
 const LONG_KEY_BYTES = 512;
 
+/**
+ * A state entry's key. Hashed when too long, or when it would read back cut apart (see
+ * cutWhenRead): the expiry sweep, which finds entries by reading the index's keys, could then
+ * remove neither the entry nor its index key, and a thousand such keys kept it looping.
+ */
 export function stateKey(namespace: string, key: string): StateKey {
-  if (Buffer.byteLength(namespace) + Buffer.byteLength(key) <= LONG_KEY_BYTES) return [namespace, key];
-  return [namespace, `\u0001sha256:${createHash("sha256").update(key).digest("base64url")}`];
+  if (Buffer.byteLength(namespace) + Buffer.byteLength(key) <= LONG_KEY_BYTES && !cutWhenRead(key)) return [namespace, key];
+  return [namespace, digestOf(key)];
 }
 
 /**
@@ -85,8 +101,7 @@ export function stateKey(namespace: string, key: string): StateKey {
  * whose id did not fit failed its write every time, and its message ran for ever.
  */
 export function deadLetterKey(id: string): string {
-  if (Buffer.byteLength(id) <= LONG_KEY_BYTES) return id;
-  return `\u0001sha256:${createHash("sha256").update(id).digest("base64url")}`;
+  return Buffer.byteLength(id) <= LONG_KEY_BYTES ? id : digestOf(id);
 }
 
 export function isReadyKey(key: unknown): key is ReadyKey {

@@ -197,6 +197,24 @@ describe("EmbeddedStore", function () {
     expect(await s.get("other")).to.equal("no ttl");
   });
 
+  // lmdb escapes U+0000-U+0004 in a key's strings only under 64 characters: longer, the key read
+  // back from the expiry index came apart, and the sweep removed neither entry nor index key.
+  it("keeps, reads and sweeps keys of 64+ characters holding U+0000-U+0004 (a deduplication id from a JSON body)", async () => {
+    const store = await openStore({ dir: join(tempDir(), "data") });
+    const s = store.state("dedupe:t");
+    const keys = [0, 1, 2].map((i) => `${"k".repeat(70)}\u0000${i}\u0004end`);
+    for (const k of keys) await s.set(k, { k }, { ttlMs: 30 });
+    const stays = `${"k".repeat(70)}\u0000stays`;
+    await s.set(stays, "stays", { ttlMs: 60_000 });
+    expect(await s.get(keys[1])).to.deep.equal({ k: keys[1] });
+    expect(await s.setIfAbsent(keys[2], "again")).to.equal(false);
+    await sleep(60);
+    expect(await store.sweepExpired()).to.equal(3);
+    expect(await store.sweepExpired()).to.equal(0);
+    expect(await s.get(keys[0])).to.equal(undefined);
+    expect(await s.get(stays)).to.equal("stays");
+  });
+
   it("refuses with store_full past maxBytes, still takes emits, and admits again once space frees", async () => {
     const store = await openStore({ dir: join(tempDir(), "data"), maxBytes: 256 * 1024 });
     const raw = Buffer.alloc(16 * 1024, 7);
