@@ -33,6 +33,7 @@ import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "./flow/flow-record";
 import { CONSOLE_BULK_REPLAYS } from "../console/bulk-replays";
 import { CONSOLE_SIGN_OUTS } from "../console/console-sign-outs";
 import { exitCannotStart } from "./exit-cannot-start";
+import { RunSignals } from "./run-signals";
 import type { EventsApi } from "./events-api";
 import type { HistoryOptions } from "./history-options";
 import { AppHistory } from "./app-history";
@@ -126,6 +127,8 @@ export class CoreApp {
   private mountedConsole: MountedConsole | undefined;
   /** Set by configureForTest: a test's stop drops its memory store's leftovers on purpose. */
   private underTest = false;
+  /** run()'s SIGINT and SIGTERM handlers, removed once the app has stopped. */
+  private runSignals: RunSignals | undefined;
 
   constructor(name: string, options: CoreAppOptions = {}) {
     // Dots alone ("." or "..") would put the store in .data itself or in the project's directory.
@@ -538,7 +541,7 @@ export class CoreApp {
     const timeoutMs = options.timeoutMs ?? this.options.shutdownTimeoutMs ?? 10_000;
     // Stopped while starting: let the start finish (or fail), then undo it.
     const started = this.appState === "starting" ? this.starting!.then(() => true, () => false) : Promise.resolve(true);
-    this.stopping = started.then((ok) => (ok ? this.shutdown(timeoutMs) : undefined));
+    this.stopping = started.then((ok) => (ok ? this.shutdown(timeoutMs) : undefined)).finally(() => this.runSignals?.remove());
     return this.stopping;
   }
 
@@ -547,38 +550,30 @@ export class CoreApp {
    * process; a second signal exits at once. A start that fails (a port in use, a store that
    * cannot open) prints `cannot start: <why>` on stderr and exits 1, as the CLI does: run() is
    * the program's entry point, and an unhandled rejection would bury the reason in a stack.
-   * Call start() first to handle that failure yourself.
+   * Call start() first to handle that failure yourself. The signal handlers are removed once
+   * the app has stopped.
    */
   async run(): Promise<void> {
-    if (this.appState === "new") {
+    if (this.appState === "starting") {
+      // Your own start(): its failure is yours to handle, run() adds no handlers then.
+      await this.starting!.catch(() => undefined);
+    } else if (this.appState !== "running") {
+      // A stopped app too: start() says why it cannot start again.
       try {
         await this.start();
       } catch (error) {
         exitCannotStart(error);
       }
     }
-    let signalled = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (signalled) {
-        this.logger.warn(`second ${signal}: exiting without waiting`);
-        // 128 + the signal's number, as a shell reports a process the signal ended: 130 for SIGINT, 143 for SIGTERM.
-        process.exit(signal === "SIGTERM" ? 143 : 130);
-      }
-      signalled = true;
-      this.shuttingDown = true;
-      const delayMs = this.options.shutdownDelayMs ?? (this.observability.healthEnabled ? 5_000 : 0);
-      this.logger.info({ delayMs }, `${signal} received: readiness is 503 now; stopping after ${delayMs} ms`);
-      const drain = delayMs > 0 ? new Promise<void>((resolve) => setTimeout(resolve, delayMs)) : Promise.resolve();
-      drain.then(() => this.stop()).then(
-        () => process.exit(0),
-        (error: unknown) => {
-          this.logger.error({ error: errorMessage(error) }, "stop failed");
-          process.exit(1);
-        },
-      );
-    };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
+    // Stopped meanwhile (stop() while it started), or run() twice: no handler to add.
+    if (this.appState !== "running" || this.runSignals !== undefined) return;
+    this.runSignals = new RunSignals({
+      logger: this.logger,
+      shutDown: () => (this.shuttingDown = true),
+      delayMs: this.options.shutdownDelayMs ?? (this.observability.healthEnabled ? 5_000 : 0),
+      stop: () => this.stop(),
+    });
+    this.runSignals.install();
   }
 
   private async shutdown(timeoutMs: number): Promise<void> {
