@@ -34,6 +34,7 @@ export interface AppHistoryHost {
  */
 export class AppHistory {
   readonly events: EventsApi;
+  private readonly eventHistory: EventHistory;
   private readonly setting: ResolvedHistory;
   private history: HistoryStore | undefined;
   private targets = new Map<string, ReplayTarget>();
@@ -46,7 +47,7 @@ export class AppHistory {
     private readonly host: AppHistoryHost,
   ) {
     this.setting = resolveHistoryOptions(option, `CoreApp "${host.name}"`);
-    this.events = new EventHistory({
+    this.events = this.eventHistory = new EventHistory({
       history: () => this.historyStore(),
       store: () => host.store(),
       target: (task) => this.targets.get(task),
@@ -92,6 +93,19 @@ export class AppHistory {
     if (!this.setting.on || this.history === undefined) return;
     this.pruner = new HistoryPruner(this.history, this.setting.retainMs, this.setting.maxEvents, this.host.logger);
     this.pruner.start();
+  }
+
+  /**
+   * The app stops: `app.events` refuses replays from now on, and a bulk replay under way queues
+   * nothing more; resolves once the replays under way have ended.
+   */
+  endReplays(): Promise<void> {
+    return this.eventHistory.endReplays();
+  }
+
+  /** Replays under way (bulk ones included). */
+  get replaysUnderWay(): number {
+    return this.eventHistory.replaysUnderWay;
   }
 
   /**

@@ -34,6 +34,7 @@ import { CONSOLE_BULK_REPLAYS } from "../console/bulk-replays";
 import { CONSOLE_SIGN_OUTS } from "../console/console-sign-outs";
 import { exitCannotStart } from "./exit-cannot-start";
 import { RunSignals } from "./run-signals";
+import { settledWithin } from "../util/settled-within";
 import type { EventsApi } from "./events-api";
 import type { HistoryOptions } from "./history-options";
 import { AppHistory } from "./app-history";
@@ -538,10 +539,12 @@ export class CoreApp {
       return Promise.resolve();
     }
     this.shuttingDown = true;
+    // From here on a replay is refused, and a bulk replay under way queues nothing more.
+    const replaysEnded = this.endReplays();
     const timeoutMs = options.timeoutMs ?? this.options.shutdownTimeoutMs ?? 10_000;
     // Stopped while starting: let the start finish (or fail), then undo it.
     const started = this.appState === "starting" ? this.starting!.then(() => true, () => false) : Promise.resolve(true);
-    this.stopping = started.then((ok) => (ok ? this.shutdown(timeoutMs) : undefined)).finally(() => this.runSignals?.remove());
+    this.stopping = started.then((ok) => (ok ? this.shutdown(timeoutMs, replaysEnded) : undefined)).finally(() => this.runSignals?.remove());
     return this.stopping;
   }
 
@@ -576,7 +579,12 @@ export class CoreApp {
     this.runSignals.install();
   }
 
-  private async shutdown(timeoutMs: number): Promise<void> {
+  /** The replays of `app.events` and of the console end (see ReplayRuns, BulkReplays); resolves once those under way have. */
+  private async endReplays(): Promise<void> {
+    await Promise.all([this.history.endReplays(), this.mountedConsole?.stop()]);
+  }
+
+  private async shutdown(timeoutMs: number, replaysEnded: Promise<void>): Promise<void> {
     this.appState = "stopping";
     this.shuttingDown = true;
     const deadline = Date.now() + timeoutMs;
@@ -586,14 +594,14 @@ export class CoreApp {
     await this.listeners.closeAll(timeoutMs);
     clearTimeout(release);
     this.outcomes.releaseAll();
-    // Events answered before their write (ack "received") are stored, and noted, before the store closes.
+    // Events answered before their write (ack "received") are stored, and noted, before the store
+    // closes; so is what the replays under way were writing (stopped before their next one).
     const inboxes = this.inboxes.splice(0);
-    let waited: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all(inboxes.map((inbox) => inbox.settled())),
-      new Promise<void>((resolve) => (waited = setTimeout(resolve, Math.max(0, deadline - Date.now())))),
-    ]);
-    clearTimeout(waited);
+    // Stopped while starting: the console was mounted after stop() told it.
+    const writes = Promise.all([...inboxes.map((inbox) => inbox.settled()), replaysEnded, this.endReplays()]);
+    if (!(await settledWithin(writes, deadline - Date.now())) && this.history.replaysUnderWay > 0) {
+      this.logger.warn({ replays: this.history.replaysUnderWay }, "shutdown timeout: a replay was still writing; the store closes without waiting for it");
+    }
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));
     for (const source of this.registry.sources()) source.detach();
