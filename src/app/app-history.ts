@@ -14,8 +14,8 @@ import { RunHistory } from "./run-history";
 import { TaskPauses, type Pausable } from "./task-pauses";
 import type { RegisteredTask, TaskRegistry } from "./task-registry";
 
-/** The least stop() waits for the history's last notes, however little of its time is left. */
-const MIN_LAST_NOTES_MS = 1_000;
+/** The least stop() waits for the history's last notes, however little of its time is left (half the app's grace past its timeout). */
+const MIN_LAST_NOTES_MS = 500;
 
 /** What the app's history and pauses need of the app. */
 export interface AppHistoryHost {
@@ -110,7 +110,7 @@ export class AppHistory {
 
   /**
    * Before the store closes: no more pruning or pause changes; the last notes are written, for
-   * up to `timeoutMs` (at least a second). Past it the store's close gives them one more try: a
+   * up to `timeoutMs` (at least half a second). Past it the store's close gives them one more try: a
    * flush waiting out a failing database's retries would outlast the stop, and, its retry timer
    * being unref'd, could even let the process exit before stop() resolves.
    */

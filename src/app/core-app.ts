@@ -59,7 +59,7 @@ export interface CoreAppOptions extends ObservabilityOptions {
   logLevel?: LogLevel;
   /** Proxies trusted to name the client, for every source that does not set its own. */
   trustProxy?: TrustProxy;
-  /** How long stop() waits for requests and tasks in flight (default 10 s). */
+  /** How long stop() waits for requests, tasks and replays in flight (default 10 s); the store's close gets at most a second more (PostgreSQL). */
   shutdownTimeoutMs?: number;
   /**
    * On SIGTERM/SIGINT (`run()`), how long readiness answers 503 before the drain starts, so
@@ -90,6 +90,11 @@ export interface AppStoreSettings {
   /** The `history` option as given (`false`: the store's history is not kept, nor shown by the CLI). */
   readonly history: HistoryOptions | boolean | undefined;
 }
+
+/** How long past the stop's timeout the history's last notes and the store's close may take, together. */
+const CLOSE_GRACE_MS = 1_000;
+/** The least the store's close is given, however late it starts. */
+const MIN_CLOSE_MS = 250;
 
 /** The store an app uses unless told otherwise. */
 export const DEFAULT_STORE = "embedded" as const;
@@ -608,7 +613,8 @@ export class CoreApp {
     // The notes of the last runs are written before the store closes (what is left of the time).
     await this.history.stop(deadline - Date.now());
     if (this.storeInstance !== undefined && !this.underTest) await warnWhatIsLost(this.storeInstance, this.logger);
-    await this.storeInstance?.close();
+    // A database that answers nothing is not waited for past the grace: the store gives up on it (PostgreSQL cuts its connections).
+    await this.storeInstance?.close({ timeoutMs: Math.max(deadline + CLOSE_GRACE_MS - Date.now(), MIN_CLOSE_MS) });
     this.storeInstance = undefined;
     this.appState = "stopped";
     this.logger.info("stopped");
