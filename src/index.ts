@@ -17,7 +17,7 @@ export { TaskTimeoutError, DEFAULT_TASK_TIMEOUT_MS } from "./app/task-timeout";
 export type { AppEventMap, AppEventName, AppEventListener, DeadLetterEventPayload, RetryEventPayload } from "./app/app-events";
 export type { AppStatus, QueueStatus, TaskStatus } from "./app/app-status";
 export type { EventsApi, ReplayFilter, ReplayOptions, BulkReplayOptions, ReplayResult, BulkReplayResult } from "./app/events-api";
-export { ReplayError } from "./app/event-history";
+export { ReplayError, ReplayStoppedError } from "./app/event-history";
 export { DEFAULT_HISTORY_RETAIN_MS, type HistoryOptions } from "./app/history-options";
 export type { MetricsOptions, ObservabilityOptions } from "./observe/app-observability";
 export type { ConsoleOptions, ConsoleAuth, ConsoleTokenAuth, ConsoleBasicAuth } from "./console/console-options";

@@ -14,8 +14,8 @@ import { RunHistory } from "./run-history";
 import { TaskPauses, type Pausable } from "./task-pauses";
 import type { RegisteredTask, TaskRegistry } from "./task-registry";
 
-/** The least stop() waits for the history's last notes, however little of its time is left. */
-const MIN_LAST_NOTES_MS = 1_000;
+/** The least stop() waits for the history's last notes, however little of its time is left (half the app's grace past its timeout). */
+const MIN_LAST_NOTES_MS = 500;
 
 /** What the app's history and pauses need of the app. */
 export interface AppHistoryHost {
@@ -34,6 +34,7 @@ export interface AppHistoryHost {
  */
 export class AppHistory {
   readonly events: EventsApi;
+  private readonly eventHistory: EventHistory;
   private readonly setting: ResolvedHistory;
   private history: HistoryStore | undefined;
   private targets = new Map<string, ReplayTarget>();
@@ -46,7 +47,7 @@ export class AppHistory {
     private readonly host: AppHistoryHost,
   ) {
     this.setting = resolveHistoryOptions(option, `CoreApp "${host.name}"`);
-    this.events = new EventHistory({
+    this.events = this.eventHistory = new EventHistory({
       history: () => this.historyStore(),
       store: () => host.store(),
       target: (task) => this.targets.get(task),
@@ -95,8 +96,21 @@ export class AppHistory {
   }
 
   /**
+   * The app stops: `app.events` refuses replays from now on, and a bulk replay under way queues
+   * nothing more; resolves once the replays under way have ended.
+   */
+  endReplays(): Promise<void> {
+    return this.eventHistory.endReplays();
+  }
+
+  /** Replays under way (bulk ones included). */
+  get replaysUnderWay(): number {
+    return this.eventHistory.replaysUnderWay;
+  }
+
+  /**
    * Before the store closes: no more pruning or pause changes; the last notes are written, for
-   * up to `timeoutMs` (at least a second). Past it the store's close gives them one more try: a
+   * up to `timeoutMs` (at least half a second). Past it the store's close gives them one more try: a
    * flush waiting out a failing database's retries would outlast the stop, and, its retry timer
    * being unref'd, could even let the process exit before stop() resolves.
    */

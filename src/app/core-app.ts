@@ -33,6 +33,8 @@ import { FLOW_RECORDS_NAMESPACE, recordTaskFlows } from "./flow/flow-record";
 import { CONSOLE_BULK_REPLAYS } from "../console/bulk-replays";
 import { CONSOLE_SIGN_OUTS } from "../console/console-sign-outs";
 import { exitCannotStart } from "./exit-cannot-start";
+import { RunSignals } from "./run-signals";
+import { settledWithin } from "../util/settled-within";
 import type { EventsApi } from "./events-api";
 import type { HistoryOptions } from "./history-options";
 import { AppHistory } from "./app-history";
@@ -57,7 +59,7 @@ export interface CoreAppOptions extends ObservabilityOptions {
   logLevel?: LogLevel;
   /** Proxies trusted to name the client, for every source that does not set its own. */
   trustProxy?: TrustProxy;
-  /** How long stop() waits for requests and tasks in flight (default 10 s). */
+  /** How long stop() waits for requests, tasks and replays in flight (default 10 s); the store's close gets at most a second more (PostgreSQL). */
   shutdownTimeoutMs?: number;
   /**
    * On SIGTERM/SIGINT (`run()`), how long readiness answers 503 before the drain starts, so
@@ -88,6 +90,11 @@ export interface AppStoreSettings {
   /** The `history` option as given (`false`: the store's history is not kept, nor shown by the CLI). */
   readonly history: HistoryOptions | boolean | undefined;
 }
+
+/** How long past the stop's timeout the history's last notes and the store's close may take, together. */
+const CLOSE_GRACE_MS = 1_000;
+/** The least the store's close is given, however late it starts. */
+const MIN_CLOSE_MS = 250;
 
 /** The store an app uses unless told otherwise. */
 export const DEFAULT_STORE = "embedded" as const;
@@ -126,6 +133,8 @@ export class CoreApp {
   private mountedConsole: MountedConsole | undefined;
   /** Set by configureForTest: a test's stop drops its memory store's leftovers on purpose. */
   private underTest = false;
+  /** run()'s SIGINT and SIGTERM handlers, removed once the app has stopped. */
+  private runSignals: RunSignals | undefined;
 
   constructor(name: string, options: CoreAppOptions = {}) {
     // Dots alone ("." or "..") would put the store in .data itself or in the project's directory.
@@ -535,10 +544,12 @@ export class CoreApp {
       return Promise.resolve();
     }
     this.shuttingDown = true;
+    // From here on a replay is refused, and a bulk replay under way queues nothing more.
+    const replaysEnded = this.endReplays();
     const timeoutMs = options.timeoutMs ?? this.options.shutdownTimeoutMs ?? 10_000;
     // Stopped while starting: let the start finish (or fail), then undo it.
     const started = this.appState === "starting" ? this.starting!.then(() => true, () => false) : Promise.resolve(true);
-    this.stopping = started.then((ok) => (ok ? this.shutdown(timeoutMs) : undefined));
+    this.stopping = started.then((ok) => (ok ? this.shutdown(timeoutMs, replaysEnded) : undefined)).finally(() => this.runSignals?.remove());
     return this.stopping;
   }
 
@@ -547,41 +558,38 @@ export class CoreApp {
    * process; a second signal exits at once. A start that fails (a port in use, a store that
    * cannot open) prints `cannot start: <why>` on stderr and exits 1, as the CLI does: run() is
    * the program's entry point, and an unhandled rejection would bury the reason in a stack.
-   * Call start() first to handle that failure yourself.
+   * Call start() first to handle that failure yourself. The signal handlers are removed once
+   * the app has stopped.
    */
   async run(): Promise<void> {
-    if (this.appState === "new") {
+    if (this.appState === "starting") {
+      // Your own start(): its failure is yours to handle, run() adds no handlers then.
+      await this.starting!.catch(() => undefined);
+    } else if (this.appState !== "running") {
+      // A stopped app too: start() says why it cannot start again.
       try {
         await this.start();
       } catch (error) {
         exitCannotStart(error);
       }
     }
-    let signalled = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (signalled) {
-        this.logger.warn(`second ${signal}: exiting without waiting`);
-        // 128 + the signal's number, as a shell reports a process the signal ended: 130 for SIGINT, 143 for SIGTERM.
-        process.exit(signal === "SIGTERM" ? 143 : 130);
-      }
-      signalled = true;
-      this.shuttingDown = true;
-      const delayMs = this.options.shutdownDelayMs ?? (this.observability.healthEnabled ? 5_000 : 0);
-      this.logger.info({ delayMs }, `${signal} received: readiness is 503 now; stopping after ${delayMs} ms`);
-      const drain = delayMs > 0 ? new Promise<void>((resolve) => setTimeout(resolve, delayMs)) : Promise.resolve();
-      drain.then(() => this.stop()).then(
-        () => process.exit(0),
-        (error: unknown) => {
-          this.logger.error({ error: errorMessage(error) }, "stop failed");
-          process.exit(1);
-        },
-      );
-    };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
+    // Stopped meanwhile (stop() while it started), or run() twice: no handler to add.
+    if (this.appState !== "running" || this.runSignals !== undefined) return;
+    this.runSignals = new RunSignals({
+      logger: this.logger,
+      shutDown: () => (this.shuttingDown = true),
+      delayMs: this.options.shutdownDelayMs ?? (this.observability.healthEnabled ? 5_000 : 0),
+      stop: () => this.stop(),
+    });
+    this.runSignals.install();
   }
 
-  private async shutdown(timeoutMs: number): Promise<void> {
+  /** The replays of `app.events` and of the console end (see ReplayRuns, BulkReplays); resolves once those under way have. */
+  private async endReplays(): Promise<void> {
+    await Promise.all([this.history.endReplays(), this.mountedConsole?.stop()]);
+  }
+
+  private async shutdown(timeoutMs: number, replaysEnded: Promise<void>): Promise<void> {
     this.appState = "stopping";
     this.shuttingDown = true;
     const deadline = Date.now() + timeoutMs;
@@ -591,21 +599,22 @@ export class CoreApp {
     await this.listeners.closeAll(timeoutMs);
     clearTimeout(release);
     this.outcomes.releaseAll();
-    // Events answered before their write (ack "received") are stored, and noted, before the store closes.
+    // Events answered before their write (ack "received") are stored, and noted, before the store
+    // closes; so is what the replays under way were writing (stopped before their next one).
     const inboxes = this.inboxes.splice(0);
-    let waited: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all(inboxes.map((inbox) => inbox.settled())),
-      new Promise<void>((resolve) => (waited = setTimeout(resolve, Math.max(0, deadline - Date.now())))),
-    ]);
-    clearTimeout(waited);
+    // Stopped while starting: the console was mounted after stop() told it.
+    const writes = Promise.all([...inboxes.map((inbox) => inbox.settled()), replaysEnded, this.endReplays()]);
+    if (!(await settledWithin(writes, deadline - Date.now())) && this.history.replaysUnderWay > 0) {
+      this.logger.warn({ replays: this.history.replaysUnderWay }, "shutdown timeout: a replay was still writing; the store closes without waiting for it");
+    }
     const remaining = Math.max(0, deadline - Date.now());
     await Promise.all(this.runners.map((r) => r.stop(remaining)));
     for (const source of this.registry.sources()) source.detach();
     // The notes of the last runs are written before the store closes (what is left of the time).
     await this.history.stop(deadline - Date.now());
     if (this.storeInstance !== undefined && !this.underTest) await warnWhatIsLost(this.storeInstance, this.logger);
-    await this.storeInstance?.close();
+    // A database that answers nothing is not waited for past the grace: the store gives up on it (PostgreSQL cuts its connections).
+    await this.storeInstance?.close({ timeoutMs: Math.max(deadline + CLOSE_GRACE_MS - Date.now(), MIN_CLOSE_MS) });
     this.storeInstance = undefined;
     this.appState = "stopped";
     this.logger.info("stopped");

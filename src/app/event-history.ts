@@ -4,11 +4,12 @@ import type { Store } from "../store/store";
 import { didYouMean } from "../util/did-you-mean";
 import type { Logger } from "../util/logger";
 import type { BulkReplayOptions, BulkReplayResult, EventsApi, ReplayFilter, ReplayOptions, ReplayResult } from "./events-api";
-import { DEFAULT_REPLAY_RATE, queueReplay, replayEach, ReplayError, withHeldDeadLetters, type ReplayCopyTarget } from "./event-replay";
+import { DEFAULT_REPLAY_RATE, queueReplay, replayEach, ReplayError, ReplayStoppedError, withHeldDeadLetters, type ReplayCopyTarget } from "./event-replay";
+import { ReplayRuns } from "./replay-runs";
 import type { OrderingKeyFn } from "./ordering-key";
 import { FilterError, runFilter, type Accepts } from "./task-filter";
 
-export { DEFAULT_REPLAY_RATE, ReplayError };
+export { DEFAULT_REPLAY_RATE, ReplayError, ReplayStoppedError };
 
 /** What a replay needs to know of a task. */
 export interface ReplayTarget extends ReplayCopyTarget {
@@ -34,6 +35,8 @@ export interface EventHistoryHost {
 
 /** `app.events`: list and get pass through to the store's history; replays are new deliveries linked to their original. */
 export class EventHistory implements EventsApi {
+  private readonly runs = new ReplayRuns();
+
   constructor(private readonly host: EventHistoryHost) {}
 
   async list(query: HistoryQuery = {}): Promise<HistoryPage> {
@@ -48,8 +51,21 @@ export class EventHistory implements EventsApi {
   replay(id: string, options?: ReplayOptions): Promise<ReplayResult>;
   replay(filter: ReplayFilter, options?: BulkReplayOptions): Promise<BulkReplayResult>;
   replay(what: string | ReplayFilter, options: BulkReplayOptions = {}): Promise<ReplayResult | BulkReplayResult> {
-    if (typeof what === "string") return this.replayOne(what, options);
-    return this.replayMatching(what, options);
+    if (typeof what === "string") return this.runs.run(() => this.replayOne(what, options));
+    return this.runs.run((signal) => this.replayMatching(what, options, signal));
+  }
+
+  /**
+   * The app stops: replays are refused from now on, a bulk replay under way queues nothing
+   * more; resolves once the replays under way have ended (what they queued stays queued).
+   */
+  endReplays(): Promise<void> {
+    return this.runs.end();
+  }
+
+  /** Replays under way (bulk ones included). */
+  get replaysUnderWay(): number {
+    return this.runs.size;
   }
 
   private async replayOne(id: string, options: ReplayOptions): Promise<ReplayResult> {
@@ -64,7 +80,7 @@ export class EventHistory implements EventsApi {
     return result;
   }
 
-  private async replayMatching(filter: ReplayFilter, options: BulkReplayOptions): Promise<BulkReplayResult> {
+  private async replayMatching(filter: ReplayFilter, options: BulkReplayOptions, signal: AbortSignal): Promise<BulkReplayResult> {
     if (typeof filter !== "object" || filter === null) throw new ReplayError("app.events.replay: pass an event id, or a filter { source?, task?, status?, since?, until?, search? }");
     for (const key of ["limit", "cursor"] as const) {
       if ((filter as HistoryQuery)[key] !== undefined) throw new ReplayError(`app.events.replay: a replay by filter takes every matching event; leave out ${key}`);
@@ -77,19 +93,25 @@ export class EventHistory implements EventsApi {
     const dryRun = options.dryRun === true;
     // A named task replays only events of the origin it takes (its source, or its queue).
     const query: HistoryQuery = target?.source !== undefined ? { ...filter, source: this.sourceFor(filter, target) } : filter;
-    return replayEach(history, query, {
-      dryRun,
-      ratePerSecond: rate,
-      takes: target === undefined ? undefined : (summary) => takes(target, summary.origin),
-      // By status: the deliveries in it, not the event's other tasks (one that succeeded would run it twice).
-      replay: async (event) => {
-        // By status dead, the dead letters still held: one replayed or discarded since is not run again.
-        const original = filter.status === "dead" && options.task === undefined ? await withHeldDeadLetters(this.host.store(), event) : event;
-        const replay = await this.replayEvent(history, original, options.task, filter.status);
-        if (options.onReplayed !== undefined) await this.told(options.onReplayed, event, replay);
-      },
-      skipped: (event, error) => this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped"),
-    });
+    try {
+      return await replayEach(history, query, {
+        dryRun,
+        ratePerSecond: rate,
+        signal,
+        takes: target === undefined ? undefined : (summary) => takes(target, summary.origin),
+        // By status: the deliveries in it, not the event's other tasks (one that succeeded would run it twice).
+        replay: async (event) => {
+          // By status dead, the dead letters still held: one replayed or discarded since is not run again.
+          const original = filter.status === "dead" && options.task === undefined ? await withHeldDeadLetters(this.host.store(), event) : event;
+          const replay = await this.replayEvent(history, original, options.task, filter.status);
+          if (options.onReplayed !== undefined) await this.told(options.onReplayed, event, replay);
+        },
+        skipped: (event, error) => this.host.logger.warn({ eventId: event.id, err: error }, "replay: this event is skipped"),
+      });
+    } catch (error) {
+      if (error instanceof ReplayStoppedError) this.host.logger.warn({ matched: error.matched, queued: error.queued }, "replay: the app is stopping; the bulk replay stops here, the replays it queued stay queued");
+      throw error;
+    }
   }
 
   /** The caller's hook after one replay of a bulk replay: what it throws is logged, not the bulk replay's end. */

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { DeliveryNote, DeliveryView, EventNote, EventStatus, EventSummary, HistoryEvent, HistoryQuery, HistoryStore } from "../store/history";
 import type { EmitRecord, QueuedMessage, Store } from "../store/store";
 import { exactForm, UnstorableValueError } from "../store/payload-codec";
@@ -19,7 +20,21 @@ export const DEFAULT_REPLAY_RATE = 50;
 
 /** An event that cannot be replayed, or a replay asked wrongly. */
 export class ReplayError extends Error {
-  override readonly name = "ReplayError";
+  override readonly name: string = "ReplayError";
+}
+
+/** A bulk replay ended by the app's stop(): the replays it queued stay queued. */
+export class ReplayStoppedError extends ReplayError {
+  override readonly name = "ReplayStoppedError";
+
+  constructor(
+    /** Events the filter matched (so far, when it stopped while still listing them). */
+    readonly matched: number,
+    /** Replays queued before it stopped. */
+    readonly queued: number,
+  ) {
+    super(`bulk replay stopped as the app stops, after queueing ${queued} replay(s) of ${matched} matching event(s); the replays queued stay queued`);
+  }
 }
 
 /** Where one task's copy of a replay goes. */
@@ -114,18 +129,24 @@ export interface ReplayWalk {
   readonly skipped: (event: HistoryEvent, error: ReplayError) => void;
   /** Told how many matched, before the first replay is queued (the CLI says how long it will take). */
   readonly matched?: (count: number) => void;
+  /** Aborted when the app stops: no replay is queued after it (a ReplayStoppedError). */
+  readonly signal?: AbortSignal;
 }
 
 /**
  * Replays every event the query matches: every match first (ids only), then the replays oldest
  * first, in the order the events were received, never one of the replays made meanwhile; at
  * most `ratePerSecond` a second (the n-th replay no sooner than n / rate seconds after the
- * first). A dry run counts and queues nothing.
+ * first). A dry run counts and queues nothing. Once `signal` aborts, nothing more is queued:
+ * a ReplayStoppedError counts what was.
  */
 export async function replayEach(history: HistoryStore, query: HistoryQuery, walk: ReplayWalk): Promise<BulkReplayResult> {
+  // A function, not a field read: the compiler would take one check for all of them.
+  const stopped = (): boolean => walk.signal?.aborted === true;
   const ids: string[] = [];
   let cursor: string | undefined;
   do {
+    if (stopped()) throw new ReplayStoppedError(ids.length, 0);
     const page = await history.list({ ...query, limit: 500, cursor });
     cursor = page.next;
     for (const summary of page.events) if (walk.takes === undefined || walk.takes(summary)) ids.push(summary.id);
@@ -137,11 +158,14 @@ export async function replayEach(history: HistoryStore, query: HistoryQuery, wal
   const started = Date.now();
   try {
     for (let i = ids.length - 1; i >= 0; i--) {
+      if (stopped()) throw new ReplayStoppedError(matched, queued);
       const event = await history.get(ids[i]);
       // Pruned since it was listed.
       if (event === undefined) continue;
       const wait = started + (queued * 1000) / walk.ratePerSecond - Date.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      // The pause ends with the app's stop, not after it: a slow pace must not hold the stop up.
+      if (wait > 0) await sleep(wait, undefined, { signal: walk.signal }).catch(() => undefined);
+      if (stopped()) throw new ReplayStoppedError(matched, queued);
       try {
         await walk.replay(event);
       } catch (error) {
@@ -153,7 +177,7 @@ export async function replayEach(history: HistoryStore, query: HistoryQuery, wal
       queued++;
     }
   } catch (error) {
-    if (queued === 0) throw error;
+    if (queued === 0 || error instanceof ReplayStoppedError) throw error;
     throw new ReplayError(`replay stopped after queueing ${queued} replay(s) of ${matched} matching event(s): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   } finally {
     await history.flush();

@@ -1,5 +1,6 @@
 import type { RequestHandler, Router } from "express";
 import type { HistoryEvent } from "../store/history";
+import { ReplayError } from "../app/event-replay";
 import { errorMessage } from "../util/logger";
 import type { ConsoleScope } from "./console-scope";
 import { FilterError, filterParams, historyQuery, narrows, readFilter } from "./list-filter";
@@ -102,7 +103,14 @@ export function addActionRoutes(router: Router, scope: ConsoleScope, form: Reque
         }
         const params = filterParams(text, ["cursor", "limit"]);
         // A second click, a resent form or another tab (on this replica or another) would replay every event again, and pace apart.
-        const job = await bulk.start(filter, params.toString(), { task, ratePerSecond: rate, onReplayed: discardReplayedLetters });
+        let job;
+        try {
+          job = await bulk.start(filter, params.toString(), { task, ratePerSecond: rate, onReplayed: discardReplayedLetters });
+        } catch (e) {
+          // The app is stopping: none starts now, and none would run long.
+          if (!(e instanceof ReplayError)) throw e;
+          return refuse(e.message, 503);
+        }
         if (job === undefined) return refuse("A bulk replay is still running (below, or on another replica's console): wait for it to finish before starting another.", 409);
         params.set("started", "1");
         res.redirect(303, paths.replayMatching(params));

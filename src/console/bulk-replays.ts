@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { BulkReplayOptions, BulkReplayResult, EventsApi, ReplayFilter } from "../app/events-api";
+import { ReplayError, ReplayStoppedError } from "../app/event-replay";
 import type { StateStore } from "../store/store";
 import { errorMessage, type Logger } from "../util/logger";
 
@@ -23,11 +24,15 @@ export interface BulkReplayJob {
 /**
  * The last few bulk replays of this process (a replay of thousands takes minutes at its pace),
  * one at a time. With `shared` (the app's store), one at a time across every replica of the
- * app too: a form resent through a load balancer reaches another replica's console.
+ * app too: a form resent through a load balancer reaches another replica's console. The app's
+ * stop ends the one running (the app's replays end) and waits for its note to be removed.
  */
 export class BulkReplays {
   private readonly jobs: BulkReplayJob[] = [];
   private readonly key: string;
+  /** The running one's end, its note removed. */
+  private finishing: Promise<void> | undefined;
+  private stopping = false;
 
   constructor(
     private readonly events: EventsApi,
@@ -39,14 +44,19 @@ export class BulkReplays {
     this.key = `running:${appName}`;
   }
 
-  /** Starts one, or answers undefined while one runs (here, or on another replica). */
+  /**
+   * Starts one, or answers undefined while one runs (here, or on another replica). Throws a
+   * ReplayError once the app is stopping.
+   */
   async start(filter: ReplayFilter, filterText: string, options: BulkReplayOptions): Promise<BulkReplayJob | undefined> {
+    this.refuseWhenStopping();
     if (this.running) return undefined;
     const token = randomUUID();
     if (this.shared !== undefined && !(await this.shared.setIfAbsent(this.key, token, { ttlMs: HOLD_MS }))) return undefined;
-    // Another request of this process may have started one while the store answered.
-    if (this.running) {
+    // Another request of this process may have started one (or the app began to stop) while the store answered.
+    if (this.running || this.stopping) {
       await this.release(token);
+      this.refuseWhenStopping();
       return undefined;
     }
     const job: BulkReplayJob = { startedAt: Date.now(), filter: filterText, task: options.task };
@@ -64,7 +74,7 @@ export class BulkReplays {
       await this.release(token);
       job.finishedAt = Date.now();
     };
-    this.events.replay(filter, { ...options, dryRun: false }).then(
+    this.finishing = this.events.replay(filter, { ...options, dryRun: false }).then(
       (result) => {
         job.result = result;
         this.logger.info({ matched: result.matched, queued: result.queued }, "console: bulk replay done");
@@ -72,11 +82,21 @@ export class BulkReplays {
       },
       (error: unknown) => {
         job.error = errorMessage(error);
-        this.logger.error({ error: job.error }, "console: bulk replay failed");
+        if (error instanceof ReplayStoppedError) this.logger.warn({ matched: error.matched, queued: error.queued }, "console: bulk replay stopped as the app stops");
+        else this.logger.error({ error: job.error }, "console: bulk replay failed");
         return finish();
       },
     );
     return job;
+  }
+
+  /**
+   * The app stops: no bulk replay starts from now on. Resolves once the one running has ended
+   * (the app's stop ends its replays) and its note is removed, before the store closes.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.finishing;
   }
 
   recent(): readonly BulkReplayJob[] {
@@ -85,6 +105,10 @@ export class BulkReplays {
 
   get running(): boolean {
     return this.jobs.some((job) => job.finishedAt === undefined);
+  }
+
+  private refuseWhenStopping(): void {
+    if (this.stopping) throw new ReplayError("The app is stopping: no bulk replay starts now.");
   }
 
   /** Removes this process's note (not one another replica took after ours expired). */

@@ -3,6 +3,7 @@ import type { TrustFunction } from "../http/trust-proxy";
 import type { Logger } from "../util/logger";
 import { addActionRoutes } from "./action-routes";
 import type { ConsoleAssets } from "./console-assets";
+import type { BulkReplays } from "./bulk-replays";
 import type { ConsoleBackend } from "./console-backend";
 import type { ResolvedConsoleOptions } from "./console-options";
 import { ConsoleScope } from "./console-scope";
@@ -15,8 +16,8 @@ import { addSignInRoutes } from "./sign-in-routes";
  * action behind authentication, each action checked for a cross-site origin and the session's
  * CSRF token (ConsoleScope.guarded).
  */
-export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleOptions, assets: ConsoleAssets, logger: Logger, trust?: TrustFunction, sharesWebhooks = false): Router {
-  const scope = new ConsoleScope(backend, options, assets, logger, trust);
+export function consoleRouter(backend: ConsoleBackend, options: ResolvedConsoleOptions, assets: ConsoleAssets, logger: Logger, bulk: BulkReplays, trust?: TrustFunction, sharesWebhooks = false): Router {
+  const scope = new ConsoleScope(backend, options, assets, logger, bulk, trust);
   const router = express.Router({ caseSensitive: true });
   const form = express.urlencoded({ extended: false, limit: "256kb", parameterLimit: 1000 });
   // Express mounts a path without regard to case; the console's path, like its pages, is exact.

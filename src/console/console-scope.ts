@@ -3,7 +3,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { clientAddress } from "../http/forwarded";
 import type { TrustFunction } from "../http/trust-proxy";
 import { errorMessage, type Logger } from "../util/logger";
-import { BulkReplays } from "./bulk-replays";
+import type { BulkReplays } from "./bulk-replays";
 import { ConsoleAuthenticator, type Principal } from "./console-auth";
 import { ConsoleSignOuts } from "./console-sign-outs";
 import type { ConsoleAssets } from "./console-assets";
@@ -34,7 +34,6 @@ export type GuardedHandler = (req: Request, res: Response, principal: Principal)
 export class ConsoleScope {
   readonly auth: ConsoleAuthenticator;
   readonly paths: ConsolePaths;
-  readonly bulk: BulkReplays;
   /** Labels of the webhook sources, for the filter form. */
   readonly sources: readonly string[];
   readonly taskNames: readonly string[];
@@ -50,12 +49,13 @@ export class ConsoleScope {
     options: ResolvedConsoleOptions,
     readonly assets: ConsoleAssets,
     readonly logger: Logger,
+    /** Its bulk replays (the app's stop ends the one running). */
+    readonly bulk: BulkReplays,
     /** The app's trustProxy: behind a trusted proxy, wrong tokens are counted per client, not per proxy. */
     private readonly trust?: TrustFunction,
   ) {
     this.auth = new ConsoleAuthenticator(options.auth, backend.appName, new ConsoleSignOuts(backend.signOuts));
     this.paths = new ConsolePaths(options.path === "/" ? "" : options.path);
-    this.bulk = new BulkReplays(backend.events, logger, backend.bulkReplays, backend.appName);
     this.sources = [...new Set(backend.tasks.flatMap((t) => (t.source === undefined ? [] : [t.source])))];
     this.taskNames = backend.tasks.map((t) => t.name);
     this.refusalLines = new LineRateLimiter(SIGN_IN_REFUSAL_LINES_PER_SECOND, 1_000, (what, suppressed) =>

@@ -2,6 +2,7 @@ import type { ListenerRegistry } from "../http/listener-registry";
 import type { Listener } from "../http/listener";
 import type { TrustFunction } from "../http/trust-proxy";
 import type { Logger } from "../util/logger";
+import { BulkReplays } from "./bulk-replays";
 import { ConsoleAssets } from "./console-assets";
 import type { ConsoleBackend } from "./console-backend";
 import type { ResolvedConsoleOptions } from "./console-options";
@@ -35,7 +36,13 @@ export class MountedConsole {
     private readonly listener: Listener,
     private readonly path: string,
     readonly assets: ConsoleAssets,
+    private readonly bulk: BulkReplays,
   ) {}
+
+  /** The app stops: no bulk replay starts now; resolves once the one running has ended and removed its note. */
+  stop(): Promise<void> {
+    return this.bulk.stop();
+  }
 
   /** "http://127.0.0.1:9400/" (the bound port once listening). */
   get url(): string {
@@ -83,10 +90,12 @@ export function placeConsole(listeners: ListenerRegistry, options: ResolvedConso
 export function mountConsole(listeners: ListenerRegistry, options: ResolvedConsoleOptions, backend: ConsoleBackend, logger: Logger, trust?: TrustFunction): MountedConsole {
   const listener = placeConsole(listeners, options);
   const assets = new ConsoleAssets();
+  const consoleLogger = logger.child({ component: "console" });
+  const bulk = new BulkReplays(backend.events, consoleLogger, backend.bulkReplays, backend.appName);
   // A webhook source's listener has routes already (placeConsole checked them against the console's path).
   const sharesWebhooks = listener.routes.paths().length > 0;
-  listener.express.use(options.path, consoleRouter(backend, options, assets, logger.child({ component: "console" }), trust, sharesWebhooks));
-  return new MountedConsole(listener, options.path, assets);
+  listener.express.use(options.path, consoleRouter(backend, options, assets, consoleLogger, bulk, trust, sharesWebhooks));
+  return new MountedConsole(listener, options.path, assets, bulk);
 }
 
 /** Paths the conflict error suggests, the first that no webhook path of the listener hides (and not the one refused). */

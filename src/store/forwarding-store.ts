@@ -1,5 +1,5 @@
 import type { HistoryStore, PauseStore } from "./history";
-import type { ClaimedGroups, ClaimFlow, DeadLetter, GroupRule, DeadLetterStore, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreRefusal } from "./store";
+import type { ClaimedGroups, ClaimFlow, DeadLetter, GroupRule, DeadLetterStore, EmitRecord, QueuedMessage, QueueStats, StateStore, Store, StoreCloseOptions, StoreRefusal } from "./store";
 
 /**
  * A store that passes every call to another, the optional capabilities included (claimNow and
@@ -64,8 +64,8 @@ export class ForwardingStore implements Store {
   open(): Promise<void> {
     return this.inner.open();
   }
-  close(): Promise<void> {
-    return this.inner.close();
+  close(options?: StoreCloseOptions): Promise<void> {
+    return this.inner.close(options);
   }
   admit(queue: string): StoreRefusal | undefined {
     return this.inner.admit(queue);

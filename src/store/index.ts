@@ -10,6 +10,7 @@ export type {
   StateSetOptions,
   StateStore,
   Store,
+  StoreCloseOptions,
   StoreRefusal,
 } from "./store";
 export type {

@@ -126,6 +126,15 @@ export interface StateSetOptions {
 }
 
 /** Key/value state for tasks (for example processed-markers of delivered webhooks). */
+/** How a store closes. */
+export interface StoreCloseOptions {
+  /**
+   * Longest the close waits for its database; past it, what is still in flight is abandoned
+   * (logged) and the close resolves. Unset: it waits for every statement's own timeout.
+   */
+  readonly timeoutMs?: number;
+}
+
 export interface StateStore {
   get<V = unknown>(key: string): Promise<V | undefined>;
   set<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<void>;
@@ -199,7 +208,8 @@ export interface Store {
   readonly failure?: Error | undefined;
 
   open(): Promise<void>;
-  close(): Promise<void>;
+  /** Closes the store; `timeoutMs` bounds the wait for a database that does not answer (PostgreSQL). */
+  close(options?: StoreCloseOptions): Promise<void>;
 
   /**
    * Synchronous admission check done before a request body is read, so that a full or

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import pg from "pg";
-import { emitList, type ClaimedGroups, type ClaimFlow, type DeadLetter, type EmitRecord, type GroupRule, type QueuedMessage, type QueueStats, type StateStore, type Store, type StoreRefusal } from "../store";
+import { emitList, type ClaimedGroups, type ClaimFlow, type DeadLetter, type EmitRecord, type GroupRule, type QueuedMessage, type QueueStats, type StateStore, type Store, type StoreCloseOptions, type StoreRefusal } from "../store";
 import type { NewRow } from "./batched-writes";
 import { StoreRefusedError } from "../store-errors";
 import { ClaimSql } from "./claim-sql";
@@ -27,8 +27,13 @@ import { retryTransient } from "./transient-retry";
 import { QueueWatchers } from "../queue-watchers";
 import { PostgresHistory } from "./history/postgres-history";
 import { PAUSES_NOTICE, PostgresPauses } from "./history/postgres-pauses";
+import { PoolConnections } from "./pool-connections";
+import { settledWithin } from "../../util/settled-within";
 
 const ignore = (): void => undefined;
+
+/** After its connections are cut, how long a close waits for what ran on them to fail and unwind. */
+const CUT_UNWIND_MS = 250;
 
 /**
  * A limit, count or period as the limited claim's integer parameters take it. A task accepts
@@ -70,6 +75,10 @@ export class PostgresStore implements Store {
   private readonly options: ResolvedPostgresOptions;
   private pool: PostgresPool;
   private readonly ownsPool: boolean;
+  /** The connections of the store's own pool (none known of a pool you gave). */
+  private connections: PoolConnections | undefined;
+  /** What the close waits for now, for the line that says what a late close abandoned. */
+  private closingStep = "";
   /** Names this process in `claimed_by` and in its notifications. */
   private readonly token = `${hostname()}/${process.pid}/${randomBytes(4).toString("hex")}`;
   private readonly channel: string;
@@ -167,7 +176,9 @@ export class PostgresStore implements Store {
 
   /** The store's own pool (a new one at each open: `close` ends it). */
   private newPool(): PostgresPool {
+    this.connections = new PoolConnections();
     return new pg.Pool({
+      Client: this.connections.Client,
       connectionString: this.options.connectionString,
       max: this.options.poolSize,
       connectionTimeoutMillis: this.options.connectionTimeoutMs,
@@ -235,25 +246,50 @@ export class PostgresStore implements Store {
 
   /**
    * Stops the timers, lets batches in flight finish, and gives back what this process still
-   * holds (as a lease expiry would, the attempt counted: those tasks were cut short).
+   * holds (as a lease expiry would, the attempt counted: those tasks were cut short). With
+   * `timeoutMs`, a database that has not answered by then (frozen, a network dropping packets)
+   * has the store's connections cut: their statements fail at once, what they were writing is
+   * abandoned (said in the log), and the close resolves.
    */
-  async close(): Promise<void> {
+  async close(options: StoreCloseOptions = {}): Promise<void> {
     if (!this.wanted) return;
     this.wanted = false;
     this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
     this.probe.stop();
+    const held = this.held.size;
+    const steps = this.closeSteps();
+    if (options.timeoutMs === undefined || (await settledWithin(steps, options.timeoutMs))) return steps;
+    const waitingFor = this.closingStep;
+    const cut = this.connections?.cut() ?? 0;
+    this.options.logger?.warn(
+      { store: "postgres", waitingFor, connectionsCut: cut, heldMessages: held, timeoutMs: options.timeoutMs },
+      this.ownsPool
+        ? "PostgreSQL did not answer as the store closed: its connections are cut, and what they were writing is abandoned (messages this process held go back to their queues when their leases expire)"
+        : "PostgreSQL did not answer as the store closed: the close stops waiting (the pool is yours: its statements go on until their own timeouts)",
+    );
+    // What ran on them fails now: its lines (history notes dropped, say) come before the app's "stopped".
+    await settledWithin(steps, CUT_UNWIND_MS);
+  }
+
+  private async closeSteps(): Promise<void> {
+    const step = (name: string): void => void (this.closingStep = name);
     // History notes still queued get one try (they never hold the close up for long).
+    step("the history's last notes");
     await this.history.close();
+    step("the queues' writes in flight");
     await this.writes.idle();
     if (this.held.size > 0 && this.migrated && this.health.failure === undefined) {
+      step("giving back the messages this process held");
       await this.query(this.claims.surrender(), [this.channel, this.token, this.held.seqs()]).catch(ignore);
     }
     this.held.clear();
+    step("the listening connection's end");
     await this.listener?.stop();
     this.listener = undefined;
     this.migrated = false;
+    step("the connections' end");
     if (this.ownsPool) await this.pool.end().catch(ignore);
     else this.pool.removeListener("error", this.onPoolError);
   }

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { StoreWriter } from "../store-writer";
 import { WriteHealth } from "../write-health";
 import { RateLimit } from "../../../util/rate-limit";
+import { settledWithin } from "../../../util/settled-within";
 import { applyNotes, type Touched } from "./apply-notes";
 import { statusCode, summaryRecord, type SummaryRecord } from "./history-records";
 
@@ -159,13 +160,13 @@ export class EmbeddedHistory implements HistoryStore {
    * close goes on with the queues.
    */
   async close(): Promise<void> {
-    const flushed = await withinTime(this.writer.flush(), CLOSE_TIMEOUT_MS);
+    const flushed = await settledWithin(this.writer.flush(), CLOSE_TIMEOUT_MS);
     this.writer.stop();
     const dbs = this.dbs;
     this.dbs = undefined;
     this.writes = undefined;
     this.recent = new Map();
-    const closed = dbs ? await withinTime(dbs.root.close(), CLOSE_TIMEOUT_MS) : true;
+    const closed = dbs ? await settledWithin(dbs.root.close(), CLOSE_TIMEOUT_MS) : true;
     if (!flushed || !closed) {
       this.host.logger.error({ timeoutMs: CLOSE_TIMEOUT_MS, flushed, closed }, "the event history did not finish writing or closing in time and is left behind; the queues are not affected");
     }
@@ -219,15 +220,4 @@ function unsettled(touched: ReadonlyMap<string, Touched>): Map<string, Touched> 
     if (entry.summary.d.some((d) => d[1] === PENDING || d[1] === FAILED)) kept.set(id, entry);
   }
   return kept;
-}
-
-/** Whether `work` settled within `ms` (a rejection counts as settled: the caller logs nothing more for it). */
-async function withinTime(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([work.then(() => true, () => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
