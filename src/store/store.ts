@@ -125,7 +125,6 @@ export interface StateSetOptions {
   readonly ttlMs?: number;
 }
 
-/** Key/value state for tasks (for example processed-markers of delivered webhooks). */
 /** How a store closes. */
 export interface StoreCloseOptions {
   /**
@@ -135,6 +134,7 @@ export interface StoreCloseOptions {
   readonly timeoutMs?: number;
 }
 
+/** Key/value state for tasks (for example processed-markers of delivered webhooks). */
 export interface StateStore {
   get<V = unknown>(key: string): Promise<V | undefined>;
   set<V = unknown>(key: string, value: V, options?: StateSetOptions): Promise<void>;
