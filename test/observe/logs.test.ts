@@ -78,7 +78,10 @@ describe("logs (pino)", () => {
     const lines: Line[] = [];
     const app = newApp("logs-app", { logger: jsonLogger(lines), maxQueued: 1 });
     const source = webhook({ path: "/only-post" });
-    app.task({ source, name: "t" }, () => new Promise(() => undefined));
+    // Held until the end, so the queue stays full; released then, so the stop need not give up on it.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    app.task({ source, name: "t" }, () => held);
     await app.start();
     const origin = new URL(source.url).origin;
     expect((await fetch(`${origin}/missing`)).status).to.equal(404);
@@ -91,6 +94,7 @@ describe("logs (pino)", () => {
     expect(notFound).to.include({ level: INFO, source: "", origin, status: 404, code: "not_found", path: "/missing" });
     expect(notAllowed).to.include({ level: INFO, source: "", origin, status: 405, code: "method_not_allowed" });
     expect(notFound.requestId).to.be.a("string").with.length.greaterThan(8);
+    release();
   });
 
   it("1,000 bad requests in a second give a bounded number of lines, and one count of the rest", async () => {
