@@ -1,5 +1,6 @@
 "use strict";
 // Mocha's spec reporter, plus the plain closing line CI reads: "N passed, N failed[, N skipped]".
+// The suite runs files in parallel (.mocharc.json): a file's lines come out together when it ends.
 const Mocha = require("mocha");
 
 class SpecWithSummary extends Mocha.reporters.Spec {
