@@ -59,22 +59,33 @@ describe("samples: the start-up log of npm start", () => {
 
   it("with NODE_ENV=production, refuses to start on a development value", async () => {
     const { ORDERS_TOKEN: _o, SIGNING_SECRET: _s, ...env } = process.env;
-    const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: "production", PORT: "0", CONSOLE_PORT: "0", SIGNING_SECRET: "real-signing-secret" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    const [code] = (await once(child, "close")) as [number];
-    expect(code).to.equal(1);
-    expect(stderr.trim()).to.equal("cannot start: ORDERS_TOKEN is not set (development values are refused when NODE_ENV=production)");
+    // A data directory of its own: the checkout's .data/samples is the README's.
+    const dataDir = mkdtempSync(join(tmpdir(), "samples-main-"));
+    try {
+      const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: "production", PORT: "0", CONSOLE_PORT: "0", WEBHOOK_TASKS_DATA_DIR: dataDir, SIGNING_SECRET: "real-signing-secret" }, stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+      const [code] = (await once(child, "close")) as [number];
+      expect(code).to.equal(1);
+      expect(stderr.trim()).to.equal("cannot start: ORDERS_TOKEN is not set (development values are refused when NODE_ENV=production)");
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("with NODE_ENV=production, names every unset secret in one line, with no stack trace", async () => {
     const { ORDERS_TOKEN: _o, SIGNING_SECRET: _s, ...env } = process.env;
-    const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: "production", PORT: "0", CONSOLE_PORT: "0" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stderr = "";
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    const [code] = (await once(child, "close")) as [number];
-    expect(code).to.equal(1);
-    expect(stderr.trim()).to.match(/^cannot start: (ORDERS_TOKEN, SIGNING_SECRET|SIGNING_SECRET, ORDERS_TOKEN) are not set \(development values are refused when NODE_ENV=production\)$/);
+    const dataDir = mkdtempSync(join(tmpdir(), "samples-main-"));
+    try {
+      const child = spawn(process.execPath, [MAIN], { env: { ...env, NODE_ENV: "production", PORT: "0", CONSOLE_PORT: "0", WEBHOOK_TASKS_DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+      const [code] = (await once(child, "close")) as [number];
+      expect(code).to.equal(1);
+      expect(stderr.trim()).to.match(/^cannot start: (ORDERS_TOKEN, SIGNING_SECRET|SIGNING_SECRET, ORDERS_TOKEN) are not set \(development values are refused when NODE_ENV=production\)$/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("refuses them too when NODE_ENV says production another way (Production, PRODUCTION, prod)", async () => {
