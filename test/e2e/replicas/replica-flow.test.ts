@@ -76,7 +76,8 @@ describe("replicas on PostgreSQL: flow limits across processes", function () {
         if (answered !== EVENTS / 3) return;
         // Killed while it has a run going: a start in its file that its runs table lacks.
         killing = (async () => {
-          for (let i = 0; i < 200; i++) {
+          // Polled until it has one (at once, usually; later on a machine busy with other tests).
+          for (let i = 0; i < 2_000; i++) {
             const started = existsSync(starts(0)) ? readFileSync(starts(0), "utf8").split("\n").filter(Boolean).length : 0;
             if (started > (await schemas.count("replica = 'r0'"))) break;
             await new Promise((r) => setTimeout(r, 5));
