@@ -84,7 +84,8 @@ export function modeFor(contentType: string | undefined): Exclude<ParserMode, "a
   return "raw";
 }
 
-function isUtf8Name(charset: string | undefined): boolean {
+/** A charset parameter that reads as UTF-8 (none means UTF-8, as JSON and Twilio's forms are). */
+export function isUtf8Name(charset: string | undefined): boolean {
   return charset === undefined || charset === "utf-8" || charset === "utf8" || charset === "us-ascii";
 }
 

@@ -83,6 +83,10 @@ export class WebhookReceiver implements RouteHandler {
       if (handshake?.beforeVerify !== undefined) {
         const early = failClosed(() => handshake.beforeVerify!(this.authRequest(req, path, EMPTY)));
         if (early !== undefined) return early instanceof WebhookResponse ? sendHandshake(res, early) : sendAuthFailure(res, early);
+        // A method the source takes only for the handshake (Meta's GET) carries no event, even signed.
+        if (!this.options.methods.includes(req.method!)) {
+          return sendError(res, 405, "method_not_allowed", `${req.method} is not allowed on ${path} except for the sender's handshake`, { allow: this.options.methods.join(", ") });
+        }
       }
       if (!auth.needsBody) {
         const failure = safeVerify(auth, this.authRequest(req, path, EMPTY));

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { expect } from "chai";
 import { MetaSignature, SlackSignature, ZoomSignature } from "../../../src/sources/webhook/verifiers";
 import { sleep, startWebhook, useApps } from "../../helpers/app";
-import { send } from "../../helpers/http-client";
+import { nodeRequest, send } from "../../helpers/http-client";
 import { nowSeconds, reference } from "./helpers";
 
 const SECRET = "handshake-secret";
@@ -57,8 +57,21 @@ describe("handshakes end to end (real sockets)", () => {
       expect(wrong.json().error).to.equal("verify_token_mismatch");
       expect(wrong.text).to.not.include("meta-verify-token");
 
+      // Not a subscription check: GET is outside the source's methods.
       const plainGet = await send(source.url, { method: "GET" });
-      expect(plainGet.status).to.equal(401);
+      expect(plainGet.status).to.equal(405);
+      expect(plainGet.json().error).to.equal("method_not_allowed");
+      await sleep(50);
+      expect(events.count).to.equal(0);
+    });
+
+    it("a signed delivery sent again with GET on a POST-only source is 405 and makes no event", async () => {
+      const { source, events } = await startWebhook(makeApp, { methods: ["POST"], auth: new MetaSignature(SECRET, { verifyToken: "t" }) });
+      const body = JSON.stringify({ object: "page", entry: [{ id: "1", changes: [{ field: "feed", value: {} }] }] });
+      const reply = await nodeRequest(source.url, { method: "GET", body, headers: { "content-type": "application/json", "x-hub-signature-256": reference.meta(SECRET, body) } });
+      expect(reply.status).to.equal(405);
+      expect(reply.json().error).to.equal("method_not_allowed");
+      expect(reply.headers.allow).to.equal("POST");
       await sleep(50);
       expect(events.count).to.equal(0);
     });

@@ -1,6 +1,10 @@
+import { isUtf8 } from "node:buffer";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { parse as parseLegacyQuery, stringify as stringifyLegacyQuery } from "node:querystring";
 import type { AuthRequest } from "../auth";
+import { charsetOf } from "../content-type";
+import { parseForm } from "../form-body";
+import { isUtf8Name } from "../parse-body";
 import { decodeDigest } from "./digest";
 import { failure, refuse } from "./failures";
 import { headerValue, malformed, requireHeader } from "./header-value";
@@ -59,13 +63,23 @@ export class TwilioSignature extends SignatureVerifier {
     const parsed = new URL(signedUrl(base, request.url));
 
     let params = "";
+    const contentType = String(headerValue(request.headers, "content-type") ?? "");
     const bodyHashes = parsed.searchParams.getAll("bodySHA256");
     if (bodyHashes.length > 0) {
       const want = bodyHashes.length === 1 ? decodeDigest(bodyHashes[0], "hex", 32) : undefined;
       const got = createHash("sha256").update(request.rawBody).digest();
       if (want === undefined || !timingSafeEqual(want, got)) refuse(failure("signature_mismatch", "bodySHA256 does not match the body"));
-    } else if (FORM.test(String(headerValue(request.headers, "content-type") ?? ""))) {
-      params = sortedParams(request.rawBody.toString("utf8"));
+    } else if (FORM.test(contentType)) {
+      // Twilio signs its parameters as UTF-8 text, and Content-Type is not signed: a form read in
+      // another charset would not say what was signed.
+      if (!isUtf8Name(charsetOf(contentType))) refuse(failure("body_not_signed", "Twilio signs form parameters as UTF-8; a form in another charset is not what it signed"));
+      const form = request.rawBody.toString("utf8");
+      params = sortedParams(form);
+      // U+FFFD is Twilio's own character, or what the lossy decoding made of bytes that are not
+      // UTF-8 (which then verify as any other such bytes): checked strictly, only when present.
+      if (params.includes("\uFFFD") && (!isUtf8(request.rawBody) || typeof parseForm(form, "utf-8") === "string")) {
+        refuse(failure("body_not_signed", "the form is not valid UTF-8, which Twilio signs"));
+      }
     } else if (request.rawBody.length > 0) {
       refuse(failure("body_not_signed", "a body that is neither a form nor covered by bodySHA256 is not signed by Twilio"));
     }
