@@ -1,19 +1,15 @@
 #!/usr/bin/env node
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkCommand } from "./check-command";
-import { deadLettersCommand } from "./dead-letters-command";
-import { eventsCommand } from "./events-command";
 import { processOutput, type Output } from "./output";
 import { reportError } from "./report-error";
-import { runCommand } from "./run-command";
-import { sendCommand } from "./send-command";
 import { didYouMean } from "../util/did-you-mean";
 import { errorMessage } from "../util/logger";
-import { statusCommand } from "./status-command";
 import { USAGE, UsageError } from "./usage";
 
 const COMMANDS = ["run", "check", "events", "dead-letters", "status", "send"];
+// Each command's module is loaded when it runs: `--help`, a typo or `send` need none of the
+// stores, the app framework or their dependencies, which take most of a start's time.
 
 /** What `main` ended with: an exit code, or "running" when `run` started an app that now owns the process. */
 export type MainResult = number | "running";
@@ -40,23 +36,23 @@ export async function main(argv: readonly string[], output: Output = processOutp
         return 0;
       case "run":
         if (wantsHelp(rest)) return help(output);
-        await runCommand(rest);
+        await (await import("./run-command.js")).runCommand(rest);
         return "running";
       case "check":
         if (wantsHelp(rest)) return help(output);
-        return await checkCommand(rest, output);
+        return await (await import("./check-command.js")).checkCommand(rest, output);
       case "events":
         if (wantsHelp(rest)) return help(output);
-        return await eventsCommand(rest, output);
+        return await (await import("./events-command.js")).eventsCommand(rest, output);
       case "dead-letters":
         if (wantsHelp(rest)) return help(output);
-        return await deadLettersCommand(rest, output);
+        return await (await import("./dead-letters-command.js")).deadLettersCommand(rest, output);
       case "status":
         if (wantsHelp(rest)) return help(output);
-        return await statusCommand(rest, output);
+        return await (await import("./status-command.js")).statusCommand(rest, output);
       case "send":
         if (wantsHelp(rest)) return help(output);
-        return await sendCommand(rest, output);
+        return await (await import("./send-command.js")).sendCommand(rest, output);
       default: {
         const guess = didYouMean(command, COMMANDS);
         throw new UsageError(`unknown command "${command}"${guess ? ` (did you mean "${guess}"?)` : ""}; commands: ${COMMANDS.join(", ")}`);
