@@ -6,22 +6,19 @@ import { MemoryStore, type StateStore } from "../../src/index";
 import { CONSOLE_SIGN_OUTS } from "../../src/console/console-sign-outs";
 import { ForwardingStore } from "../../src/store/forwarding-store";
 import { sleep } from "../helpers/app";
+import { Hold } from "../helpers/hold";
 import { recordingLogger, until, type LogLine } from "../helpers/wait";
 import { ConsoleClient } from "./console-client";
 import { eventually, startShop, type ShopApp } from "./shop-app";
 
 /** A memory store whose console sign-out reads wait, once `hold()` is called, until the function it returns is: a console request held in flight. */
 class HeldSignOuts extends ForwardingStore {
-  held = 0;
-  private gate: Promise<void> | undefined;
+  private readonly gate = new Hold();
+  readonly hold = () => this.gate.hold();
 
-  hold(): () => void {
-    let open!: () => void;
-    this.gate = new Promise<void>((resolve) => (open = resolve));
-    return () => {
-      this.gate = undefined;
-      open();
-    };
+  /** Reads waiting now. */
+  get held(): number {
+    return this.gate.held;
   }
 
   override state(namespace: string): StateStore {
@@ -29,10 +26,7 @@ class HeldSignOuts extends ForwardingStore {
     if (namespace !== CONSOLE_SIGN_OUTS) return inner;
     return {
       get: async <V>(key: string): Promise<V | undefined> => {
-        if (this.gate !== undefined) {
-          this.held++;
-          await this.gate;
-        }
+        await this.gate.pass();
         return inner.get<V>(key);
       },
       set: (key, value, options) => inner.set(key, value, options),

@@ -4,38 +4,27 @@ import { ForwardingStore } from "../../../src/store/forwarding-store";
 import { Collector, sleep, useApps, webhook } from "../../helpers/app";
 import { useEngineApps } from "../../helpers/engine-apps";
 import { postJson } from "../../helpers/http-client";
+import { Hold } from "../../helpers/hold";
 import { recordingLogger, rejection, until, type LogLine } from "../../helpers/wait";
 
 /** A real store whose enqueues wait, once `hold()` is called, until the function it returns is. */
 class HeldWrites extends ForwardingStore {
-  /** Enqueues waiting now. */
-  held = 0;
-  private gate: Promise<void> | undefined;
+  private readonly gate = new Hold();
+  readonly hold = () => this.gate.hold();
 
-  hold(): () => void {
-    let open!: () => void;
-    this.gate = new Promise<void>((resolve) => (open = resolve));
-    return () => {
-      this.gate = undefined;
-      open();
-    };
+  /** Enqueues waiting now. */
+  get held(): number {
+    return this.gate.held;
   }
 
   override async enqueue(queue: string, message: QueuedMessage, options?: { internal?: boolean }): Promise<void> {
-    await this.wait();
+    await this.gate.pass();
     return this.inner.enqueue(queue, message, options);
   }
 
   override async enqueueAll(copies: readonly EmitRecord[], options?: { internal?: boolean }): Promise<void> {
-    await this.wait();
+    await this.gate.pass();
     return this.inner.enqueueAll(copies, options);
-  }
-
-  private async wait(): Promise<void> {
-    if (this.gate === undefined) return;
-    this.held++;
-    await this.gate;
-    this.held--;
   }
 }
 
