@@ -14,6 +14,7 @@ import { StoreRefusedError } from "../store-errors";
 import { DEFAULT_EMBEDDED_LIMITS } from "../store-limits";
 import { EmbeddedDeadLetters } from "./embedded-dead-letters";
 import { EmbeddedState, sweepExpiredState } from "./embedded-state";
+import { hashCutStateKeys } from "./state-key-upgrade";
 import { newWriterTag } from "./keys";
 import { allDatabases, openEnvironment, type EmbeddedDbs } from "./lmdb-env";
 import { QueueTracker } from "./queue-tracker";
@@ -335,6 +336,8 @@ export class EmbeddedStore implements Store {
     let peeked: Opened["peeked"];
     try {
       dbs = openEnvironment(this.dir);
+      const rehashed = hashCutStateKeys(dbs);
+      if (rehashed > 0) this.logger.info({ entries: rehashed }, "state entries written by an earlier version under keys lmdb reads back cut apart moved to their hashed keys");
       this.tracker.reset();
       this.queues.clearHandoff();
       // Only the consumer touches the journal: what it still holds from before joins the B-tree.
