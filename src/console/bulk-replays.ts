@@ -32,6 +32,8 @@ export class BulkReplays {
   private readonly key: string;
   /** The running one's end, its note removed. */
   private finishing: Promise<void> | undefined;
+  /** Starts waiting for the shared note: one may take it after stop() began, and must give it back. */
+  private readonly starting = new Set<Promise<void>>();
   private stopping = false;
 
   constructor(
@@ -50,6 +52,21 @@ export class BulkReplays {
    */
   async start(filter: ReplayFilter, filterText: string, options: BulkReplayOptions): Promise<BulkReplayJob | undefined> {
     this.refuseWhenStopping();
+    const attempt = this.startNow(filter, filterText, options);
+    // stop() waits for it: a note taken while the app began to stop is given back before the store closes.
+    const settled = attempt.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.starting.add(settled);
+    try {
+      return await attempt;
+    } finally {
+      this.starting.delete(settled);
+    }
+  }
+
+  private async startNow(filter: ReplayFilter, filterText: string, options: BulkReplayOptions): Promise<BulkReplayJob | undefined> {
     if (this.running) return undefined;
     const token = randomUUID();
     if (this.shared !== undefined && !(await this.shared.setIfAbsent(this.key, token, { ttlMs: HOLD_MS }))) return undefined;
@@ -96,6 +113,7 @@ export class BulkReplays {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    await Promise.all(this.starting);
     await this.finishing;
   }
 
