@@ -4,6 +4,7 @@ import type { HistoryStore } from "../store/history";
 import type { Store } from "../store/store";
 import { didYouMean } from "../util/did-you-mean";
 import type { Logger } from "../util/logger";
+import { settledWithin } from "../util/settled-within";
 import { EventHistory, type ReplayTarget } from "./event-history";
 import type { EventsApi } from "./events-api";
 import type { Subscriber } from "./fan-out";
@@ -124,13 +125,9 @@ export class AppHistory {
     const last = (async () => {
       await pruner?.stop();
       await history?.flush().catch((error: unknown) => this.host.logger.warn({ err: error }, "cannot write the last notes of the event history"));
-      return true;
     })();
     const waitMs = Math.max(timeoutMs, MIN_LAST_NOTES_MS);
-    let timer: NodeJS.Timeout | undefined;
-    const inTime = await Promise.race([last, new Promise<false>((resolve) => (timer = setTimeout(resolve, waitMs, false)))]);
-    clearTimeout(timer);
-    if (!inTime) this.host.logger.warn({ waitedMs: waitMs }, "the event history's last notes are not written yet: the store tries them once more as it closes");
+    if (!(await settledWithin(last, waitMs))) this.host.logger.warn({ waitedMs: waitMs }, "the event history's last notes are not written yet: the store tries them once more as it closes");
   }
 
   async setPaused(task: string, paused: boolean): Promise<void> {

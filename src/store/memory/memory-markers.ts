@@ -1,5 +1,6 @@
 import { Fifo } from "../fifo";
 import type { Logger } from "../../util/logger";
+import { RateLimit } from "../../util/rate-limit";
 import type { StateEntry } from "./memory-state";
 
 /**
@@ -22,7 +23,7 @@ export class MarkerBound {
   private order = new Fifo<{ readonly key: string; readonly entry: StateEntry }>();
   /** Live markers dropped since the last warning. */
   private dropped = 0;
-  private warnedAt = -Infinity;
+  private readonly warnings = new RateLimit(WARN_EVERY_MS);
 
   constructor(
     private readonly entries: Map<string, StateEntry>,
@@ -47,12 +48,11 @@ export class MarkerBound {
       // An expired marker not swept yet forgets nothing.
       if (oldest.entry.expiresAt > now) this.dropped++;
     }
-    if (this.dropped > 0 && now - this.warnedAt >= WARN_EVERY_MS) {
+    if (this.dropped > 0 && this.warnings.pass() !== undefined) {
       this.logger.warn(
         { store: "memory", maxMarkers: this.max, forgotten: this.dropped },
         `the memory store holds ${this.max} deduplication markers, its bound: the oldest are forgotten (${this.dropped} since the last warning), and a repeat of a delivery whose marker is forgotten is accepted again as a new event; the embedded and PostgreSQL stores keep every marker for its ttlMs`,
       );
-      this.warnedAt = now;
       this.dropped = 0;
     }
   }
