@@ -1,168 +1,274 @@
-import type { DeliveryNote, EventNote, EventOrigin, RunNote } from "../history";
+import type { DeliveryNote, DeliveryStatus, EventNote, EventOrigin, RunNote, RunOutcome, RunRecord } from "../history";
 import { exactForm } from "../payload-codec";
 import { parseBody } from "../../sources/webhook/parse-body";
 import { valueBytes } from "./heap-bytes";
+import { EVENT_RECORD, FRAME_BYTES, RUN_RECORD, type HistoryLog, type LogSegment } from "./history-log";
+import { readPlain, writePlain } from "./plain-bytes";
+import { RecordReader, RecordWriter } from "./record-bytes";
 
 /**
- * One event as the memory history keeps it: the note's fields, its runs and its links in one
- * object. Thousands are held at once and all of them outlive the young generation, so each
- * object kept per event costs twice in the garbage collector (copied, then promoted): the
- * record holds what a note, a wrapper, a runs entry and two link sets held before.
+ * The memory history's records, as its log holds them (see history-log.ts), written when noted
+ * so that no one holding the note's objects changes what is kept.
+ *
+ * An event: [receivedAt][id][origin][parentId][replayOf] (what a read indexes it by), then
+ * [name][traceId][deliveries], then [raw bytes][payload]. A webhook body its raw bytes give
+ * back is not written: it is parsed from them again when read. A run: [eventId][status]
+ * [outcome][attempt][startedAt][durationMs][task][error][emitted].
+ *
+ * A payload that is not plain data (a Date, a Buffer, -0, deeper than 64 levels) is kept as
+ * an object beside the record, copied as exactForm copies it, as is a run with unusual fields.
  */
-export class KeptEvent {
+
+/** Notes are written here first, then copied into the log at once. */
+const writer = new RecordWriter();
+/** Number of the next value kept beside its record. */
+let nextAside = 1;
+
+/** What the payload field holds. */
+const PLAIN = 0;
+const ASIDE = 1;
+/** A length for "none". */
+const NONE = 0xffffffff;
+
+export function writeEvent(log: HistoryLog, note: EventNote): void {
+  writer.reset();
+  writer.u8(EVENT_RECORD);
+  writer.u32(0);
+  writer.f64(note.receivedAt);
+  writer.string(note.id);
+  const { origin } = note;
+  writer.u8(origin.kind === "webhook" ? 0 : 1);
+  writer.string(origin.kind === "webhook" ? origin.source : origin.queue);
+  writer.string(note.parentId ?? null);
+  writer.string(note.replayOf ?? null);
+  writer.string(note.name ?? null);
+  writer.string(note.traceId ?? null);
+  writer.u32(note.deliveries.length);
+  for (const d of note.deliveries) {
+    writer.string(d.task);
+    writer.string(d.queue);
+    // Most copies are the event's own id: written as none.
+    writer.string(d.messageId === note.id ? null : d.messageId);
+  }
+  const raw = note.raw;
+  const payload = note.payload;
+  const fromRaw = note.bodyFromRaw === true && raw !== undefined && hasBody(payload);
+  writer.u8(fromRaw ? 1 : 0);
+  if (raw === undefined) writer.u32(NONE);
+  else {
+    writer.u32(raw.length);
+    writer.copy(raw);
+  }
+  const payloadAt = writer.at;
+  writer.u8(PLAIN);
+  let aside: { readonly key: number; readonly value: unknown } | undefined;
+  if (!writePlain(writer, payload, 0, fromRaw ? "body" : undefined)) {
+    writer.at = payloadAt;
+    writer.u8(ASIDE);
+    aside = { key: nextAside++, value: snapshot(fromRaw ? withoutBody(payload) : payload) };
+    writer.u32(aside.key);
+  }
+  keep(log, EVENT_RECORD, aside, aside === undefined ? 0 : valueBytes(aside.value, 0));
+}
+
+export function writeRun(log: HistoryLog, note: RunNote): void {
+  writer.reset();
+  writer.u8(RUN_RECORD);
+  writer.u32(0);
+  writer.string(note.eventId);
+  let aside: { readonly key: number; readonly value: unknown } | undefined;
+  if (runIsPlain(note)) writeRunFields(note);
+  else {
+    writer.u8(ASIDE);
+    aside = { key: nextAside++, value: { status: note.status, run: snapshot(note.run) } };
+    writer.u32(aside.key);
+  }
+  keep(log, RUN_RECORD, aside, aside === undefined ? 0 : runErrorBytes(note) + 160);
+}
+
+function keep(log: HistoryLog, kind: typeof EVENT_RECORD | typeof RUN_RECORD, aside: { readonly key: number; readonly value: unknown } | undefined, asideBytes: number): void {
+  writer.patchU32(1, writer.at - FRAME_BYTES);
+  const segment = log.append(kind, writer, asideBytes);
+  if (aside !== undefined) (segment.aside ??= new Map()).set(aside.key, aside.value);
+}
+
+/** What a read indexes an event by, and where the rest of its record starts. */
+export interface EventHead {
   readonly id: string;
-  readonly origin: EventOrigin;
-  readonly name: string | undefined;
   readonly receivedAt: number;
-  /** The one delivery of most events as it is; an array only for several (or none). */
-  private readonly delivery: DeliveryNote | readonly DeliveryNote[];
-  /** A copy made when noted; without its body when `fromRaw` (the raw bytes give it back when read). */
-  private readonly payload: unknown;
-  /**
-   * The request's bytes, one character a byte: a string is one object the collector copies
-   * and never looks into, where a Buffer kept is three (and memory outside the heap it
-   * tracks and sweeps apart). A copy too, so no one holding the message's Buffer changes it.
-   */
-  private readonly rawText: string | undefined;
-  readonly fromRaw: boolean;
+  readonly origin: EventOrigin;
   readonly parentId: string | undefined;
   readonly replayOf: string | undefined;
+  readonly segment: LogSegment;
+  /** Where its name, trace id and deliveries start. */
+  readonly detailsAt: number;
+}
+
+/** Reads an event record's head; `reader` is at the record's body. */
+export function readEventHead(segment: LogSegment, reader: RecordReader): EventHead {
+  const receivedAt = reader.f64();
+  const id = reader.string()!;
+  const kind = reader.u8();
+  const name = reader.string()!;
+  const origin: EventOrigin = kind === 0 ? { kind: "webhook", source: name } : { kind: "queue", queue: name };
+  const parentId = reader.string() ?? undefined;
+  const replayOf = reader.string() ?? undefined;
+  return { id, receivedAt, origin, parentId, replayOf, segment, detailsAt: reader.at };
+}
+
+/** Reads the id of the event a run record is of; `reader` is at the record's body. */
+export function readRunEventId(reader: RecordReader): string {
+  return reader.string()!;
+}
+
+export interface EventDetails {
+  readonly name: string | undefined;
   readonly traceId: string | undefined;
-  /** Its runs in the order noted: the first alone (most events run once), an array from the second on. */
-  private runs: RunNote | RunNote[] | undefined = undefined;
-  /** Ids of the events its runs emitted and of its replays, in the order noted: an id alone, or an array from the second on. */
-  private children: string | string[] | undefined = undefined;
-  private replays: string | string[] | undefined = undefined;
-  /** About what it takes in memory: its raw bytes, its payload, its runs' errors, some overhead. */
-  bytes: number;
-
-  constructor(note: EventNote) {
-    this.id = note.id;
-    this.origin = note.origin;
-    this.name = note.name;
-    this.receivedAt = note.receivedAt;
-    this.delivery = note.deliveries.length === 1 ? note.deliveries[0] : note.deliveries;
-    this.rawText = note.raw?.toString("latin1");
-    // Kept now: the task that receives the same object may change it before anyone reads it.
-    // A body the raw bytes give back is not kept: it is parsed from them again when read.
-    const rest = note.bodyFromRaw === true && this.rawText !== undefined ? withoutBody(note.payload) : undefined;
-    this.fromRaw = rest !== undefined;
-    this.payload = snapshot(rest ?? note.payload);
-    this.parentId = note.parentId;
-    this.replayOf = note.replayOf;
-    this.traceId = note.traceId;
-    this.bytes = EVENT_BYTES + (this.rawText?.length ?? 0) + valueBytes(this.payload, 0) + note.deliveries.length * DELIVERY_BYTES;
-  }
-
-  /** A new Buffer at each call: what the caller does to it stays with the caller. */
-  get raw(): Buffer | undefined {
-    return this.rawText === undefined ? undefined : Buffer.from(this.rawText, "latin1");
-  }
-
-  get deliveries(): readonly DeliveryNote[] {
-    const { delivery } = this;
-    return isList(delivery) ? delivery : [delivery];
-  }
-
-  /** The payload as noted: a body left out is parsed again from the raw bytes, as it arrived. */
-  payloadNow(): unknown {
-    const raw = this.fromRaw ? this.raw : undefined;
-    if (raw === undefined) return this.payload;
-    const rest = this.payload as Record<string, unknown>;
-    const headers = rest.headers as Record<string, unknown> | undefined;
-    const contentType = typeof headers?.["content-type"] === "string" ? (headers["content-type"] as string) : undefined;
-    let body: unknown;
-    try {
-      body = parseBody("auto", raw, contentType);
-    } catch {
-      body = null; // it parsed when it came in: only a changed parser could fail here
-    }
-    return { body, ...rest };
-  }
-
-  runList(): readonly RunNote[] {
-    const { runs } = this;
-    return runs === undefined ? [] : Array.isArray(runs) ? runs : [runs];
-  }
-
-  addRun(run: RunNote): void {
-    this.bytes += runBytes(run);
-    const { runs } = this;
-    if (runs === undefined) this.runs = run;
-    else if (Array.isArray(runs)) runs.push(run);
-    else this.runs = [runs, run];
-  }
-
-  /** Runs noted before the event itself. */
-  adoptRuns(runs: RunNote[]): void {
-    this.runs = runs;
-    this.bytes += runsBytes(runs);
-  }
-
-  links(kind: LinkKind): readonly string[] {
-    const ids = this[kind];
-    return ids === undefined ? [] : typeof ids === "string" ? [ids] : ids;
-  }
-
-  /** Links noted before the event itself. */
-  adoptLinks(kind: LinkKind, ids: string[]): void {
-    this[kind] = ids;
-  }
-
-  link(kind: LinkKind, id: string): void {
-    const ids = this[kind];
-    if (ids === undefined) this[kind] = id;
-    else if (typeof ids === "string") this[kind] = [ids, id];
-    else ids.push(id);
-  }
-
-  unlink(kind: LinkKind, id: string): void {
-    const ids = this[kind];
-    if (ids === id) this[kind] = undefined;
-    else if (Array.isArray(ids)) {
-      const at = ids.indexOf(id);
-      if (at >= 0) ids.splice(at, 1);
-    }
-  }
-
+  readonly deliveries: DeliveryNote[];
 }
 
-export type LinkKind = "children" | "replays";
-
-function isList(delivery: DeliveryNote | readonly DeliveryNote[]): delivery is readonly DeliveryNote[] {
-  return Array.isArray(delivery);
+export function readEventDetails(head: EventHead): EventDetails {
+  return readDetails(head, new RecordReader(head.segment.buf, head.detailsAt));
 }
 
-/** Fixed parts of an event, a delivery and a run, about as the heap holds them. */
-const EVENT_BYTES = 240;
-const DELIVERY_BYTES = 64;
-const RUN_BYTES = 160;
-
-/** About what a run takes: a fixed part and the error's text. */
-function runBytes(run: RunNote): number {
-  const error = run.run.error;
-  return RUN_BYTES + (error === undefined ? 0 : error.message.length + (error.stack?.length ?? 0));
+function readDetails(head: EventHead, reader: RecordReader): EventDetails {
+  const name = reader.string() ?? undefined;
+  const traceId = reader.string() ?? undefined;
+  const deliveries: DeliveryNote[] = [];
+  for (let count = reader.u32(); count > 0; count--) {
+    const task = reader.string()!;
+    const queue = reader.string()!;
+    deliveries.push({ task, queue, messageId: reader.string() ?? head.id });
+  }
+  return { name, traceId, deliveries };
 }
 
-export function runsBytes(runs: readonly RunNote[] | undefined): number {
-  let bytes = 0;
-  if (runs !== undefined) for (const run of runs) bytes += runBytes(run);
-  return bytes;
+/** The event's raw bytes (a copy) and its payload as noted, fresh objects: a body left out is parsed again from the raw bytes, as it arrived. */
+export function readEventPayload(head: EventHead): { readonly raw: Buffer | undefined; readonly payload: unknown } {
+  const { segment } = head;
+  const reader = new RecordReader(segment.buf, head.detailsAt);
+  readDetails(head, reader);
+  const fromRaw = reader.u8() === 1;
+  const rawLength = reader.u32();
+  let raw: Buffer | undefined;
+  if (rawLength !== NONE) {
+    raw = Buffer.from(segment.buf.subarray(reader.at, reader.at + rawLength));
+    reader.at += rawLength;
+  }
+  const stored = reader.u8() === PLAIN ? readPlain(reader) : snapshot(segment.aside!.get(reader.u32()));
+  if (!fromRaw || raw === undefined) return { raw, payload: stored };
+  const rest = stored as Record<string, unknown>;
+  const headers = rest.headers as Record<string, unknown> | undefined;
+  const contentType = typeof headers?.["content-type"] === "string" ? (headers["content-type"] as string) : undefined;
+  let body: unknown;
+  try {
+    body = parseBody("auto", raw, contentType);
+  } catch {
+    body = null; // it parsed when it came in: only a changed parser could fail here
+  }
+  return { raw, payload: { body, ...rest } };
 }
 
-/** A webhook event's payload without its parsed body (the values are the payload's own); undefined when it has no body. */
-function withoutBody(payload: unknown): Record<string, unknown> | undefined {
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload) || !("body" in payload)) return undefined;
-  const { body: _fromRaw, ...rest } = payload as Record<string, unknown>;
+/** Where a run's record lies. */
+export interface RunPlace {
+  readonly segment: LogSegment;
+  /** Its body, past the event id. */
+  readonly at: number;
+}
+
+/** A run as noted, a fresh object. */
+export function readRun(eventId: string, place: RunPlace): RunNote {
+  const { segment } = place;
+  const reader = new RecordReader(segment.buf, place.at);
+  if (reader.u8() === ASIDE) {
+    const kept = segment.aside!.get(reader.u32()) as { readonly status: DeliveryStatus; readonly run: RunRecord };
+    return { eventId, run: snapshot(kept.run) as RunRecord, status: kept.status };
+  }
+  const status = STATUSES[reader.u8()]!;
+  const outcome = OUTCOMES[reader.u8()]!;
+  const attempt = reader.f64();
+  const startedAt = reader.f64();
+  const durationMs = reader.f64();
+  const task = reader.string()!;
+  const run: { -readonly [K in keyof RunRecord]: RunRecord[K] } = { task, attempt, startedAt, durationMs, outcome };
+  const type = reader.string();
+  const message = reader.string();
+  const stack = reader.string();
+  // Written for a run with an error, whose type and message are strings.
+  if (type !== null && message !== null) run.error = stack === null ? { type, message } : { type, message, stack };
+  const count = reader.u32();
+  if (count !== NONE) {
+    const emitted: string[] = [];
+    for (let i = 0; i < count; i++) emitted.push(reader.string()!);
+    run.emitted = emitted;
+  }
+  return { eventId, run, status };
+}
+
+const STATUSES: readonly DeliveryStatus[] = ["pending", "succeeded", "failed", "dead"];
+const OUTCOMES: readonly RunOutcome[] = ["success", "retry", "dead_letter", "timeout", "superseded"];
+const RUN_KEYS = new Set(["task", "attempt", "startedAt", "durationMs", "outcome", "error", "emitted"]);
+
+/** Whether a run is written as bytes: the fields RunRecord names, of their types, a status and an outcome the history knows. */
+function runIsPlain(note: RunNote): boolean {
+  const { run } = note;
+  if (!STATUSES.includes(note.status) || !OUTCOMES.includes(run.outcome)) return false;
+  for (const key in run) if (!RUN_KEYS.has(key)) return false;
+  if (typeof run.attempt !== "number" || typeof run.startedAt !== "number" || typeof run.durationMs !== "number" || typeof run.task !== "string") return false;
+  const error = run.error;
+  if (error !== undefined) {
+    if (typeof error !== "object" || error === null || typeof error.type !== "string" || typeof error.message !== "string") return false;
+    if (!(error.stack === undefined || typeof error.stack === "string")) return false;
+    for (const key in error) if (key !== "type" && key !== "message" && key !== "stack") return false;
+  }
+  if (run.emitted !== undefined) {
+    if (!Array.isArray(run.emitted)) return false;
+    for (const id of run.emitted) if (typeof id !== "string") return false;
+  }
+  return true;
+}
+
+function writeRunFields(note: RunNote): void {
+  const { run } = note;
+  writer.u8(PLAIN);
+  writer.u8(STATUSES.indexOf(note.status));
+  writer.u8(OUTCOMES.indexOf(run.outcome));
+  writer.f64(run.attempt);
+  writer.f64(run.startedAt);
+  writer.f64(run.durationMs);
+  writer.string(run.task);
+  const error = run.error;
+  writer.string(error?.type ?? null);
+  writer.string(error?.message ?? null);
+  writer.string(error?.stack ?? null);
+  if (run.emitted === undefined) writer.u32(NONE);
+  else {
+    writer.u32(run.emitted.length);
+    for (const id of run.emitted) writer.string(id);
+  }
+}
+
+function runErrorBytes(note: RunNote): number {
+  const error = note.run.error;
+  return error === undefined ? 0 : String(error.message).length + (typeof error.stack === "string" ? error.stack.length : 0);
+}
+
+/** Whether a payload is a webhook event's, with a body to leave out (its raw bytes give it back). */
+function hasBody(payload: unknown): payload is Record<string, unknown> {
+  return typeof payload === "object" && payload !== null && !Array.isArray(payload) && "body" in payload;
+}
+
+/** A webhook event's payload without its parsed body (the values are the payload's own). */
+function withoutBody(payload: Record<string, unknown>): Record<string, unknown> {
+  const { body: _fromRaw, ...rest } = payload;
   return rest;
 }
 
-/** The payload as it is now (plain data copied exactly in one walk, anything else through the codec); as it is when it cannot be copied. */
-export function snapshot(payload: unknown): unknown {
+/** The value as it is now (plain data copied exactly in one walk, anything else through the codec); as it is when it cannot be copied. */
+export function snapshot(value: unknown): unknown {
   try {
-    return exactForm(payload, "payload");
+    return exactForm(value, "payload");
   } catch {
-    return payload;
+    return value;
   }
 }
-

@@ -25,7 +25,14 @@ export async function runScenario(app: CoreApp): Promise<Observation> {
   const picky = new WebhookSource({ path: "/picky", host: "127.0.0.1", port: 0, eventName: (e) => e.headers["x-event"] });
   const ordered = new WebhookSource({ path: "/ordered", host: "127.0.0.1", port: 0 });
   const orderedRuns: number[] = [];
-  app.task<WebhookEvent<Body>>({ source: hooks, name: "record", emit: "stage-b" }, async (_ctx, event) => (event.body.chain === true ? { step: "b", n: event.body.n } : undefined));
+  // Each step of the chain a few milliseconds after the last: events received in one millisecond
+  // are listed by id, and emitted ids are random, so the list's order would differ between runs.
+  const later = () => new Promise((resolve) => setTimeout(resolve, 3));
+  app.task<WebhookEvent<Body>>({ source: hooks, name: "record", emit: "stage-b" }, async (_ctx, event) => {
+    if (event.body.chain !== true) return undefined;
+    await later();
+    return { step: "b", n: event.body.n };
+  });
   app.task<WebhookEvent<Body>>({ source: hooks, name: "notify", on: "order.*" }, async () => undefined);
   app.task<WebhookEvent<Body>>({ source: hooks, name: "flaky", on: "order.paid", retry: { attempts: 2, initialDelayMs: 20, factor: 1, maxDelayMs: 20 } }, async (_ctx, event) => {
     throw new Error(`flaky ${event.body.n}`);
@@ -33,7 +40,10 @@ export async function runScenario(app: CoreApp): Promise<Observation> {
   app.task<WebhookEvent<Body>>({ source: hooks, name: "perm", on: "order.refund" }, async () => {
     throw new PermanentError("no refunds");
   });
-  app.task<{ step: string; n: number }>({ source: "stage-b", name: "stepB", emit: "stage-c" }, async (_ctx, value) => ({ step: "c", n: value.n }));
+  app.task<{ step: string; n: number }>({ source: "stage-b", name: "stepB", emit: "stage-c" }, async (_ctx, value) => {
+    await later();
+    return { step: "c", n: value.n };
+  });
   const stepC: unknown[] = [];
   app.task<{ step: string; n: number }>({ source: "stage-c", name: "stepC" }, async (ctx, value) => {
     // Labelled at the end: this may run before the replay that made it has answered.

@@ -1,0 +1,130 @@
+import { expect } from "chai";
+import { MemoryStore } from "../../../src/store/memory/memory-store";
+import { MemoryHistory } from "../../../src/store/memory/memory-history";
+import { HistoryLog, EVENT_RECORD, RUN_RECORD } from "../../../src/store/memory/history-log";
+import { RecordReader, RecordWriter } from "../../../src/store/memory/record-bytes";
+import { readPlain, writePlain } from "../../../src/store/memory/plain-bytes";
+import type { RunNote } from "../../../src/store/history";
+
+describe("memory history: record bytes", () => {
+  it("gives back every string exactly: Latin-1, wide, lone surrogates, U+0000, empty, short and long, and null", () => {
+    const strings = ["", "a", "caf\u00e9", "\u00ff\u0000x", "\ud83d\ude00", "lone \ud800 high", "lone \udc00 low", "x".repeat(64), "\u00e9".repeat(65), `${"y".repeat(100)}\u4e2d`, `${"z".repeat(100)}\ud800`];
+    const writer = new RecordWriter();
+    for (const s of strings) writer.string(s);
+    writer.string(null);
+    writer.f64(-0);
+    writer.f64(Number.NaN);
+    writer.f64(1.5e300);
+    const reader = new RecordReader(writer.bytes(), 0);
+    for (const s of strings) expect(reader.string()).to.equal(s);
+    expect(reader.string()).to.equal(null);
+    expect(Object.is(reader.f64(), -0)).to.equal(true);
+    expect(Number.isNaN(reader.f64())).to.equal(true);
+    expect(reader.f64()).to.equal(1.5e300);
+    expect(reader.at).to.equal(writer.bytes().length);
+  });
+
+  it("grows past its first buffer without losing what it wrote", () => {
+    const writer = new RecordWriter();
+    const big = "\u4e2d".repeat(100_000);
+    writer.string("before");
+    writer.string(big);
+    writer.u32(7);
+    const reader = new RecordReader(writer.bytes(), 0);
+    expect(reader.string()).to.equal("before");
+    expect(reader.string()).to.equal(big);
+    expect(reader.u32()).to.equal(7);
+  });
+
+  it("writes plain data exactly and refuses what is not (a Date, -0, a hole, a class instance, 65 levels)", () => {
+    const writer = new RecordWriter();
+    const proto = JSON.parse('{"__proto__": {"own": true}, "list": [1, "two", null, true, {"deep": []}], "missing": null}') as Record<string, unknown>;
+    const value = { ...{ a: undefined, b: "\ud800" }, proto, n: -1.25 };
+    expect(writePlain(writer, value)).to.equal(true);
+    const back = readPlain(new RecordReader(writer.bytes(), 0)) as Record<string, unknown>;
+    expect(back).to.deep.equal(value);
+    expect(Object.prototype.hasOwnProperty.call(back, "a")).to.equal(true);
+    expect(Object.prototype.hasOwnProperty.call(back.proto, "__proto__")).to.equal(true);
+    let deep: unknown = "leaf";
+    for (let i = 0; i < 65; i++) deep = { d: deep };
+    class Point {
+      x = 1;
+    }
+    // eslint-disable-next-line no-sparse-arrays
+    for (const refused of [new Date(0), -0, [1, , 3], [undefined], new Point(), deep, Object.freeze({ a: 1 }), () => 1, 1n]) {
+      writer.reset();
+      expect(writePlain(writer, refused), String(refused)).to.equal(false);
+    }
+  });
+});
+
+describe("memory history: the log", () => {
+  const record = (kind: number, bodyBytes: number): RecordWriter => {
+    const writer = new RecordWriter();
+    writer.u8(kind);
+    writer.u32(bodyBytes);
+    for (let i = 0; i < bodyBytes; i++) writer.u8(0);
+    return writer;
+  };
+  const event = (): RecordWriter => record(EVENT_RECORD, 1);
+
+  it("drops its oldest segment once past a bound, never the newest, and reuses emptied buffers", () => {
+    const log = new HistoryLog({ maxEvents: 100, maxRuns: 1_000, maxBytes: 1e9 });
+    for (let i = 0; i < 10_000; i++) log.append(EVENT_RECORD, event());
+    expect(log.events).to.be.within(100, 110);
+    expect(log.segments.length).to.be.at.most(11);
+    const run = record(RUN_RECORD, 1);
+    for (let i = 0; i < 5_000; i++) log.append(RUN_RECORD, run);
+    expect(log.runs).to.be.within(1_000, 1_100);
+    // A record larger than the bound in bytes: alone in its segment, the others gone.
+    const small = new HistoryLog({ maxEvents: 100, maxRuns: 1_000, maxBytes: 10_000 });
+    for (let i = 0; i < 50; i++) small.append(EVENT_RECORD, event());
+    small.append(EVENT_RECORD, record(EVENT_RECORD, 50_000));
+    expect(small.segments.length).to.equal(1);
+    expect(small.events).to.equal(1);
+  });
+
+  it("keeps the bytes it holds flat under a steady flow of webhooks, and frees them when pruned", async () => {
+    const history = new MemoryHistory(1_000, 64 * 1024 * 1024);
+    const body = Buffer.from(JSON.stringify({ action: "opened", number: 1, text: "x".repeat(300) }));
+    const note = (i: number) => {
+      const id = `w${String(i).padStart(8, "0")}`;
+      history.noteEvent({ id, origin: { kind: "webhook", source: "s" }, receivedAt: 1_000 + i, deliveries: [{ task: "t", queue: "webhook:t", messageId: id }], payload: { body: JSON.parse(body.toString()) as unknown, headers: { "content-type": "application/json" }, method: "POST" }, raw: body, bodyFromRaw: true });
+      const run: RunNote = { eventId: id, run: { task: "t", attempt: 1, startedAt: 1_000 + i, durationMs: 0.5, outcome: "success" }, status: "succeeded" };
+      history.noteRun(run);
+    };
+    for (let i = 0; i < 5_000; i++) note(i);
+    const first = await history.size();
+    for (let i = 5_000; i < 50_000; i++) note(i);
+    const later = await history.size();
+    expect(later.events).to.be.within(1_000, 1_100);
+    expect(later.bytes).to.be.below(first.bytes * 1.2);
+    const newest = await history.get("w00049999");
+    expect(newest!.payload).to.deep.equal({ body: JSON.parse(body.toString()) as unknown, headers: { "content-type": "application/json" }, method: "POST" });
+    expect(newest!.runs).to.have.length(1);
+    expect(await history.prune(Number.MAX_SAFE_INTEGER)).to.equal(later.events);
+    const pruned = await history.size();
+    expect(pruned.events).to.equal(0);
+    // The newest segment stays (it is written to); the others went.
+    expect(pruned.bytes).to.be.below(later.bytes / 5);
+  });
+
+  it("keeps a run with fields it does not write as bytes (an unknown outcome, a field of its own) as a copy, and one whose error message has a lone surrogate exactly", async () => {
+    const store = new MemoryStore();
+    await store.open();
+    try {
+      store.history.noteEvent({ id: "e", origin: { kind: "queue", queue: "q" }, receivedAt: 1, deliveries: [{ task: "t", queue: "q", messageId: "e" }], payload: 1 });
+      const odd = { task: "t", attempt: 1, startedAt: 2, durationMs: 0.5, outcome: "later" as unknown as "success", extra: { a: 1 } };
+      store.history.noteRun({ eventId: "e", run: odd, status: "succeeded" });
+      const error = { type: "Error", message: "bad \ud800 text", stack: "Error: bad\n    at x" };
+      store.history.noteRun({ eventId: "e", run: { task: "t", attempt: 2, startedAt: 3, durationMs: 1, outcome: "retry", error, emitted: ["c1"] }, status: "failed" });
+      const runs = (await store.history.get("e"))!.runs;
+      expect(runs).to.have.length(2);
+      expect(runs[0]).to.deep.equal(odd);
+      expect(runs[1]).to.deep.equal({ task: "t", attempt: 2, startedAt: 3, durationMs: 1, outcome: "retry", error, emitted: ["c1"] });
+      expect((await store.history.list({})).events[0]!.deliveries[0]).to.deep.include({ status: "failed", attempts: 2, lastError: "bad \ud800 text" });
+    } finally {
+      await store.close();
+    }
+  });
+});
