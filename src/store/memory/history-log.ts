@@ -55,6 +55,8 @@ export class HistoryLog {
   private readonly segmentRuns: number;
   private readonly segmentBytes: number;
   private readonly spare: Buffer[] = [];
+  /** The segment of the event noted last: the bytes bound keeps it while what follows it fits (runs noted after it). */
+  private newestEvent: LogSegment | undefined = undefined;
 
   constructor(
     private readonly bounds: LogBounds,
@@ -85,6 +87,7 @@ export class HistoryLog {
     if (kind === EVENT_RECORD) {
       segment.events++;
       this.events++;
+      this.newestEvent = segment;
     } else {
       segment.runs++;
       this.runs++;
@@ -99,6 +102,7 @@ export class HistoryLog {
     const segment = this.segments.shift();
     if (segment === undefined) return;
     this.onDrop(segment);
+    if (segment === this.newestEvent) this.newestEvent = undefined;
     this.events -= segment.events;
     this.runs -= segment.runs;
     this.bytes -= segment.used + segment.asideBytes;
@@ -108,7 +112,15 @@ export class HistoryLog {
 
   private trim(): void {
     const { maxEvents, maxRuns, maxBytes } = this.bounds;
-    while (this.segments.length > 1 && (this.events > maxEvents + this.segmentEvents || this.runs > maxRuns + this.segmentRuns || this.bytes > maxBytes)) this.dropOldest();
+    while (this.segments.length > 1) {
+      const counted = this.events > maxEvents + this.segmentEvents || this.runs > maxRuns + this.segmentRuns;
+      if (!counted && this.bytes <= maxBytes) return;
+      // The newest event stays, however large: runs noted after it (in a segment of their own)
+      // do not push it out, unless they alone pass the bound.
+      const first = this.segments[0]!;
+      if (!counted && first === this.newestEvent && this.bytes - first.used - first.asideBytes <= maxBytes) return;
+      this.dropOldest();
+    }
   }
 
   /**

@@ -128,3 +128,27 @@ describe("memory history: the log", () => {
     }
   });
 });
+
+describe("memory history: the newest event stays", () => {
+  it("keeps an event larger than the bytes bound when its runs are noted after it", async () => {
+    const history = new MemoryHistory(10_000, 100_000);
+    history.noteEvent({ id: "small", origin: { kind: "queue", queue: "q" }, receivedAt: 1_000, deliveries: [], payload: 1 });
+    const raw = Buffer.from(JSON.stringify({ text: "x".repeat(300_000) }));
+    history.noteEvent({ id: "huge", origin: { kind: "webhook", source: "s" }, receivedAt: 2_000, deliveries: [{ task: "t", queue: "webhook:t", messageId: "huge" }], payload: { headers: {} }, raw });
+    // Its run lands in a segment of its own (the event's is full): it must not push the event out.
+    history.noteRun({ eventId: "huge", run: { task: "t", attempt: 1, startedAt: 2_001, durationMs: 1, outcome: "retry", error: { type: "Error", message: "boom" } }, status: "failed" });
+    history.noteRun({ eventId: "huge", run: { task: "t", attempt: 2, startedAt: 2_002, durationMs: 1, outcome: "success" }, status: "succeeded" });
+    const huge = await history.get("huge");
+    expect(huge?.raw?.length).to.equal(raw.length);
+    expect(huge!.runs.map((r) => r.attempt)).to.deep.equal([1, 2]);
+    expect(await history.get("small")).to.equal(undefined);
+    // Runs that alone pass the bound still go, and the event with them.
+    const error = { type: "Error", message: "boom", stack: "y".repeat(20_000) };
+    for (let i = 0; i < 20; i++) history.noteRun({ eventId: "huge", run: { task: "t", attempt: 3 + i, startedAt: 2_003 + i, durationMs: 1, outcome: "retry", error }, status: "failed" });
+    expect((await history.size()).bytes).to.be.below(raw.length + 100_000);
+    // A newer event, however small, takes its place: then it goes.
+    history.noteEvent({ id: "next", origin: { kind: "queue", queue: "q" }, receivedAt: 3_000, deliveries: [], payload: 2 });
+    expect(await history.get("huge")).to.equal(undefined);
+    expect((await history.size()).events).to.equal(1);
+  });
+});
