@@ -4,6 +4,8 @@ import { RecordReader } from "./record-bytes";
 
 /** An event of the log as a read sees it: its head, its runs' places, its links. */
 export interface ViewEntry extends EventHead {
+  /** Position in the log of the newest record of its id (its own, or a repeat's): a prune hides them up to there. */
+  last: number;
   /** In the order noted. */
   runs: RunPlace[] | undefined;
   /** Ids of the events it emitted and of its replays, held and not pruned. */
@@ -17,16 +19,18 @@ export interface HistoryView {
   /** Oldest first, by receipt time then id. */
   readonly ordered: readonly ViewEntry[];
   /** Events the log still holds beyond `maxEvents`, older than every one in `ordered`. */
-  readonly beyond: readonly string[];
+  readonly beyond: readonly ViewEntry[];
 }
 
 /**
  * Indexes the log, oldest record first. The first record of an id is its event (a later one, a
  * sender's repeat stored again, adds nothing); a run joins its event, noted before or after it;
- * runs of events not held (dropped, pruned, never noted) are left out, as are `hidden` events
- * and the oldest beyond `maxEvents` (the log holds up to a tenth more, until its oldest segment goes).
+ * runs of events not held (dropped, pruned, never noted) are left out, as are the oldest beyond
+ * `maxEvents` (the log holds up to a tenth more, until its oldest segment goes) and what a prune
+ * hid: the records of each `hidden` id up to the position it gives (one noted after the prune is
+ * a new event, as it would be on another engine).
  */
-export function viewOf(log: HistoryLog, hidden: ReadonlySet<string>, maxEvents: number): HistoryView {
+export function viewOf(log: HistoryLog, hidden: ReadonlyMap<string, number>, maxEvents: number): HistoryView {
   const byId = new Map<string, ViewEntry>();
   let ordered: ViewEntry[] = [];
   const early = new Map<string, RunPlace[]>();
@@ -36,12 +40,15 @@ export function viewOf(log: HistoryLog, hidden: ReadonlySet<string>, maxEvents: 
     while (at < segment.used) {
       const body = at + FRAME_BYTES;
       const reader = new RecordReader(buf, body);
+      const position = segment.start + at;
       if (buf[at] === EVENT_RECORD) {
         const head = readEventHead(segment, reader);
-        if (!byId.has(head.id) && !hidden.has(head.id)) {
+        const held = byId.get(head.id);
+        if (held !== undefined) held.last = position;
+        else if (!hides(hidden, head.id, position)) {
           const runs = early.get(head.id);
           if (runs !== undefined) early.delete(head.id);
-          const entry: ViewEntry = { id: head.id, receivedAt: head.receivedAt, origin: head.origin, parentId: head.parentId, replayOf: head.replayOf, segment, detailsAt: head.detailsAt, runs, children: undefined, replays: undefined };
+          const entry: ViewEntry = { id: head.id, receivedAt: head.receivedAt, origin: head.origin, parentId: head.parentId, replayOf: head.replayOf, segment, detailsAt: head.detailsAt, last: position, runs, children: undefined, replays: undefined };
           byId.set(head.id, entry);
           ordered.push(entry);
         }
@@ -50,7 +57,8 @@ export function viewOf(log: HistoryLog, hidden: ReadonlySet<string>, maxEvents: 
         const place: RunPlace = { segment, at: reader.at };
         const entry = byId.get(eventId);
         if (entry !== undefined) (entry.runs ??= []).push(place);
-        else {
+        // A run of an event pruned went with it.
+        else if (!hides(hidden, eventId, position)) {
           const runs = early.get(eventId);
           if (runs === undefined) early.set(eventId, [place]);
           else runs.push(place);
@@ -61,13 +69,11 @@ export function viewOf(log: HistoryLog, hidden: ReadonlySet<string>, maxEvents: 
   }
   // Nearly in order already (noted as received): the sort runs through it once.
   ordered.sort(oldestFirst);
-  const beyond: string[] = [];
+  let beyond: ViewEntry[] = [];
   if (ordered.length > maxEvents) {
     const cut = ordered.length - maxEvents;
-    for (let i = 0; i < cut; i++) {
-      byId.delete(ordered[i]!.id);
-      beyond.push(ordered[i]!.id);
-    }
+    beyond = ordered.slice(0, cut);
+    for (const entry of beyond) byId.delete(entry.id);
     ordered = ordered.slice(cut);
   }
   // Links to events held (reads order them by age).
@@ -82,6 +88,12 @@ export function viewOf(log: HistoryLog, hidden: ReadonlySet<string>, maxEvents: 
     }
   }
   return { byId, ordered, beyond };
+}
+
+/** Whether a prune hid the record of `id` at `position`. */
+export function hides(hidden: ReadonlyMap<string, number>, id: string, position: number): boolean {
+  const to = hidden.get(id);
+  return to !== undefined && position <= to;
 }
 
 /** The list's order: by receipt time, then id. */

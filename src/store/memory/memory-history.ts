@@ -2,7 +2,7 @@ import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, H
 import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, eventStatus, isPast, matchesSearch, matchesStatus, newestFirst, runsOldestFirst } from "../history-query";
 import { EVENT_RECORD, FRAME_BYTES, HistoryLog, type LogSegment } from "./history-log";
 import { readEventDetails, readEventHead, readEventPayload, readRun, writeEvent, writeRun, type EventDetails } from "./memory-history-record";
-import { viewOf, type HistoryView, type ViewEntry } from "./history-view";
+import { hides, viewOf, type HistoryView, type ViewEntry } from "./history-view";
 import { RecordReader } from "./record-bytes";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's memory. */
@@ -30,8 +30,11 @@ const MIN_RUNS = 1_000;
  */
 export class MemoryHistory implements HistoryStore {
   private readonly log: HistoryLog;
-  /** Events pruned whose records are still in the log (their segment holds others). */
-  private readonly hidden = new Set<string>();
+  /**
+   * Events pruned whose records are still in the log (their segment holds others): by id, the
+   * position of the newest record of it when pruned (a repeat's, in a later segment, included).
+   */
+  private readonly hidden = new Map<string, number>();
   private view: HistoryView | undefined;
   /** The log's version and the pruning's when `view` was made. */
   private viewAt = "";
@@ -124,9 +127,9 @@ export class MemoryHistory implements HistoryStore {
     while (cut < ordered.length && ordered[cut]!.receivedAt < before) cut++;
     if (maxEvents !== undefined) cut = Math.max(cut, ordered.length - maxEvents);
     if (cut <= 0) return 0;
-    for (let i = 0; i < cut; i++) this.hidden.add(ordered[i]!.id);
+    for (let i = 0; i < cut; i++) this.hidden.set(ordered[i]!.id, ordered[i]!.last);
     // Older still, and not shown: they go with the others, so that their segments can.
-    for (const id of beyond) this.hidden.add(id);
+    for (const entry of beyond) this.hidden.set(entry.id, entry.last);
     this.prunes++;
     // Segments that hold nothing but pruned events (and runs) go now.
     while (this.log.segments.length > 1 && this.onlyHidden(this.log.segments[0]!)) this.log.dropOldest();
@@ -146,25 +149,33 @@ export class MemoryHistory implements HistoryStore {
     return this.view;
   }
 
-  /** A segment leaves the log: the events it held need no longer be hidden. */
+  /**
+   * A segment leaves the log: the events pruned whose newest record it held need no longer be
+   * hidden (segments go oldest first: their older records went before). A repeat in a later
+   * segment keeps its id hidden until that one goes.
+   */
   private dropping(segment: LogSegment): void {
     if (this.hidden.size === 0) return;
-    forEachEventId(segment, (id) => this.hidden.delete(id));
+    const end = segment.start + segment.used;
+    forEachEventId(segment, (id) => {
+      const to = this.hidden.get(id);
+      if (to !== undefined && to < end) this.hidden.delete(id);
+    });
   }
 
   private onlyHidden(segment: LogSegment): boolean {
     let only = true;
-    forEachEventId(segment, (id) => {
-      if (!this.hidden.has(id)) only = false;
+    forEachEventId(segment, (id, position) => {
+      if (!hides(this.hidden, id, position)) only = false;
     });
     return only;
   }
 }
 
-function forEachEventId(segment: LogSegment, visit: (id: string) => void): void {
+function forEachEventId(segment: LogSegment, visit: (id: string, position: number) => void): void {
   const { buf } = segment;
   for (let at = 0; at < segment.used; at += FRAME_BYTES + buf.readUInt32LE(at + 1)) {
-    if (buf[at] === EVENT_RECORD) visit(readEventHead(segment, new RecordReader(buf, at + FRAME_BYTES)).id);
+    if (buf[at] === EVENT_RECORD) visit(readEventHead(segment, new RecordReader(buf, at + FRAME_BYTES)).id, segment.start + at);
   }
 }
 

@@ -152,3 +152,28 @@ describe("memory history: the newest event stays", () => {
     expect((await history.size()).events).to.equal(1);
   });
 });
+
+describe("memory history: pruning", () => {
+  const queued = (id: string, receivedAt: number) => ({ id, origin: { kind: "queue" as const, queue: "q" }, receivedAt, deliveries: [{ task: "t", queue: "q", messageId: id }], payload: { id } });
+  const ran = (eventId: string, startedAt: number): RunNote => ({ eventId, run: { task: "t", attempt: 1, startedAt, durationMs: 1, outcome: "success" }, status: "succeeded" });
+
+  it("does not bring a pruned event back from a repeat of its id noted in a later segment, and shows one noted after the prune", async () => {
+    // Segments of ten events: x and nine others fill the first, x's repeat opens the second.
+    const history = new MemoryHistory(100);
+    history.noteEvent(queued("x", 1));
+    history.noteRun(ran("x", 1));
+    for (let i = 0; i < 9; i++) history.noteEvent(queued(`old${i}`, 2 + i));
+    history.noteEvent(queued("x", 20));
+    for (let i = 0; i < 3; i++) history.noteEvent(queued(`new${i}`, 100 + i));
+    expect((await history.get("x"))!.receivedAt).to.equal(1);
+    expect(await history.prune(50)).to.equal(10);
+    expect((await history.list({})).events.map((e) => e.id)).to.deep.equal(["new2", "new1", "new0"]);
+    expect(await history.get("x")).to.equal(undefined);
+    // Noted again after the prune: a new event, without the runs pruned with the old one.
+    history.noteEvent(queued("x", 200));
+    const again = await history.get("x");
+    expect(again!.receivedAt).to.equal(200);
+    expect(again!.runs).to.deep.equal([]);
+    expect((await history.size()).events).to.equal(4);
+  });
+});
