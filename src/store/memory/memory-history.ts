@@ -1,7 +1,7 @@
 import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, HistoryQuery, HistoryStore, RunNote } from "../history";
 import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, eventStatus, isPast, matchesSearch, matchesStatus, newestFirst, runsOldestFirst } from "../history-query";
 import { EVENT_RECORD, FRAME_BYTES, HistoryLog, type LogSegment } from "./history-log";
-import { readEventDetails, readEventHead, readEventPayload, readRun, writeEvent, writeRun, type EventDetails } from "./memory-history-record";
+import { readEventDetails, readEventHead, readEventPayload, readRun, readRunEventId, writeEvent, writeRun, type EventDetails } from "./memory-history-record";
 import { hides, viewOf, type HistoryView, type ViewEntry } from "./history-view";
 import { RecordReader } from "./record-bytes";
 
@@ -122,7 +122,7 @@ export class MemoryHistory implements HistoryStore {
   }
 
   async prune(before: number, maxEvents?: number): Promise<number> {
-    const { ordered, beyond } = this.current();
+    const { ordered, beyond, byId } = this.current();
     let cut = 0;
     while (cut < ordered.length && ordered[cut]!.receivedAt < before) cut++;
     if (maxEvents !== undefined) cut = Math.max(cut, ordered.length - maxEvents);
@@ -132,7 +132,7 @@ export class MemoryHistory implements HistoryStore {
     for (const entry of beyond) this.hidden.set(entry.id, entry.last);
     this.prunes++;
     // Segments that hold nothing but pruned events (and runs) go now.
-    while (this.log.segments.length > 1 && this.onlyHidden(this.log.segments[0]!)) this.log.dropOldest();
+    while (this.log.segments.length > 1 && this.showsNothing(this.log.segments[0]!, byId)) this.log.dropOldest();
     return cut;
   }
 
@@ -163,19 +163,27 @@ export class MemoryHistory implements HistoryStore {
     });
   }
 
-  private onlyHidden(segment: LogSegment): boolean {
-    let only = true;
-    forEachEventId(segment, (id, position) => {
-      if (!hides(this.hidden, id, position)) only = false;
-    });
-    return only;
+  /**
+   * Whether the oldest segment holds nothing a read shows once pruned: no event still held, and
+   * no run of one (a run noted before its event lies in an older segment than the event).
+   * `byId`: the events held before the prune (those whose records went since are not held).
+   */
+  private showsNothing(segment: LogSegment, byId: ReadonlyMap<string, ViewEntry>): boolean {
+    const { buf } = segment;
+    for (let at = 0; at < segment.used; at += FRAME_BYTES + buf.readUInt32LE(at + 1)) {
+      const reader = new RecordReader(buf, at + FRAME_BYTES);
+      const id = buf[at] === EVENT_RECORD ? readEventHead(segment, reader).id : readRunEventId(reader);
+      const entry = byId.get(id);
+      if (entry !== undefined && entry.last >= segment.start && !hides(this.hidden, id, entry.last)) return false;
+    }
+    return true;
   }
 }
 
-function forEachEventId(segment: LogSegment, visit: (id: string, position: number) => void): void {
+function forEachEventId(segment: LogSegment, visit: (id: string) => void): void {
   const { buf } = segment;
   for (let at = 0; at < segment.used; at += FRAME_BYTES + buf.readUInt32LE(at + 1)) {
-    if (buf[at] === EVENT_RECORD) visit(readEventHead(segment, new RecordReader(buf, at + FRAME_BYTES)).id, segment.start + at);
+    if (buf[at] === EVENT_RECORD) visit(readEventHead(segment, new RecordReader(buf, at + FRAME_BYTES)).id);
   }
 }
 

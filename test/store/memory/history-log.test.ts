@@ -176,4 +176,18 @@ describe("memory history: pruning", () => {
     expect(again!.runs).to.deep.equal([]);
     expect((await history.size()).events).to.equal(4);
   });
+
+  it("keeps the runs of an event it holds that were noted before it, in a segment of events pruned", async () => {
+    const history = new MemoryHistory(100);
+    // The run comes first (another writer was quicker), then ten old events fill the first segment.
+    history.noteRun(ran("kept", 100));
+    for (let i = 0; i < 10; i++) history.noteEvent(queued(`old${i}`, 1 + i));
+    history.noteEvent(queued("kept", 100));
+    expect((await history.get("kept"))!.runs).to.have.length(1);
+    expect(await history.prune(50)).to.equal(10);
+    expect((await history.get("kept"))!.runs).to.have.length(1);
+    // The first segment goes with its old events once the kept one's run no longer holds it: pruned too.
+    expect(await history.prune(150)).to.equal(1);
+    expect((await history.size()).events).to.equal(0);
+  });
 });
