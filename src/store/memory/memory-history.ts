@@ -155,6 +155,9 @@ export class MemoryHistory implements HistoryStore {
    * segment keeps its id hidden until that one goes.
    */
   private dropping(segment: LogSegment): void {
+    // The index holds the segments it was made of: kept, it would keep them (their buffers, the
+    // values beside their records) until the next read. The log changed: it goes.
+    this.view = undefined;
     if (this.hidden.size === 0) return;
     const end = segment.start + segment.used;
     forEachEventId(segment, (id) => {

@@ -1,4 +1,6 @@
 import { expect } from "chai";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { MemoryStore } from "../../../src/store/memory/memory-store";
 import { MemoryHistory } from "../../../src/store/memory/memory-history";
 import { HistoryLog, EVENT_RECORD, RUN_RECORD } from "../../../src/store/memory/history-log";
@@ -189,5 +191,30 @@ describe("memory history: pruning", () => {
     // The first segment goes with its old events once the kept one's run no longer holds it: pruned too.
     expect(await history.prune(150)).to.equal(1);
     expect((await history.size()).events).to.equal(0);
+  });
+});
+
+describe("memory history: memory freed", () => {
+  it("lets a dropped segment go, with the values it kept beside its records, though a read indexed it before", async () => {
+    // A full collection, to see what is still reachable (the flag exposes gc to new contexts).
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const history = new MemoryHistory(10);
+    const log = (history as unknown as { readonly log: HistoryLog }).log;
+    // Segments of one event each; a Date is kept beside the record, as an object.
+    const note = (id: string, receivedAt: number) => history.noteEvent({ id, origin: { kind: "queue", queue: "q" }, receivedAt, deliveries: [], payload: { at: new Date(receivedAt), text: "x".repeat(10_000) } });
+    note("first", 1);
+    const first = new WeakRef(log.segments[0]!);
+    expect(first.deref()!.aside!.size).to.equal(1);
+    // Read: the index made for it holds the segment until the log changes.
+    expect(await history.get("first")).not.to.equal(undefined);
+    for (let i = 0; i < 20; i++) note(`e${i}`, 2 + i);
+    expect(log.segments).not.to.include(first.deref());
+    // No read since: what went must not be held by the index made before.
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(first.deref()).to.equal(undefined);
+    expect(await history.get("first")).to.equal(undefined);
+    expect((await history.get("e19"))!.payload).to.deep.equal({ at: new Date(21), text: "x".repeat(10_000) });
   });
 });
