@@ -229,6 +229,14 @@ describe("MemoryStore history payloads", () => {
         first.list.push(2);
         expect(((await store.history.get(id))!.payload as { list: number[] }).list).to.deep.equal([1]);
       }
+      // A body its raw bytes give back as they are (no Content-Type): not the event's raw Buffer itself.
+      const raw = Buffer.from("abc");
+      store.history.noteEvent({ id: "bytes", origin: { kind: "webhook", source: "s" }, receivedAt: 3, deliveries: [], payload: { body: Buffer.from(raw), headers: {} }, raw, bodyFromRaw: true });
+      const event = (await store.history.get("bytes"))!;
+      const body = (event.payload as { body: Buffer }).body;
+      expect(Buffer.isBuffer(body) && body.equals(raw)).to.equal(true);
+      body[0] = 0x7a;
+      expect(event.raw!.toString()).to.equal("abc");
     } finally {
       await store.close();
     }

@@ -166,6 +166,8 @@ export function readEventPayload(head: EventHead): { readonly raw: Buffer | unde
   } catch {
     body = null; // it parsed when it came in: only a changed parser could fail here
   }
+  // A body read as raw bytes is the Buffer given: a copy of its own, not the event's `raw`.
+  if (body === raw) body = Buffer.from(raw);
   return { raw, payload: { body, ...rest } };
 }
 
