@@ -23,7 +23,7 @@ export class LogSegment {
 
   constructor(
     public buf: Buffer,
-    /** Its first record's position in the log (see HistoryLog.written). */
+    /** Its first record's position in the log (see HistoryLog.end). */
     readonly start: number,
   ) {}
 }
@@ -55,8 +55,8 @@ export class HistoryLog {
   bytes = 0;
   /** Changes at each append and each drop: a view made at one version holds until the next. */
   version = 0;
-  /** Bytes appended since the log began: a record's position (its segment's start and its offset) is never reused. */
-  private written = 0;
+  /** Bytes appended since the log began, where the next record goes: a record's position (its segment's start and its offset) is never reused. */
+  end = 0;
   private readonly segmentEvents: number;
   private readonly segmentRuns: number;
   private readonly segmentBytes: number;
@@ -88,7 +88,7 @@ export class HistoryLog {
     const segment = this.segmentFor(length, asideBytes);
     writer.copyTo(segment.buf, segment.used);
     segment.used += length;
-    this.written += length;
+    this.end += length;
     segment.asideBytes += asideBytes;
     this.bytes += length + asideBytes;
     if (kind === EVENT_RECORD) {
@@ -156,7 +156,7 @@ export class HistoryLog {
 
   private newSegment(length: number): LogSegment {
     const buf = length > SEGMENT_BUFFER_BYTES ? Buffer.allocUnsafeSlow(length) : (this.spare.pop() ?? Buffer.allocUnsafeSlow(Math.max(FIRST_BUFFER_BYTES, length)));
-    const segment = new LogSegment(buf, this.written);
+    const segment = new LogSegment(buf, this.end);
     this.segments.push(segment);
     return segment;
   }

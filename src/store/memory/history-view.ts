@@ -4,8 +4,8 @@ import { RecordReader } from "./record-bytes";
 
 /** An event of the log as a read sees it: its head, its runs' places, its links. */
 export interface ViewEntry extends EventHead {
-  /** Position in the log of the newest record of its id (its own, or a repeat's): a prune hides them up to there. */
-  last: number;
+  /** Where its record lies in the log (see HistoryLog.end). */
+  readonly position: number;
   /** In the order noted. */
   runs: RunPlace[] | undefined;
   /** Ids of the events it emitted and of its replays, held and not pruned. */
@@ -19,7 +19,7 @@ export interface HistoryView {
   /** Oldest first, by receipt time then id. */
   readonly ordered: readonly ViewEntry[];
   /** Events the log still holds beyond `maxEvents`, older than every one in `ordered`. */
-  readonly beyond: readonly ViewEntry[];
+  readonly beyond: readonly string[];
 }
 
 /**
@@ -27,8 +27,8 @@ export interface HistoryView {
  * sender's repeat stored again, adds nothing); a run joins its event, noted before or after it;
  * runs of events not held (dropped, pruned, never noted) are left out, as are the oldest beyond
  * `maxEvents` (the log holds up to a tenth more, until its oldest segment goes) and what a prune
- * hid: the records of each `hidden` id up to the position it gives (one noted after the prune is
- * a new event, as it would be on another engine).
+ * hid: the records of each `hidden` id before the position it gives, runs included (one noted
+ * after the prune is a new event, as it would be on another engine).
  */
 export function viewOf(log: HistoryLog, hidden: ReadonlyMap<string, number>, maxEvents: number): HistoryView {
   const byId = new Map<string, ViewEntry>();
@@ -43,12 +43,10 @@ export function viewOf(log: HistoryLog, hidden: ReadonlyMap<string, number>, max
       const position = segment.start + at;
       if (buf[at] === EVENT_RECORD) {
         const head = readEventHead(segment, reader);
-        const held = byId.get(head.id);
-        if (held !== undefined) held.last = position;
-        else if (!hides(hidden, head.id, position)) {
+        if (!byId.has(head.id) && !hides(hidden, head.id, position)) {
           const runs = early.get(head.id);
           if (runs !== undefined) early.delete(head.id);
-          const entry: ViewEntry = { id: head.id, receivedAt: head.receivedAt, origin: head.origin, parentId: head.parentId, replayOf: head.replayOf, segment, detailsAt: head.detailsAt, last: position, runs, children: undefined, replays: undefined };
+          const entry: ViewEntry = { id: head.id, receivedAt: head.receivedAt, origin: head.origin, parentId: head.parentId, replayOf: head.replayOf, segment, detailsAt: head.detailsAt, position, runs, children: undefined, replays: undefined };
           byId.set(head.id, entry);
           ordered.push(entry);
         }
@@ -69,11 +67,13 @@ export function viewOf(log: HistoryLog, hidden: ReadonlyMap<string, number>, max
   }
   // Nearly in order already (noted as received): the sort runs through it once.
   ordered.sort(oldestFirst);
-  let beyond: ViewEntry[] = [];
+  const beyond: string[] = [];
   if (ordered.length > maxEvents) {
     const cut = ordered.length - maxEvents;
-    beyond = ordered.slice(0, cut);
-    for (const entry of beyond) byId.delete(entry.id);
+    for (let i = 0; i < cut; i++) {
+      byId.delete(ordered[i]!.id);
+      beyond.push(ordered[i]!.id);
+    }
     ordered = ordered.slice(cut);
   }
   // Links to events held (reads order them by age).
@@ -90,10 +90,10 @@ export function viewOf(log: HistoryLog, hidden: ReadonlyMap<string, number>, max
   return { byId, ordered, beyond };
 }
 
-/** Whether a prune hid the record of `id` at `position`. */
+/** Whether a prune hid the record of `id` at `position`: one noted before it. */
 export function hides(hidden: ReadonlyMap<string, number>, id: string, position: number): boolean {
-  const to = hidden.get(id);
-  return to !== undefined && position <= to;
+  const end = hidden.get(id);
+  return end !== undefined && position < end;
 }
 
 /** The list's order: by receipt time, then id. */

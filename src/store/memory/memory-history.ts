@@ -31,8 +31,9 @@ const MIN_RUNS = 1_000;
 export class MemoryHistory implements HistoryStore {
   private readonly log: HistoryLog;
   /**
-   * Events pruned whose records are still in the log (their segment holds others): by id, the
-   * position of the newest record of it when pruned (a repeat's, in a later segment, included).
+   * Events pruned whose records may still be in the log (their segment holds others, a repeat of
+   * the id lies in a later one): by id, the log's end when pruned (its records before it, and
+   * its runs', are hidden). In the order pruned, a key pruned again moved to the end.
    */
   private readonly hidden = new Map<string, number>();
   private view: HistoryView | undefined;
@@ -123,13 +124,14 @@ export class MemoryHistory implements HistoryStore {
 
   async prune(before: number, maxEvents?: number): Promise<number> {
     const { ordered, beyond, byId } = this.current();
+    const end = this.log.end;
     let cut = 0;
     while (cut < ordered.length && ordered[cut]!.receivedAt < before) cut++;
     if (maxEvents !== undefined) cut = Math.max(cut, ordered.length - maxEvents);
     if (cut <= 0) return 0;
-    for (let i = 0; i < cut; i++) this.hidden.set(ordered[i]!.id, ordered[i]!.last);
+    for (let i = 0; i < cut; i++) this.hide(ordered[i]!.id, end);
     // Older still, and not shown: they go with the others, so that their segments can.
-    for (const entry of beyond) this.hidden.set(entry.id, entry.last);
+    for (const id of beyond) this.hide(id, end);
     this.prunes++;
     // Segments that hold nothing but pruned events (and runs) go now.
     while (this.log.segments.length > 1 && this.showsNothing(this.log.segments[0]!, byId)) this.log.dropOldest();
@@ -149,27 +151,31 @@ export class MemoryHistory implements HistoryStore {
     return this.view;
   }
 
+  private hide(id: string, end: number): void {
+    this.hidden.delete(id);
+    this.hidden.set(id, end);
+  }
+
   /**
-   * A segment leaves the log: the events pruned whose newest record it held need no longer be
-   * hidden (segments go oldest first: their older records went before). A repeat in a later
-   * segment keeps its id hidden until that one goes.
+   * A segment leaves the log: ids pruned before its end have no record left (segments go oldest
+   * first) and need no longer be hidden. The map is in the order pruned: the walk stops at the
+   * first pruned later.
    */
   private dropping(segment: LogSegment): void {
     // The index holds the segments it was made of: kept, it would keep them (their buffers, the
     // values beside their records) until the next read. The log changed: it goes.
     this.view = undefined;
-    if (this.hidden.size === 0) return;
     const end = segment.start + segment.used;
-    forEachEventId(segment, (id) => {
-      const to = this.hidden.get(id);
-      if (to !== undefined && to < end) this.hidden.delete(id);
-    });
+    for (const [id, prunedAt] of this.hidden) {
+      if (prunedAt > end) break;
+      this.hidden.delete(id);
+    }
   }
 
   /**
    * Whether the oldest segment holds nothing a read shows once pruned: no event still held, and
    * no run of one (a run noted before its event lies in an older segment than the event).
-   * `byId`: the events held before the prune (those whose records went since are not held).
+   * `byId`: the events held before the prune.
    */
   private showsNothing(segment: LogSegment, byId: ReadonlyMap<string, ViewEntry>): boolean {
     const { buf } = segment;
@@ -177,16 +183,9 @@ export class MemoryHistory implements HistoryStore {
       const reader = new RecordReader(buf, at + FRAME_BYTES);
       const id = buf[at] === EVENT_RECORD ? readEventHead(segment, reader).id : readRunEventId(reader);
       const entry = byId.get(id);
-      if (entry !== undefined && entry.last >= segment.start && !hides(this.hidden, id, entry.last)) return false;
+      if (entry !== undefined && !hides(this.hidden, id, entry.position)) return false;
     }
     return true;
-  }
-}
-
-function forEachEventId(segment: LogSegment, visit: (id: string) => void): void {
-  const { buf } = segment;
-  for (let at = 0; at < segment.used; at += FRAME_BYTES + buf.readUInt32LE(at + 1)) {
-    if (buf[at] === EVENT_RECORD) visit(readEventHead(segment, new RecordReader(buf, at + FRAME_BYTES)).id);
   }
 }
 

@@ -167,6 +167,8 @@ describe("memory history: pruning", () => {
     for (let i = 0; i < 9; i++) history.noteEvent(queued(`old${i}`, 2 + i));
     history.noteEvent(queued("x", 20));
     for (let i = 0; i < 3; i++) history.noteEvent(queued(`new${i}`, 100 + i));
+    // After its last record, before the prune: pruned with it too.
+    history.noteRun(ran("x", 21));
     expect((await history.get("x"))!.receivedAt).to.equal(1);
     expect(await history.prune(50)).to.equal(10);
     expect((await history.list({})).events.map((e) => e.id)).to.deep.equal(["new2", "new1", "new0"]);
