@@ -55,7 +55,10 @@ export class HistoryLog {
   bytes = 0;
   /** Changes at each append and each drop: a view made at one version holds until the next. */
   version = 0;
-  /** Bytes appended since the log began, where the next record goes: a record's position (its segment's start and its offset) is never reused. */
+  /**
+   * Bytes appended since the log began: where the next record goes. A record's position (its
+   * segment's start and its offset) is never reused.
+   */
   end = 0;
   private readonly segmentEvents: number;
   private readonly segmentRuns: number;

@@ -151,6 +151,7 @@ export class MemoryHistory implements HistoryStore {
     return this.view;
   }
 
+  /** Set again, an id moves to the end: the map stays in the order pruned. */
   private hide(id: string, end: number): void {
     this.hidden.delete(id);
     this.hidden.set(id, end);
