@@ -20,7 +20,9 @@ import { RecordReader, RecordWriter } from "./record-bytes";
  */
 
 /** Notes are written here first, then copied into the log at once. */
-const writer = new RecordWriter();
+const shared = new RecordWriter();
+/** Whether `shared` holds a note being written (a payload's getter noting another one meanwhile gets a writer of its own). */
+let busy = false;
 /** Number of the next value kept beside its record. */
 let nextAside = 1;
 
@@ -31,65 +33,93 @@ const ASIDE = 1;
 const NONE = 0xffffffff;
 
 export function writeEvent(log: HistoryLog, note: EventNote): void {
-  writer.reset();
-  writer.u8(EVENT_RECORD);
-  writer.u32(0);
-  writer.f64(note.receivedAt);
-  writer.string(note.id);
+  const w = take();
+  try {
+    encodeEvent(log, w, note);
+  } finally {
+    give(w);
+  }
+}
+
+function encodeEvent(log: HistoryLog, w: RecordWriter, note: EventNote): void {
+  w.reset();
+  w.u8(EVENT_RECORD);
+  w.u32(0);
+  w.f64(note.receivedAt);
+  w.string(note.id);
   const { origin } = note;
-  writer.u8(origin.kind === "webhook" ? 0 : 1);
-  writer.string(origin.kind === "webhook" ? origin.source : origin.queue);
-  writer.string(note.parentId ?? null);
-  writer.string(note.replayOf ?? null);
-  writer.string(note.name ?? null);
-  writer.string(note.traceId ?? null);
-  writer.u32(note.deliveries.length);
+  w.u8(origin.kind === "webhook" ? 0 : 1);
+  w.string(origin.kind === "webhook" ? origin.source : origin.queue);
+  w.string(note.parentId ?? null);
+  w.string(note.replayOf ?? null);
+  w.string(note.name ?? null);
+  w.string(note.traceId ?? null);
+  w.u32(note.deliveries.length);
   for (const d of note.deliveries) {
-    writer.string(d.task);
-    writer.string(d.queue);
+    w.string(d.task);
+    w.string(d.queue);
     // Most copies are the event's own id: written as none.
-    writer.string(d.messageId === note.id ? null : d.messageId);
+    w.string(d.messageId === note.id ? null : d.messageId);
   }
   const raw = note.raw;
   const payload = note.payload;
   const fromRaw = note.bodyFromRaw === true && raw !== undefined && hasBody(payload);
-  writer.u8(fromRaw ? 1 : 0);
-  if (raw === undefined) writer.u32(NONE);
+  w.u8(fromRaw ? 1 : 0);
+  if (raw === undefined) w.u32(NONE);
   else {
-    writer.u32(raw.length);
-    writer.copy(raw);
+    w.u32(raw.length);
+    w.copy(raw);
   }
-  const payloadAt = writer.at;
-  writer.u8(PLAIN);
+  const payloadAt = w.at;
+  w.u8(PLAIN);
   let aside: { readonly key: number; readonly value: unknown } | undefined;
-  if (!writePlain(writer, payload, 0, fromRaw ? "body" : undefined)) {
-    writer.at = payloadAt;
-    writer.u8(ASIDE);
+  if (!writePlain(w, payload, 0, fromRaw ? "body" : undefined)) {
+    w.at = payloadAt;
+    w.u8(ASIDE);
     aside = { key: nextAside++, value: snapshot(fromRaw ? withoutBody(payload) : payload) };
-    writer.u32(aside.key);
+    w.u32(aside.key);
   }
-  keep(log, EVENT_RECORD, aside, aside === undefined ? 0 : valueBytes(aside.value, 0));
+  keep(log, w, EVENT_RECORD, aside, aside === undefined ? 0 : valueBytes(aside.value, 0));
 }
 
 export function writeRun(log: HistoryLog, note: RunNote): void {
-  writer.reset();
-  writer.u8(RUN_RECORD);
-  writer.u32(0);
-  writer.string(note.eventId);
-  let aside: { readonly key: number; readonly value: unknown } | undefined;
-  if (runIsPlain(note)) writeRunFields(note);
-  else {
-    writer.u8(ASIDE);
-    aside = { key: nextAside++, value: { status: note.status, run: snapshot(note.run) } };
-    writer.u32(aside.key);
+  const w = take();
+  try {
+    encodeRun(log, w, note);
+  } finally {
+    give(w);
   }
-  keep(log, RUN_RECORD, aside, aside === undefined ? 0 : runErrorBytes(note) + 160);
 }
 
-function keep(log: HistoryLog, kind: typeof EVENT_RECORD | typeof RUN_RECORD, aside: { readonly key: number; readonly value: unknown } | undefined, asideBytes: number): void {
-  writer.patchU32(1, writer.at - FRAME_BYTES);
-  const segment = log.append(kind, writer, asideBytes);
+function encodeRun(log: HistoryLog, w: RecordWriter, note: RunNote): void {
+  w.reset();
+  w.u8(RUN_RECORD);
+  w.u32(0);
+  w.string(note.eventId);
+  let aside: { readonly key: number; readonly value: unknown } | undefined;
+  if (runIsPlain(note)) writeRunFields(w, note);
+  else {
+    w.u8(ASIDE);
+    aside = { key: nextAside++, value: { status: note.status, run: snapshot(note.run) } };
+    w.u32(aside.key);
+  }
+  keep(log, w, RUN_RECORD, aside, aside === undefined ? 0 : runErrorBytes(note) + 160);
+}
+
+function keep(log: HistoryLog, w: RecordWriter, kind: typeof EVENT_RECORD | typeof RUN_RECORD, aside: { readonly key: number; readonly value: unknown } | undefined, asideBytes: number): void {
+  w.patchU32(1, w.at - FRAME_BYTES);
+  const segment = log.append(kind, w, asideBytes);
   if (aside !== undefined) (segment.aside ??= new Map()).set(aside.key, aside.value);
+}
+
+function take(): RecordWriter {
+  if (busy) return new RecordWriter();
+  busy = true;
+  return shared;
+}
+
+function give(w: RecordWriter): void {
+  if (w === shared) busy = false;
 }
 
 /** What a read indexes an event by, and where the rest of its record starts. */
@@ -230,29 +260,31 @@ function runIsPlain(note: RunNote): boolean {
   return true;
 }
 
-function writeRunFields(note: RunNote): void {
+function writeRunFields(w: RecordWriter, note: RunNote): void {
   const { run } = note;
-  writer.u8(PLAIN);
-  writer.u8(STATUSES.indexOf(note.status));
-  writer.u8(OUTCOMES.indexOf(run.outcome));
-  writer.f64(run.attempt);
-  writer.f64(run.startedAt);
-  writer.f64(run.durationMs);
-  writer.string(run.task);
+  w.u8(PLAIN);
+  w.u8(STATUSES.indexOf(note.status));
+  w.u8(OUTCOMES.indexOf(run.outcome));
+  w.f64(run.attempt);
+  w.f64(run.startedAt);
+  w.f64(run.durationMs);
+  w.string(run.task);
   const error = run.error;
-  writer.string(error?.type ?? null);
-  writer.string(error?.message ?? null);
-  writer.string(error?.stack ?? null);
-  if (run.emitted === undefined) writer.u32(NONE);
+  w.string(error?.type ?? null);
+  w.string(error?.message ?? null);
+  w.string(error?.stack ?? null);
+  if (run.emitted === undefined) w.u32(NONE);
   else {
-    writer.u32(run.emitted.length);
-    for (const id of run.emitted) writer.string(id);
+    w.u32(run.emitted.length);
+    for (const id of run.emitted) w.string(id);
   }
 }
 
 function runErrorBytes(note: RunNote): number {
   const error = note.run.error;
-  return error === undefined ? 0 : String(error.message).length + (typeof error.stack === "string" ? error.stack.length : 0);
+  // Unusual runs come here: an error may be anything (null, a string, an object without a message).
+  if (typeof error !== "object" || error === null) return 0;
+  return String(error.message).length + (typeof error.stack === "string" ? error.stack.length : 0);
 }
 
 /** Whether a payload is a webhook event's, with a body to leave out (its raw bytes give it back). */

@@ -220,3 +220,30 @@ describe("memory history: memory freed", () => {
     expect((await history.get("e19"))!.payload).to.deep.equal({ at: new Date(21), text: "x".repeat(10_000) });
   });
 });
+
+describe("memory history: unusual notes", () => {
+  it("writes a note made by a payload's getter while another note is written, both whole", async () => {
+    const history = new MemoryHistory();
+    const payload = {
+      first: "a",
+      get noted(): string {
+        // A getter noting into the history while the event that holds it is written.
+        history.noteEvent({ id: "inner", origin: { kind: "queue", queue: "q" }, receivedAt: 1, deliveries: [], payload: { inner: true } });
+        history.noteRun({ eventId: "inner", run: { task: "t", attempt: 1, startedAt: 1, durationMs: 1, outcome: "success" }, status: "succeeded" });
+        return "b";
+      },
+    };
+    history.noteEvent({ id: "outer", origin: { kind: "queue", queue: "q" }, receivedAt: 2, deliveries: [], payload });
+    expect((await history.get("outer"))!.payload).to.deep.equal({ first: "a", noted: "b" });
+    expect((await history.get("inner"))!.payload).to.deep.equal({ inner: true });
+    expect((await history.get("inner"))!.runs).to.have.length(1);
+  });
+
+  it("keeps a run whose error is null (outside its type) as a copy, without throwing", async () => {
+    const history = new MemoryHistory();
+    history.noteEvent({ id: "e", origin: { kind: "queue", queue: "q" }, receivedAt: 1, deliveries: [{ task: "t", queue: "q", messageId: "e" }], payload: 1 });
+    const run = { task: "t", attempt: 1, startedAt: 2, durationMs: 1, outcome: "retry", error: null } as unknown as RunNote["run"];
+    history.noteRun({ eventId: "e", run, status: "failed" });
+    expect((await history.get("e"))!.runs).to.deep.equal([{ task: "t", attempt: 1, startedAt: 2, durationMs: 1, outcome: "retry", error: null }]);
+  });
+});
