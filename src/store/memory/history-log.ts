@@ -55,6 +55,8 @@ export class HistoryLog {
   bytes = 0;
   /** Changes at each append and each drop: a view made at one version holds until the next. */
   version = 0;
+  /** Segments dropped so far: a view reads on from where it was only while this holds. */
+  drops = 0;
   /**
    * Bytes appended since the log began: where the next record goes. A record's position (its
    * segment's start and its offset) is never reused.
@@ -113,6 +115,7 @@ export class HistoryLog {
     if (segment === undefined) return;
     this.onDrop(segment);
     if (segment === this.newestEvent) this.newestEvent = undefined;
+    this.drops++;
     this.events -= segment.events;
     this.runs -= segment.runs;
     this.bytes -= segment.used + segment.asideBytes;

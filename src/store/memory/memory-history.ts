@@ -2,7 +2,7 @@ import type { ActivityRow, EventNote, EventSummary, HistoryEvent, HistoryPage, H
 import { bucketOf, checkHistoryQuery, deliveryView, encodeCursor, eventStatus, isPast, matchesSearch, matchesStatus, newestFirst, runsOldestFirst } from "../history-query";
 import { EVENT_RECORD, FRAME_BYTES, HistoryLog, type LogSegment } from "./history-log";
 import { readEventDetails, readEventHead, readEventPayload, readRun, readRunEventId, writeEvent, writeRun, type EventDetails } from "./memory-history-record";
-import { hides, viewOf, type HistoryView, type ViewEntry } from "./history-view";
+import { hides, HistoryView, type ViewEntry } from "./history-view";
 import { RecordReader } from "./record-bytes";
 
 /** Events the memory store keeps unless told otherwise: its history lives in the process's memory. */
@@ -37,8 +37,9 @@ export class MemoryHistory implements HistoryStore {
    */
   private readonly hidden = new Map<string, number>();
   private view: HistoryView | undefined;
-  /** The log's version and the pruning's when `view` was made. */
-  private viewAt = "";
+  /** The log's drops and the prunes when `view` was made (it reads on from there while they hold), and the log's version it has read. */
+  private viewMadeAt = "";
+  private viewRead = -1;
   private prunes = 0;
 
   constructor(
@@ -143,11 +144,14 @@ export class MemoryHistory implements HistoryStore {
   }
 
   private current(): HistoryView {
-    const at = `${this.log.version}/${this.prunes}`;
-    if (this.view === undefined || this.viewAt !== at) {
-      this.view = viewOf(this.log, this.hidden, this.maxEvents);
-      this.viewAt = at;
+    const madeAt = `${this.log.drops}/${this.prunes}`;
+    if (this.view === undefined || this.viewMadeAt !== madeAt) {
+      this.view = new HistoryView(this.log, this.hidden, this.maxEvents);
+      this.viewMadeAt = madeAt;
+    } else if (this.viewRead !== this.log.version) {
+      this.view.extend();
     }
+    this.viewRead = this.log.version;
     return this.view;
   }
 

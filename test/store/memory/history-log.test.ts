@@ -247,3 +247,71 @@ describe("memory history: unusual notes", () => {
     expect((await history.get("e"))!.runs).to.deep.equal([{ task: "t", attempt: 1, startedAt: 2, durationMs: 1, outcome: "retry", error: null }]);
   });
 });
+
+describe("memory history: reads brought up to date note by note", () => {
+  /** Notes of every kind, in a random order: repeats, late times, children and runs before their parent and event. */
+  const notesOf = (count: number, seed: number): Array<(h: MemoryHistory) => void> => {
+    let state = seed;
+    const random = () => (state = (state * 48_271) % 2_147_483_647) / 2_147_483_647;
+    const ids = Array.from({ length: count }, (_, i) => `e${i}`);
+    const pick = () => ids[Math.floor(random() * ids.length)]!;
+    const notes: Array<(h: MemoryHistory) => void> = [];
+    for (let i = 0; i < count; i++) {
+      const id = random() < 0.1 ? pick() : ids[i]!;
+      const receivedAt = 10_000 + i - (random() < 0.1 ? Math.floor(random() * 50) : 0);
+      const parentId = random() < 0.3 ? pick() : undefined;
+      const replayOf = random() < 0.05 ? pick() : undefined;
+      notes.push((h) => h.noteEvent({ id, origin: { kind: "queue", queue: "q" }, receivedAt, deliveries: [{ task: "t", queue: "q", messageId: id }], payload: { i }, ...(parentId === undefined ? {} : { parentId }), ...(replayOf === undefined ? {} : { replayOf }) }));
+      if (random() < 0.7) {
+        const eventId = random() < 0.8 ? id : pick();
+        const attempt = i;
+        notes.push((h) => h.noteRun({ eventId, run: { task: "t", attempt, startedAt: receivedAt, durationMs: 1, outcome: "success" }, status: "succeeded" }));
+      }
+    }
+    return notes;
+  };
+
+  const everything = async (h: MemoryHistory): Promise<unknown> => {
+    const listed: unknown[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await h.list({ limit: 500, cursor });
+      listed.push(...page.events);
+      cursor = page.next;
+    } while (cursor !== undefined);
+    const events = await Promise.all(listed.map((e) => h.get((e as { id: string }).id)));
+    return { listed, events, size: (await h.size()).events, activity: await h.activity(0, 60_000) };
+  };
+
+  it("does not show a repeat of an id it holds beyond maxEvents (its first note is the event), read before the repeat or not", async () => {
+    for (const readBetween of [true, false]) {
+      const history = new MemoryHistory(20);
+      const note = (id: string, receivedAt: number) => history.noteEvent({ id, origin: { kind: "queue", queue: "q" }, receivedAt, deliveries: [], payload: receivedAt });
+      // 21 events, none dropped (the log holds up to 22): the oldest, e0, is beyond the 20 shown.
+      for (let i = 0; i <= 20; i++) note(`e${i}`, 1_000 + i);
+      if (readBetween) expect((await history.list({ limit: 500 })).events.map((e) => e.id)).not.to.include("e0");
+      note("e0", 5_000);
+      const listed = (await history.list({ limit: 500 })).events.map((e) => e.id);
+      expect(listed, `read between: ${readBetween}`).not.to.include("e0");
+      expect(listed).to.have.length(20);
+    }
+  });
+
+  for (const maxEvents of [5_000, 150]) {
+    it(`gives what an index made at once from the same notes gives (maxEvents ${maxEvents}, segments ${maxEvents === 150 ? "dropped" : "kept"})`, async () => {
+      for (const seed of [3, 11, 29]) {
+        const notes = notesOf(1_500, seed);
+        const stepwise = new MemoryHistory(maxEvents);
+        const atOnce = new MemoryHistory(maxEvents);
+        let state = seed;
+        for (const note of notes) {
+          note(stepwise);
+          // A read now and then: the next one reads on from there.
+          if ((state = (state * 16_807) % 2_147_483_647) % 7 === 0) await stepwise.list({ limit: 5 });
+          note(atOnce);
+        }
+        expect(await everything(stepwise)).to.deep.equal(await everything(atOnce));
+      }
+    });
+  }
+});
