@@ -79,11 +79,6 @@ export class HistoryLog {
     this.segmentBytes = Math.max(1, Math.floor(bounds.maxBytes / 10));
   }
 
-  /** Slack past maxEvents before the oldest segment goes: a segment's worth. */
-  get eventSlack(): number {
-    return this.segmentEvents;
-  }
-
   /**
    * Appends the framed record `writer` holds, and counts `asideBytes` its segment keeps for it
    * as objects; returns its segment (the newest: it stays while the bounds are enforced).
