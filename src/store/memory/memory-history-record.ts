@@ -33,18 +33,32 @@ const ASIDE = 1;
 const NONE = 0xffffffff;
 
 export function writeEvent(log: HistoryLog, note: EventNote): void {
-  const w = take();
+  write(log, EVENT_RECORD, note, encodeEvent);
+}
+
+export function writeRun(log: HistoryLog, note: RunNote): void {
+  write(log, RUN_RECORD, note, encodeRun);
+}
+
+/**
+ * Frames a record (its kind, its length once known) around what `encode` writes. The shared
+ * writer serves one note at a time: a payload's getter noting another one meanwhile gets a
+ * writer of its own.
+ */
+function write<N>(log: HistoryLog, kind: typeof EVENT_RECORD | typeof RUN_RECORD, note: N, encode: (log: HistoryLog, w: RecordWriter, note: N) => void): void {
+  const w = busy ? new RecordWriter() : shared;
+  if (w === shared) busy = true;
   try {
-    encodeEvent(log, w, note);
+    w.reset();
+    w.u8(kind);
+    w.u32(0);
+    encode(log, w, note);
   } finally {
-    give(w);
+    if (w === shared) busy = false;
   }
 }
 
 function encodeEvent(log: HistoryLog, w: RecordWriter, note: EventNote): void {
-  w.reset();
-  w.u8(EVENT_RECORD);
-  w.u32(0);
   w.f64(note.receivedAt);
   w.string(note.id);
   const { origin } = note;
@@ -82,19 +96,7 @@ function encodeEvent(log: HistoryLog, w: RecordWriter, note: EventNote): void {
   keep(log, w, EVENT_RECORD, aside, aside === undefined ? 0 : valueBytes(aside.value, 0));
 }
 
-export function writeRun(log: HistoryLog, note: RunNote): void {
-  const w = take();
-  try {
-    encodeRun(log, w, note);
-  } finally {
-    give(w);
-  }
-}
-
 function encodeRun(log: HistoryLog, w: RecordWriter, note: RunNote): void {
-  w.reset();
-  w.u8(RUN_RECORD);
-  w.u32(0);
   w.string(note.eventId);
   let aside: { readonly key: number; readonly value: unknown } | undefined;
   if (runIsPlain(note)) writeRunFields(w, note);
@@ -110,16 +112,6 @@ function keep(log: HistoryLog, w: RecordWriter, kind: typeof EVENT_RECORD | type
   w.patchU32(1, w.at - FRAME_BYTES);
   const segment = log.append(kind, w, asideBytes);
   if (aside !== undefined) (segment.aside ??= new Map()).set(aside.key, aside.value);
-}
-
-function take(): RecordWriter {
-  if (busy) return new RecordWriter();
-  busy = true;
-  return shared;
-}
-
-function give(w: RecordWriter): void {
-  if (w === shared) busy = false;
 }
 
 /** What a read indexes an event by, and where the rest of its record starts. */
